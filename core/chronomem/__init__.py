@@ -1,0 +1,56 @@
+"""chronomem: bitemporal memory for AI agents.
+
+Every fact lives on two clocks: when it was true in the world (valid time)
+and when the store believed it (transaction time). Nothing is overwritten."""
+
+from __future__ import annotations
+
+from .errors import (
+    ChronomemError,
+    InvalidInput,
+    InvalidInterval,
+    InvalidTimeSelector,
+    InvalidType,
+    NaiveDatetime,
+    NotFound,
+    SchemaMismatch,
+    StoreClosed,
+    TimeTravel,
+    UnknownPredicate,
+)
+from .memory import Memory
+from .model import Episode, Fact, Provenance, Receipt, State, Stats
+from .ops import AssertOp, CorrectOp, EndOp, RetractOp
+from .predicates import Cardinality, PredicateSpec, Volatility
+from .scope import Scope
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AssertOp",
+    "Cardinality",
+    "ChronomemError",
+    "CorrectOp",
+    "EndOp",
+    "Episode",
+    "Fact",
+    "InvalidInput",
+    "InvalidInterval",
+    "InvalidTimeSelector",
+    "InvalidType",
+    "Memory",
+    "NaiveDatetime",
+    "NotFound",
+    "PredicateSpec",
+    "Provenance",
+    "Receipt",
+    "RetractOp",
+    "SchemaMismatch",
+    "Scope",
+    "State",
+    "Stats",
+    "StoreClosed",
+    "TimeTravel",
+    "UnknownPredicate",
+    "Volatility",
+]

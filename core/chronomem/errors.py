@@ -1,0 +1,51 @@
+"""The errors chronomem raises. Every one is a ``ChronomemError``; where Python
+has a natural built-in type for the mistake, the error is that type too."""
+
+from __future__ import annotations
+
+
+class ChronomemError(Exception):
+    """Base class of every error chronomem raises on purpose."""
+
+
+class InvalidInput(ChronomemError, ValueError):
+    """A value the caller passed is not acceptable (nothing was written)."""
+
+
+class InvalidType(ChronomemError, TypeError):
+    """An argument has the wrong type (nothing was written)."""
+
+
+class NaiveDatetime(InvalidInput):
+    """A datetime without a timezone: chronomem never guesses one."""
+
+
+class InvalidInterval(InvalidInput):
+    """``valid_to`` is not after ``valid_from``."""
+
+
+class InvalidTimeSelector(InvalidInput):
+    """``as_of`` was combined with ``valid_at`` or ``known_at``, or a state name is unknown."""
+
+
+class NotFound(ChronomemError, KeyError):
+    """A fact or episode id that is not in this scope."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else "not found"
+
+
+class StoreClosed(ChronomemError, RuntimeError):
+    """The store was closed."""
+
+
+class TimeTravel(ChronomemError, ValueError):
+    """An import tried to record a belief before one already recorded for its slot."""
+
+
+class SchemaMismatch(ChronomemError, RuntimeError):
+    """The database was written by a newer chronomem, or by another embedder dimension."""
+
+
+class UnknownPredicate(InvalidInput):
+    """A predicate name that cannot be registered (empty, or an alias conflict)."""

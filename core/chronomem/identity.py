@@ -1,0 +1,54 @@
+"""Folding of names into keys, so that one entity has one key.
+
+``Acme Corp.`` == ``ACME, Inc.`` == ``acme``: NFKC, casefold, punctuation and
+whitespace normalised, and a trailing legal suffix dropped."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InvalidInput, InvalidType
+
+LEGAL_SUFFIXES = frozenset(
+    "inc incorporated corp corporation co company llc llp ltd limited plc gmbh ag sa sas "
+    "srl spa bv nv oy ab as pty pte kk".split()
+)
+
+_SPACES = re.compile(r"\s+")
+
+
+def _strip_punctuation(text: str) -> str:
+    # Unicode categories P* (punctuation) and S* (symbols) become spaces; letters,
+    # digits and marks stay, in every script.
+    return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+
+
+def fold(text: str) -> str:
+    """The identity key of a subject or object name."""
+    base = unicodedata.normalize("NFKC", text).casefold()
+    words = _SPACES.sub(" ", _strip_punctuation(base)).strip().split(" ")
+    while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
+        words.pop()
+    key = " ".join(w for w in words if w)
+    if key:
+        return key
+    # Only punctuation or symbols (an emoji, "?!"): keep them, normalised.
+    return _SPACES.sub(" ", base).strip()
+
+
+def require_text(value: object, name: str) -> str:
+    """A non-empty string argument, or a clear error."""
+    if not isinstance(value, str):
+        raise InvalidType(f"{name} must be a str, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    return value
+
+
+def fold_predicate(text: str) -> str:
+    """Predicate names: ``Lives In`` / ``lives-in`` / ``livesIn`` -> ``lives_in``."""
+    t = unicodedata.normalize("NFKC", text).strip()
+    t = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", t).casefold()
+    t = re.sub(r"[\W_]+", "_", t).strip("_")
+    return t or unicodedata.normalize("NFKC", text).strip().casefold()

@@ -1,0 +1,677 @@
+"""``Memory``: the public face of the store."""
+
+from __future__ import annotations
+
+import json
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, select
+
+from . import reads
+from .backends import Backend, open_backend
+from .errors import (
+    InvalidInput,
+    InvalidInterval,
+    InvalidTimeSelector,
+    InvalidType,
+    NotFound,
+    StoreClosed,
+)
+from .identity import fold, fold_predicate, require_text
+from .model import Episode, Fact, Provenance, Receipt, State, Stats, parse_states
+from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
+from .predicates import Cardinality, PredicateSpec, Volatility
+from .registry import Registry
+from .schema import episodes as episodes_table
+from .schema import migrate
+from .schema import predicates as predicates_table
+from .schema import sources, vectors, versions
+from .scope import Scope
+from .statemachine import new_id
+from .timeutil import Clock, opt_us, system_clock, to_us
+from .writer import InsertHook, Writer, content_hash
+
+SourceLike = str | Episode
+TimeArgs = tuple[int, int | None]
+
+
+def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidType(f"{name} must be a mapping, not {type(metadata).__name__}")
+    try:
+        text = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name} must be JSON-serialisable (no NaN/inf): {exc}") from None
+    out: dict[str, Any] = json.loads(text)
+    return out
+
+
+def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, ...]:
+    if source is None:
+        return ()
+    items = [source] if isinstance(source, str | Episode) else list(source)
+    out = []
+    for s in items:
+        if isinstance(s, Episode):
+            out.append(s.id)
+        elif isinstance(s, str) and s:
+            out.append(s)
+        else:
+            raise InvalidType(f"source must be an episode id or Episode, not {type(s).__name__}")
+    return tuple(dict.fromkeys(out))
+
+
+class _Shared:
+    """What every scoped view of one store shares: the database, the registry, the index."""
+
+    def __init__(self, backend: Backend, clock: Clock):
+        self.backend = backend
+        self.clock = clock
+        self.registry = Registry()
+        self.closed = False
+        self.hooks: list[InsertHook] = []
+        self.episode_hooks: list[InsertHook] = []
+        self.extensions: dict[str, Any] = {}
+
+    def on_insert(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        for hook in self.hooks:
+            hook(conn, rows)
+
+
+class Memory:
+    """Bitemporal memory. ``Memory()`` is in-memory SQLite, ``Memory("memory.db")`` a
+    file, ``Memory("postgresql+psycopg://…")`` PostgreSQL.
+
+    Every fact lives on two clocks: valid time (when it was true in the world,
+    set by the caller) and transaction time (when the store believed it, set by
+    the store's ``clock``). Nothing is overwritten."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        scope: Scope | None = None,
+        clock: Clock | None = None,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+        embedder: Any = None,
+        _shared: _Shared | None = None,
+    ):
+        if scope is not None and not isinstance(scope, Scope):
+            raise InvalidType(f"scope must be a chronomem.Scope, not {type(scope).__name__}")
+        base = scope or Scope()
+        self.scope = base.child(tenant=tenant, user=user, agent=agent, session=session)
+        if _shared is not None:
+            self._shared = _shared
+            return
+        if clock is not None and not callable(clock):
+            raise InvalidType("clock must be a callable returning an aware datetime")
+        backend = open_backend(url)
+        self._shared = _Shared(backend, clock or system_clock)
+        try:
+            with backend.write() as conn:
+                migrate(conn)
+            self._setup_retrieval(embedder)
+        except Exception:
+            backend.dispose()
+            raise
+
+    def _setup_retrieval(self, embedder: Any) -> None:
+        try:
+            from .retrieval import attach
+        except ImportError:  # pragma: no cover - retrieval is part of core
+            return
+        attach(self, embedder)
+
+    # -- lifecycle -----------------------------------------------------------------
+    @property
+    def backend(self) -> Backend:
+        self._check_open()
+        return self._shared.backend
+
+    @property
+    def url(self) -> str:
+        return str(self._shared.backend.engine.url.render_as_string(hide_password=True))
+
+    def scoped(
+        self,
+        *,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> Memory:
+        """The same store seen from a narrower scope (or another tenant)."""
+        self._check_open()
+        return Memory(
+            scope=self.scope.child(tenant=tenant, user=user, agent=agent, session=session),
+            _shared=self._shared,
+        )
+
+    def close(self) -> None:
+        if not self._shared.closed:
+            self._shared.closed = True
+            self._shared.backend.dispose()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._shared.closed:
+            raise StoreClosed("this chronomem store is closed")
+
+    def now(self) -> datetime:
+        value = self._shared.clock()
+        to_us(value, "clock()")  # the clock must give aware datetimes too
+        return value
+
+    def _now_us(self) -> int:
+        return to_us(self._shared.clock(), "clock()")
+
+    # -- writing ---------------------------------------------------------------------
+    def apply(self, ops: Sequence[WriteOp], *, recorded_at: datetime | None = None) -> Receipt:
+        """Apply write operations in one transaction with one transaction time."""
+        self._check_open()
+        if not ops:
+            return Receipt()
+        at = opt_us(recorded_at, "recorded_at")
+        sh = self._shared
+        writer = Writer(sh.registry, sh.on_insert if sh.hooks else None)
+        with sh.backend.write() as conn:
+            return writer.apply(
+                conn,
+                self.scope,
+                ops,
+                self._now_us(),
+                lock=sh.backend.lock_slots,
+                for_update=sh.backend.for_update,
+                recorded_at=at,
+            )
+
+    def assertion(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        source: SourceLike | Iterable[SourceLike] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | None = None,
+    ) -> AssertOp:
+        """Validate one fact and return it as an operation (for batched ``apply``)."""
+        require_text(subject, "subject")
+        require_text(predicate, "predicate")
+        require_text(obj, "obj")
+        vf = opt_us(valid_from, "valid_from")
+        vt = opt_us(valid_to, "valid_to")
+        if vf is not None and vt is not None and vt <= vf:
+            raise InvalidInterval("valid_to must be after valid_from")
+        if extractor is not None:
+            require_text(extractor, "extractor")
+        return AssertOp(
+            subject,
+            predicate,
+            obj,
+            vf,
+            vt,
+            bounded=valid_to is not None,
+            metadata=_json_metadata(metadata),
+            sources=_source_ids(source),
+            extractor=extractor,
+        )
+
+    def remember(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        source: SourceLike | Iterable[SourceLike] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | None = None,
+    ) -> Receipt:
+        """Assert that ``subject predicate obj`` holds from ``valid_from`` (default:
+        now) until ``valid_to`` (default: the next known change)."""
+        op = self.assertion(
+            subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
+            source=source, metadata=metadata, extractor=extractor,
+        )  # fmt: skip
+        return self.apply([op])
+
+    def remember_many(self, facts: Iterable[AssertOp | Mapping[str, Any]]) -> Receipt:
+        """Batched ingest: many facts, one transaction, one transaction time."""
+        ops: list[WriteOp] = []
+        for f in facts:
+            if isinstance(f, AssertOp):
+                ops.append(f)
+            else:
+                kw = dict(f)
+                ops.append(self.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw))
+        return self.apply(ops)
+
+    def end(
+        self, subject: str, predicate: str, obj: str | None = None, *, at: datetime | None = None
+    ) -> Receipt:
+        """The world changed with no successor ("I left Acme"): the value stops at ``at``."""
+        require_text(subject, "subject")
+        require_text(predicate, "predicate")
+        if obj is not None:
+            require_text(obj, "obj")
+        at_us = to_us(at, "at") if at is not None else self._now_us()
+        return self.apply([EndOp(subject, predicate, obj, at_us)])
+
+    def retract(self, fact_id: str) -> Receipt:
+        """The record was wrong ("we misheard"): the fact's current versions are closed
+        as retracted; their valid time is untouched."""
+        return self.apply([RetractOp(require_text(fact_id, "fact_id"))])
+
+    def correct(self, fact_id: str, obj: str) -> Receipt:
+        """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write."""
+        return self.apply([CorrectOp(require_text(fact_id, "fact_id"), require_text(obj, "obj"))])
+
+    def import_fact(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        recorded_at: datetime,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        source: SourceLike | Iterable[SourceLike] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | None = None,
+    ) -> Receipt:
+        """Import history with an explicit belief time (a mem0 history, a store dump).
+        Refuses a write that would go back in time for its slot."""
+        op = self.assertion(
+            subject, predicate, obj, valid_from=valid_from or recorded_at, valid_to=valid_to,
+            source=source, metadata=metadata, extractor=extractor,
+        )  # fmt: skip
+        return self.apply([op], recorded_at=recorded_at)
+
+    def register_predicate(
+        self,
+        name: str,
+        *,
+        cardinality: Cardinality | str = Cardinality.MANY,
+        volatility: Volatility | str = Volatility.SLOW,
+        aliases: Sequence[str] = (),
+    ) -> PredicateSpec:
+        """Persist a predicate (and its aliases) in this tenant's registry."""
+        self._check_open()
+        try:
+            spec = PredicateSpec(
+                fold_predicate(require_text(name, "name")),
+                Cardinality(cardinality),
+                Volatility(volatility),
+                tuple(require_text(a, "alias") for a in aliases),
+            )
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        sh = self._shared
+        with sh.backend.write() as conn:
+            index = sh.registry.load(conn, self.scope.tenant)
+            rows = Registry.rows_for(self.scope.tenant, spec, index)
+            conn.execute(
+                delete(predicates_table).where(
+                    predicates_table.c.tenant == self.scope.tenant,
+                    predicates_table.c.name.in_([r["name"] for r in rows]),
+                )
+            )
+            conn.execute(predicates_table.insert(), rows)
+        sh.registry.invalidate(self.scope.tenant)
+        return spec
+
+    def predicate(self, name: str) -> PredicateSpec:
+        """The registry's spec for a predicate name or alias (unknown: MANY)."""
+        self._check_open()
+        with self._shared.backend.read() as conn:
+            return self._shared.registry.resolve(conn, self.scope.tenant, name)
+
+    # -- episodes ----------------------------------------------------------------------
+    def add_episode(
+        self,
+        text: str,
+        *,
+        role: str | None = None,
+        occurred_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Episode:
+        """Store a raw record (a message, a task output, a document)."""
+        return self.add_episodes([{"text": text, "role": role, "occurred_at": occurred_at, "metadata": metadata}])[0]
+
+    def add_episodes(self, items: Iterable[Mapping[str, Any]]) -> list[Episode]:
+        """Store several episodes in one transaction (same transaction time)."""
+        self._check_open()
+        prepared = []
+        for item in items:
+            text = item.get("text")
+            if not isinstance(text, str):
+                raise InvalidType(f"episode text must be a str, not {type(text).__name__}")
+            role = item.get("role")
+            if role is not None and not isinstance(role, str):
+                raise InvalidType("role must be a str")
+            prepared.append(
+                (text, role, opt_us(item.get("occurred_at"), "occurred_at"), _json_metadata(item.get("metadata")))
+            )
+        if not prepared:
+            return []
+        sh = self._shared
+        rows = []
+        with sh.backend.write() as conn:
+            from .writer import stamp
+
+            tx = stamp(conn, self.scope.tenant, self._now_us())
+            for text, role, occurred, meta in prepared:
+                rows.append(
+                    {
+                        **self.scope.columns(),
+                        "id": new_id(),
+                        "role": role,
+                        "text": text,
+                        "occurred_at": occurred if occurred is not None else tx,
+                        "recorded_at": tx,
+                        "metadata": json.dumps(meta, sort_keys=True, ensure_ascii=False),
+                        "content_hash": content_hash(role or "", text),
+                    }
+                )
+            conn.execute(episodes_table.insert(), rows)
+            for hook in sh.episode_hooks:
+                hook(conn, rows)
+        return [reads.to_episode(r) for r in rows]
+
+    def get_episode(self, episode_id: str) -> Episode:
+        self._check_open()
+        with self._shared.backend.read() as conn:
+            row = conn.execute(
+                reads.episodes_query(self.scope).where(episodes_table.c.id == episode_id)
+            ).mappings().first()
+        if row is None:
+            raise NotFound(f"no episode {episode_id!r} in this scope")
+        return reads.to_episode(row)
+
+    def episodes(
+        self,
+        *,
+        limit: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        known_at: datetime | None = None,
+        role: str | None = None,
+    ) -> list[Episode]:
+        """Episodes in this scope, in the order they occurred (then recorded)."""
+        self._check_open()
+        q = reads.episodes_query(self.scope)
+        c = episodes_table.c
+        if since is not None:
+            q = q.where(c.occurred_at >= to_us(since, "since"))
+        if until is not None:
+            q = q.where(c.occurred_at < to_us(until, "until"))
+        if known_at is not None:
+            q = q.where(c.recorded_at <= to_us(known_at, "known_at"))
+        if role is not None:
+            q = q.where(c.role == role)
+        q = q.order_by(c.occurred_at, c.recorded_at, c.id)
+        if limit is not None:
+            if not isinstance(limit, int) or limit < 0:
+                raise InvalidInput("limit must be a non-negative int")
+            q = q.order_by(None).order_by(c.occurred_at.desc(), c.recorded_at.desc(), c.id.desc()).limit(limit)
+        with self._shared.backend.read() as conn:
+            rows = [reads.to_episode(r) for r in conn.execute(q).mappings()]
+        if limit is not None:
+            rows.reverse()
+        return rows
+
+    # -- reading -------------------------------------------------------------------------
+    def _times(
+        self, valid_at: datetime | None, known_at: datetime | None, as_of: datetime | None
+    ) -> TimeArgs:
+        if as_of is not None:
+            if valid_at is not None or known_at is not None:
+                raise InvalidTimeSelector("as_of means both valid_at and known_at; do not combine them")
+            t = to_us(as_of, "as_of")
+            return t, t
+        v = to_us(valid_at, "valid_at") if valid_at is not None else self._now_us()
+        return v, opt_us(known_at, "known_at")
+
+    def facts(
+        self,
+        *,
+        subject: str | None = None,
+        predicate: str | None = None,
+        obj: str | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        states: Iterable[State | str] | State | str | None = None,
+        limit: int | None = None,
+    ) -> list[Fact]:
+        """Facts in this scope at a valid instant (default now) as believed at a belief
+        instant (default: everything recorded so far). ``states`` default: live."""
+        self._check_open()
+        v, k = self._times(valid_at, known_at, as_of)
+        wanted = parse_states(states)
+        sh = self._shared
+        with sh.backend.read() as conn:
+            preds = None
+            if predicate is not None:
+                preds = [sh.registry.resolve(conn, self.scope.tenant, predicate).name]
+            q = reads.facts_query(
+                self.scope,
+                valid_at=v,
+                known_at=k,
+                states=wanted,
+                subject_key=fold(require_text(subject, "subject")) if subject is not None else None,
+                predicates=preds,
+                object_key=fold(require_text(obj, "obj")) if obj is not None else None,
+            )
+            if limit is not None:
+                q = q.limit(limit)
+            rows = conn.execute(q).mappings().all()
+            src = reads.sources_of(conn, self.scope.tenant, (r["fact_id"] for r in rows))
+        return [reads.to_fact(r, v, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows]
+
+    def history(
+        self,
+        subject: str,
+        predicate: str | None = None,
+        *,
+        known_at: datetime | None = None,
+        include_retracted: bool = False,
+    ) -> list[Fact]:
+        """Every value the subject's predicate had, as believed at ``known_at``, in valid-time order."""
+        states = {State.LIVE, State.ENDED, State.SCHEDULED}
+        if include_retracted:
+            states.add(State.RETRACTED)
+        found = self.facts(subject=subject, predicate=predicate, known_at=known_at, states=states)
+        return sorted(found, key=lambda f: (f.predicate, f.valid_from, f.recorded_at, f.version_id))
+
+    def get(self, fact_id: str, *, known_at: datetime | None = None) -> list[Fact]:
+        """The versions of one fact known at ``known_at`` (default: now current)."""
+        self._check_open()
+        v, k = self._times(None, known_at, None)
+        with self._shared.backend.read() as conn:
+            rows = conn.execute(
+                reads.facts_query(
+                    self.scope, valid_at=v, known_at=k,
+                    states=frozenset({State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}),
+                    fact_ids=[require_text(fact_id, "fact_id")],
+                )  # fmt: skip
+            ).mappings().all()
+            src = reads.sources_of(conn, self.scope.tenant, [fact_id])
+        return [reads.to_fact(r, v, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows]
+
+    def why(self, fact_id: str) -> Provenance:
+        """Where a fact came from: every version of it ever recorded, its source
+        episodes, the extractors that wrote it, and what its writes superseded."""
+        self._check_open()
+        require_text(fact_id, "fact_id")
+        v = self._now_us()
+        with self._shared.backend.read() as conn:
+            rows = conn.execute(
+                select(versions)
+                .where(reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id)
+                .order_by(versions.c.recorded_at, versions.c.valid_from)
+            ).mappings().all()
+            if not rows:
+                raise NotFound(f"no fact {fact_id!r} in this scope")
+            ids = [r["id"] for r in rows]
+            src = reads.sources_of(conn, self.scope.tenant, [fact_id]).get(fact_id, [])
+            eps = conn.execute(
+                reads.episodes_query(self.scope)
+                .where(episodes_table.c.id.in_(src))
+                .order_by(episodes_table.c.occurred_at)
+            ).mappings().all() if src else []
+            replaced = conn.execute(
+                select(versions).where(
+                    versions.c.tenant == self.scope.tenant,
+                    versions.c.superseded_by.in_(ids),
+                    versions.c.fact_id != fact_id,
+                )
+            ).mappings().all()
+        facts = [reads.to_fact(r, v, src) for r in rows]
+        return Provenance(
+            fact_id=fact_id,
+            versions=facts,
+            episodes=[reads.to_episode(e) for e in eps],
+            extractors=sorted({r["extractor"] for r in rows if r["extractor"]}),
+            superseded=[reads.to_fact(r, v) for r in replaced],
+        )
+
+    def stats(self) -> Stats:
+        self._check_open()
+        v = self._now_us()
+        vis = reads.scope_visible(versions, self.scope)
+        with self._shared.backend.read() as conn:
+            n_versions = conn.execute(select(func.count()).where(vis)).scalar_one()
+            n_current = conn.execute(
+                select(func.count()).where(vis, versions.c.superseded_at.is_(None))
+            ).scalar_one()
+            n_facts = conn.execute(select(func.count(versions.c.fact_id.distinct())).where(vis)).scalar_one()
+            n_live = conn.execute(
+                select(func.count(versions.c.fact_id.distinct())).where(
+                    vis, reads.known(None), reads.in_states({State.LIVE}, v)
+                )
+            ).scalar_one()
+            n_eps = conn.execute(
+                select(func.count()).where(reads.scope_visible(episodes_table, self.scope))
+            ).scalar_one()
+            n_preds = conn.execute(select(func.count(versions.c.predicate.distinct())).where(vis)).scalar_one()
+            last = conn.execute(select(func.max(versions.c.recorded_at)).where(vis)).scalar()
+        from .timeutil import opt_dt
+
+        return Stats(n_facts, n_live, n_versions, n_current, n_eps, n_preds, opt_dt(last))
+
+    # -- erasure -----------------------------------------------------------------------
+    def erase(self, fact_id: str) -> dict[str, int]:
+        """Physically delete every version of a fact, its vectors and text index
+        entries, and its source episodes that no surviving fact cites. Irreversible."""
+        self._check_open()
+        require_text(fact_id, "fact_id")
+        sh = self._shared
+        t = self.scope.tenant
+        with sh.backend.write() as conn:
+            ids = list(
+                conn.execute(
+                    select(versions.c.id).where(
+                        reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id
+                    )
+                ).scalars()
+            )
+            if not ids:
+                raise NotFound(f"no fact {fact_id!r} in this scope")
+            eps = list(
+                conn.execute(
+                    select(sources.c.episode_id).where(sources.c.tenant == t, sources.c.fact_id == fact_id)
+                ).scalars()
+            )
+            counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
+            counts["sources"] = conn.execute(
+                delete(sources).where(sources.c.tenant == t, sources.c.fact_id == fact_id)
+            ).rowcount
+            counts["vectors"] = self._delete_vectors(conn, "v", ids)
+            counts["versions"] = conn.execute(
+                delete(versions).where(versions.c.tenant == t, versions.c.fact_id == fact_id)
+            ).rowcount
+            orphans = [
+                e
+                for e in eps
+                if conn.execute(
+                    select(func.count()).where(sources.c.tenant == t, sources.c.episode_id == e)
+                ).scalar_one()
+                == 0
+            ]
+            if orphans:
+                counts["vectors"] += self._delete_vectors(conn, "e", orphans)
+                counts["episodes"] = conn.execute(
+                    delete(episodes_table).where(episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans))
+                ).rowcount
+            sh.backend.after_erase(conn)
+        sh.backend.maintenance_after_erase()
+        self._invalidate_index()
+        return counts
+
+    def purge(self) -> dict[str, int]:
+        """Physically delete everything in this scope and the scopes under it
+        (a user's purge takes their sessions too; other users are untouched)."""
+        self._check_open()
+        sh = self._shared
+        t = self.scope.tenant
+        with sh.backend.write() as conn:
+            vis = reads.scope_within(versions, self.scope)
+            vids = list(conn.execute(select(versions.c.id).where(vis)).scalars())
+            fids = list(conn.execute(select(versions.c.fact_id).where(vis).distinct()).scalars())
+            eids = list(
+                conn.execute(select(episodes_table.c.id).where(reads.scope_within(episodes_table, self.scope))).scalars()
+            )
+            counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
+            for i in range(0, len(fids), 500):
+                counts["sources"] += conn.execute(
+                    delete(sources).where(sources.c.tenant == t, sources.c.fact_id.in_(fids[i : i + 500]))
+                ).rowcount
+            counts["vectors"] = self._delete_vectors(conn, "v", vids) + self._delete_vectors(conn, "e", eids)
+            counts["versions"] = conn.execute(delete(versions).where(vis)).rowcount
+            counts["episodes"] = conn.execute(
+                delete(episodes_table).where(reads.scope_within(episodes_table, self.scope))
+            ).rowcount
+            if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
+                conn.execute(delete(predicates_table).where(predicates_table.c.tenant == t))
+                sh.registry.invalidate(t)
+            sh.backend.after_erase(conn)
+        sh.backend.maintenance_after_erase()
+        self._invalidate_index()
+        return counts
+
+    def _delete_vectors(self, conn: Connection, kind: str, ids: Sequence[str]) -> int:
+        n = 0
+        for i in range(0, len(ids), 500):
+            n += conn.execute(
+                delete(vectors).where(
+                    vectors.c.tenant == self.scope.tenant,
+                    vectors.c.kind == kind,
+                    vectors.c.item_id.in_(list(ids[i : i + 500])),
+                )
+            ).rowcount
+        return n
+
+    def _invalidate_index(self) -> None:
+        index = self._shared.extensions.get("vector_cache")
+        if index is not None:
+            index.clear()
+
+

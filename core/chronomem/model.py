@@ -1,0 +1,143 @@
+"""The values chronomem hands back: facts (versions), episodes, receipts."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .errors import InvalidTimeSelector
+
+
+class State(str, enum.Enum):
+    """Where a version stands relative to a read's valid and belief instants."""
+
+    LIVE = "live"
+    ENDED = "ended"
+    SCHEDULED = "scheduled"
+    RETRACTED = "retracted"
+
+
+ALL_STATES = frozenset(State)
+
+
+def parse_states(states: Iterable[State | str] | State | str | None) -> frozenset[State]:
+    """``None`` -> {live}; a name or a collection of names -> the states; else an error."""
+    if states is None:
+        return frozenset({State.LIVE})
+    items = [states] if isinstance(states, str | State) else list(states)
+    out: set[State] = set()
+    for s in items:
+        try:
+            out.add(State(s))
+        except ValueError:
+            raise InvalidTimeSelector(
+                f"unknown state {s!r}; use any of {sorted(x.value for x in State)}"
+            ) from None
+    if not out:
+        raise InvalidTimeSelector("states must not be empty")
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One version of a logical fact, as seen by a read."""
+
+    id: str  # the logical fact id (shared by every version of the fact)
+    version_id: str
+    subject: str
+    predicate: str
+    object: str
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    superseded_at: datetime | None
+    state: State
+    closed_reason: str | None = None
+    superseded_by: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source_episode_ids: tuple[str, ...] = ()
+    extractor: str | None = None
+    scope: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        until = f" until {self.valid_to.date().isoformat()}" if self.valid_to else ""
+        return (
+            f"{self.subject} {self.predicate} {self.object} "
+            f"(since {self.valid_from.date().isoformat()}{until}; {self.state.value})"
+        )
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A raw record: a chat message, a task output, a document."""
+
+    id: str
+    text: str
+    role: str | None
+    occurred_at: datetime
+    recorded_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scope: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Receipt:
+    """What a write did. Ids are version ids unless the name says otherwise."""
+
+    added: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+    retracted: list[str] = field(default_factory=list)
+    superseded_count: int = 0
+    fact_ids: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    recorded_at: datetime | None = None
+    # extraction counts (``Memory.add``): facts written, turns skipped by the
+    # salience gate, turns kept but with nothing the extractor could read
+    extracted: int = 0
+    skipped: int = 0
+    unextracted: int = 0
+    episode_ids: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.ended or self.retracted)
+
+    def merge(self, other: Receipt) -> None:
+        self.added += other.added
+        self.unchanged += other.unchanged
+        self.ended += other.ended
+        self.retracted += other.retracted
+        self.superseded_count += other.superseded_count
+        self.fact_ids += [f for f in other.fact_ids if f not in self.fact_ids]
+        self.superseded += other.superseded
+        self.recorded_at = other.recorded_at or self.recorded_at
+        self.extracted += other.extracted
+        self.skipped += other.skipped
+        self.unextracted += other.unextracted
+        self.episode_ids += other.episode_ids
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """``Memory.why(fact_id)``: where a fact came from and what it replaced."""
+
+    fact_id: str
+    versions: list[Fact]
+    episodes: list[Episode]
+    extractors: list[str]
+    superseded: list[Fact]  # versions of other facts this fact's writes closed
+
+
+@dataclass(frozen=True)
+class Stats:
+    facts: int
+    live_facts: int
+    versions: int
+    current_versions: int
+    episodes: int
+    predicates: int
+    last_recorded_at: datetime | None

@@ -1,0 +1,46 @@
+"""Write operations as data: what a caller asked for, before the state machine.
+
+Every public write (``remember``, ``end``, ``retract``, ``correct``, batch
+ingest, extraction, imports, adapters) is turned into a list of these and
+applied by one function, in one transaction, with one transaction time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AssertOp:
+    subject: str
+    predicate: str
+    obj: str
+    valid_from: int | None  # None: the transaction time
+    valid_to: int | None
+    bounded: bool  # valid_to was given (None then means "forever", not "until the next change")
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+    extractor: str | None = None
+
+
+@dataclass(frozen=True)
+class EndOp:
+    subject: str
+    predicate: str
+    obj: str | None
+    at: int
+
+
+@dataclass(frozen=True)
+class RetractOp:
+    fact_id: str
+
+
+@dataclass(frozen=True)
+class CorrectOp:
+    fact_id: str
+    obj: str
+    extractor: str | None = None
+
+
+WriteOp = AssertOp | EndOp | RetractOp | CorrectOp

@@ -1,0 +1,91 @@
+"""The persisted predicate registry of one store (per tenant), with a cache."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import Connection, select
+
+from .errors import UnknownPredicate
+from .identity import fold_predicate, require_text
+from .predicates import BUILTIN, Cardinality, PredicateSpec, Volatility
+from .schema import predicates as predicates_table
+
+
+def _builtin_index() -> dict[str, PredicateSpec]:
+    index: dict[str, PredicateSpec] = {}
+    for spec in BUILTIN:
+        index[spec.name] = spec
+        for alias in spec.aliases:
+            index[fold_predicate(alias)] = spec
+    return index
+
+
+_BUILTIN_INDEX = _builtin_index()
+
+
+class Registry:
+    """Resolves predicate names (and aliases) to their spec, per tenant."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, dict[str, PredicateSpec]] = {}
+        self._lock = threading.Lock()
+
+    def invalidate(self, tenant: str) -> None:
+        with self._lock:
+            self._cache.pop(tenant, None)
+
+    def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
+        with self._lock:
+            cached = self._cache.get(tenant)
+        if cached is not None:
+            return cached
+        index = dict(_BUILTIN_INDEX)
+        rows = conn.execute(
+            select(predicates_table).where(predicates_table.c.tenant == tenant)
+        ).mappings()
+        specs: dict[str, PredicateSpec] = {}
+        aliases: dict[str, str] = {}
+        for r in rows:
+            if r["name"] == r["canonical"]:
+                specs[r["canonical"]] = PredicateSpec(
+                    r["canonical"], Cardinality(r["cardinality"]), Volatility(r["volatility"])
+                )
+            else:
+                aliases[r["name"]] = r["canonical"]
+        for name, spec in specs.items():
+            index[name] = spec
+        for alias, canonical in aliases.items():
+            target = specs.get(canonical) or index.get(canonical)
+            if target is not None:
+                index[alias] = target
+        with self._lock:
+            self._cache[tenant] = index
+        return index
+
+    def resolve(self, conn: Connection, tenant: str, name: object) -> PredicateSpec:
+        key = fold_predicate(require_text(name, "predicate"))
+        spec = self.load(conn, tenant).get(key)
+        return spec if spec is not None else PredicateSpec(key)  # unknown: MANY, SLOW
+
+    @staticmethod
+    def rows_for(
+        tenant: str, spec: PredicateSpec, existing: dict[str, PredicateSpec]
+    ) -> list[dict[str, str]]:
+        """Rows that persist ``spec``; an alias already bound elsewhere is an error."""
+        rows = []
+        names = [spec.name, *(fold_predicate(a) for a in spec.aliases)]
+        for n in names:
+            other = existing.get(n)
+            if n != spec.name and other is not None and other.name not in (spec.name, n):
+                raise UnknownPredicate(f"alias {n!r} already names predicate {other.name!r}")
+            rows.append(
+                {
+                    "tenant": tenant,
+                    "name": n,
+                    "canonical": spec.name,
+                    "cardinality": spec.cardinality.value,
+                    "volatility": spec.volatility.value,
+                }
+            )
+        return rows

@@ -1,0 +1,242 @@
+"""One SQLAlchemy schema for every backend, and its migrations.
+
+Every table carries the tenant and every key and index leads with it, so the
+same schema distributes by tenant (Citus). Timestamps are BIGINT microseconds
+since the Unix epoch (UTC); ``NULL`` in a ``*_to``/``superseded_at`` column means
+unbounded.
+
+Migrations are a list of small functions with a version table (``meta``)
+instead of alembic: core depends on numpy and SQLAlchemy only, the schema is
+small, and each step is tested by opening an older database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    select,
+    text,
+)
+
+from .errors import SchemaMismatch
+
+metadata = MetaData()
+
+meta = Table(
+    "cm_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+txclock = Table(
+    "cm_txclock",
+    metadata,
+    Column("tenant", String(255), primary_key=True),
+    Column("last_us", BigInteger, nullable=False),
+)
+
+predicates = Table(
+    "cm_predicates",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("name", String(255), nullable=False),  # a canonical name or an alias
+    Column("canonical", String(255), nullable=False),
+    Column("cardinality", String(8), nullable=False),
+    Column("volatility", String(8), nullable=False),
+    Column("origin", String(32), nullable=False, server_default="user"),
+    PrimaryKeyConstraint("tenant", "name"),
+)
+
+_SCOPE_COLUMNS = ("user_id", "agent_id", "session_id")
+
+
+def _scope_columns() -> list[Column[str]]:
+    return [Column(c, String(255), nullable=False, server_default="") for c in _SCOPE_COLUMNS]
+
+
+versions = Table(
+    "cm_versions",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("id", String(32), nullable=False),
+    Column("fact_id", String(32), nullable=False),
+    *_scope_columns(),
+    Column("slot", String(40), nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("subject_key", Text, nullable=False),
+    Column("predicate", String(255), nullable=False),
+    Column("object", Text, nullable=False),
+    Column("object_key", Text, nullable=False),
+    Column("valid_from", BigInteger, nullable=False),
+    Column("valid_to", BigInteger, nullable=True),
+    Column("recorded_at", BigInteger, nullable=False),
+    Column("superseded_at", BigInteger, nullable=True),
+    Column("superseded_by", String(32), nullable=True),
+    Column("closed_reason", String(16), nullable=True),
+    Column("extractor", String(255), nullable=True),
+    Column("metadata", Text, nullable=False, server_default="{}"),
+    Column("content_hash", String(40), nullable=False),
+    PrimaryKeyConstraint("tenant", "id"),
+)
+Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
+Index("cm_versions_fact", versions.c.tenant, versions.c.fact_id)
+Index(
+    "cm_versions_subject",
+    versions.c.tenant,
+    versions.c.subject_key,
+    versions.c.predicate,
+)
+Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
+Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
+
+episodes = Table(
+    "cm_episodes",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("id", String(32), nullable=False),
+    *_scope_columns(),
+    Column("role", String(64), nullable=True),
+    Column("text", Text, nullable=False),
+    Column("occurred_at", BigInteger, nullable=False),
+    Column("recorded_at", BigInteger, nullable=False),
+    Column("metadata", Text, nullable=False, server_default="{}"),
+    Column("content_hash", String(40), nullable=False),
+    PrimaryKeyConstraint("tenant", "id"),
+)
+Index("cm_episodes_time", episodes.c.tenant, episodes.c.occurred_at)
+
+sources = Table(
+    "cm_sources",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("fact_id", String(32), nullable=False),
+    Column("episode_id", String(32), nullable=False),
+    Column("recorded_at", BigInteger, nullable=False),
+    PrimaryKeyConstraint("tenant", "fact_id", "episode_id"),
+)
+Index("cm_sources_episode", sources.c.tenant, sources.c.episode_id)
+
+vectors = Table(
+    "cm_vectors",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("kind", String(1), nullable=False),  # 'v' version, 'e' episode
+    Column("item_id", String(32), nullable=False),
+    Column("embedder", String(255), nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("vec", LargeBinary, nullable=False),  # float32, little endian
+    Column("norm", Float, nullable=False, server_default="1"),
+    PrimaryKeyConstraint("tenant", "kind", "item_id"),
+)
+
+SCHEMA_VERSION = 1
+
+Migration = Callable[[Connection], None]
+
+
+def _v1(conn: Connection) -> None:
+    metadata.create_all(conn)
+    dialect = conn.dialect.name
+    if dialect == "postgresql":
+        conn.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist"))
+        # I1 as a database constraint: current versions of a slot never overlap in valid time.
+        conn.execute(
+            text(
+                "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
+                "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
+                "WHERE (superseded_at IS NULL)"
+            )
+        )
+        conn.execute(
+            text(
+                "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', subject || ' ' || replace(predicate, '_', ' ') || ' ' || object)) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
+        conn.execute(
+            text(
+                "ALTER TABLE cm_episodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', text)) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+        conn.execute(
+            text(
+                "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_key, predicate) "
+                "WHERE superseded_at IS NULL"
+            )
+        )
+    elif dialect == "sqlite":
+        # Contentless FTS5 indexes over the tables' implicit rowids, kept by
+        # triggers: the text is stored once (in the table), so erasing a row
+        # and optimizing the index leaves no copy behind.
+        for table, new_body, old_body in _SQLITE_FTS:
+            fts = f"{table}_fts"
+            conn.exec_driver_sql(
+                f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='', "
+                "tokenize='unicode61 remove_diacritics 2')"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
+                f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {new_body}); END"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN "
+                f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {old_body}); END"
+            )
+        conn.exec_driver_sql(
+            "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_key, predicate) "
+            "WHERE superseded_at IS NULL"
+        )
+
+
+def _fact_body(row: str) -> str:
+    return f"{row}.subject || ' ' || replace({row}.predicate, '_', ' ') || ' ' || {row}.object"
+
+
+_SQLITE_FTS = (
+    ("cm_versions", _fact_body("new"), _fact_body("old")),
+    ("cm_episodes", "new.text", "old.text"),
+)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1}
+
+
+def current_version(conn: Connection) -> int:
+    if not conn.dialect.has_table(conn, "cm_meta"):
+        return 0
+    row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: Connection) -> int:
+    """Bring the schema to ``SCHEMA_VERSION``; the caller holds the write lock."""
+    have = current_version(conn)
+    if have > SCHEMA_VERSION:
+        raise SchemaMismatch(
+            f"database schema version {have} is newer than this chronomem ({SCHEMA_VERSION}); upgrade chronomem"
+        )
+    for step in range(have + 1, SCHEMA_VERSION + 1):
+        MIGRATIONS[step](conn)
+        if step == 1:
+            conn.execute(meta.insert().values(key="schema_version", value="1"))
+        else:
+            conn.execute(
+                meta.update().where(meta.c.key == "schema_version").values(value=str(step))
+            )
+    return SCHEMA_VERSION

@@ -1,0 +1,196 @@
+"""The supersession state machine (DESIGN §3), as pure planning over one slot.
+
+Every write path (structured ``remember``, extraction, every adapter, imports)
+goes through ``SlotPlan``: it is loaded with the slot's current versions,
+receives operations, and yields the versions to close and the versions to
+insert. It knows nothing of SQL; the store applies a plan in one transaction
+under the slot's lock. Times are integer microseconds, ``None`` = unbounded.
+
+Valid-time rules, in one place:
+
+* **assert** ``(obj, vf, vt)``. An open-ended assert runs until the next known
+  change point: ``vt`` = the earliest ``valid_from > vf`` among the slot's
+  current versions. Each explicit open-ended ``valid_from`` is a change point
+  and is kept as a version boundary, so open-ended asserts with distinct
+  ``valid_from`` give the same timeline in any order. A same-object version
+  already covering the interval makes the write ``unchanged`` (retries and
+  at-least-once delivery are idempotent) — unless the write names an explicit
+  start strictly inside it, which records the new change point. A bounded
+  assert merges with same-object versions it overlaps or touches. Other
+  objects' versions overlapping the new interval are closed and their parts
+  outside it re-inserted.
+* **end** at ``t``: each version running across ``t`` is replaced by one that
+  stops at ``t``.
+* **retract**: the fact's current versions are closed as retracted; valid
+  time untouched. **correct** = retract + bounded assert over each retracted
+  interval, in the same plan.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+SUPERSEDED, ENDED, RETRACTED = "superseded", "ended", "retracted"
+
+
+def new_id() -> str:
+    return secrets.token_hex(10)
+
+
+@dataclass
+class SlotVersion:
+    """A current version of a slot, stored or planned in this transaction."""
+
+    id: str
+    fact_id: str
+    object: str
+    object_key: str
+    valid_from: int
+    valid_to: int | None
+    planned: bool = False  # inserted by this plan, not yet in the database
+    extra: dict[str, object] = field(default_factory=dict)  # row data carried to new pieces
+
+
+def _ends_by(a: int | None, b: int | None) -> bool:
+    """Interval end ``a`` <= end ``b`` (``None`` = +infinity)."""
+    return b is None or (a is not None and a <= b)
+
+
+def _overlaps(v: SlotVersion, vf: int, vt: int | None) -> bool:
+    return (vt is None or v.valid_from < vt) and (v.valid_to is None or v.valid_to > vf)
+
+
+def _touches(v: SlotVersion, vf: int, vt: int | None) -> bool:
+    return _overlaps(v, vf, vt) or v.valid_to == vf or (vt is not None and v.valid_from == vt)
+
+
+@dataclass
+class Outcome:
+    added: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+    retracted: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # stored ids closed by the plan
+    fact_ids: list[str] = field(default_factory=list)
+    merges: list[tuple[str, str]] = field(default_factory=list)  # (fact merged away, into fact)
+
+
+class SlotPlan:
+    """Plans writes against one slot's current versions."""
+
+    def __init__(self, current: Iterable[SlotVersion]):
+        self.current: dict[str, SlotVersion] = {v.id: v for v in current}
+        self.closes: dict[str, tuple[str, str | None]] = {}  # stored id -> (reason, by)
+        self.inserts: dict[str, SlotVersion] = {}
+        self.outcome = Outcome()
+
+    # -- primitives -------------------------------------------------------
+    def _close(self, v: SlotVersion, reason: str, by: str | None) -> None:
+        del self.current[v.id]
+        if v.planned:  # born and closed in one transaction: never believed at any instant
+            del self.inserts[v.id]
+            for lst in (self.outcome.added, self.outcome.ended):
+                if v.id in lst:
+                    lst.remove(v.id)
+        else:
+            self.closes[v.id] = (reason, by)
+            self.outcome.superseded.append(v.id)
+
+    def _insert(
+        self, fact_id: str, obj: str, key: str, vf: int, vt: int | None, extra: dict[str, object]
+    ) -> SlotVersion:
+        v = SlotVersion(new_id(), fact_id, obj, key, vf, vt, planned=True, extra=dict(extra))
+        self.current[v.id] = v
+        self.inserts[v.id] = v
+        return v
+
+    def _cut_outside(self, v: SlotVersion, vf: int, vt: int | None, by: str) -> None:
+        """Close ``v`` and re-insert its parts outside ``[vf, vt)``."""
+        self._close(v, SUPERSEDED, by)
+        if v.valid_from < vf:
+            self._insert(v.fact_id, v.object, v.object_key, v.valid_from, vf, v.extra)
+        if vt is not None and (v.valid_to is None or v.valid_to > vt):
+            self._insert(v.fact_id, v.object, v.object_key, vt, v.valid_to, v.extra)
+
+    # -- operations -------------------------------------------------------
+    def assert_(
+        self,
+        obj: str,
+        key: str,
+        vf: int,
+        vt: int | None,
+        *,
+        bounded: bool,
+        explicit_start: bool,
+        fact_id: str | None = None,
+        extra: dict[str, object] | None = None,
+    ) -> SlotVersion | None:
+        """Assert ``obj`` over ``[vf, vt)``; returns the version now carrying it
+        (``None`` when the write changed nothing)."""
+        extra = extra or {}
+        if not bounded:
+            later = [v.valid_from for v in self.current.values() if v.valid_from > vf]
+            vt = min(later) if later else None
+        same = [v for v in self.current.values() if v.object_key == key]
+        for v in same:
+            if v.valid_from <= vf and _ends_by(vt, v.valid_to):
+                if bounded or not explicit_start or v.valid_from == vf:
+                    self.outcome.unchanged.append(v.id)
+                    if v.fact_id not in self.outcome.fact_ids:
+                        self.outcome.fact_ids.append(v.fact_id)
+                    return None
+        placeholder = new_id()
+        if bounded:
+            merged = [v for v in same if _touches(v, vf, vt)]
+            others = [v for v in self.current.values() if v.object_key != key and _overlaps(v, vf, vt)]
+        else:
+            merged = []
+            others = [v for v in self.current.values() if _overlaps(v, vf, vt)]
+        new_vf, new_vt = vf, vt
+        for v in merged:
+            new_vf = min(new_vf, v.valid_from)
+            new_vt = None if (new_vt is None or v.valid_to is None) else max(new_vt, v.valid_to)
+        fid = merged[0].fact_id if merged else (fact_id or new_id())
+        self.outcome.merges += [(v.fact_id, fid) for v in merged if v.fact_id != fid]
+        for v in others:
+            self._cut_outside(v, vf, vt, placeholder)
+        for v in merged:
+            self._close(v, SUPERSEDED, placeholder)
+        version = self._insert(fid, obj, key, new_vf, new_vt, extra)
+        self._rebind(placeholder, version.id)
+        self.outcome.added.append(version.id)
+        if fid not in self.outcome.fact_ids:
+            self.outcome.fact_ids.append(fid)
+        return version
+
+    def end(self, at: int, key: str | None) -> list[SlotVersion]:
+        ended: list[SlotVersion] = []
+        for v in list(self.current.values()):
+            if key is not None and v.object_key != key:
+                continue
+            if v.valid_from < at and (v.valid_to is None or v.valid_to > at):
+                placeholder = new_id()
+                self._close(v, ENDED, placeholder)
+                nv = self._insert(v.fact_id, v.object, v.object_key, v.valid_from, at, v.extra)
+                self._rebind(placeholder, nv.id)
+                self.outcome.ended.append(nv.id)
+                if v.fact_id not in self.outcome.fact_ids:
+                    self.outcome.fact_ids.append(v.fact_id)
+                ended.append(nv)
+        return ended
+
+    def retract(self, fact_id: str) -> list[SlotVersion]:
+        gone = [v for v in self.current.values() if v.fact_id == fact_id]
+        for v in gone:
+            self._close(v, RETRACTED, None)
+            self.outcome.retracted.append(v.id)
+        if gone and fact_id not in self.outcome.fact_ids:
+            self.outcome.fact_ids.append(fact_id)
+        return gone
+
+    def _rebind(self, placeholder: str, real: str) -> None:
+        for sid, (reason, by) in list(self.closes.items()):
+            if by == placeholder:
+                self.closes[sid] = (reason, real)

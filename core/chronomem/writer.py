@@ -1,0 +1,355 @@
+"""Applies write operations: one transaction, one transaction time, slot locks,
+the state machine, and the rows it yields. The only code that changes versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, func, select, update
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+from .errors import InvalidInterval, NotFound, TimeTravel
+from .identity import fold, fold_predicate, require_text
+from .model import Receipt
+from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
+from .predicates import Cardinality
+from .reads import scope_visible
+from .registry import Registry
+from .schema import episodes as episodes_table
+from .schema import sources, txclock, versions
+from .scope import Scope
+from .statemachine import SlotPlan, SlotVersion
+from .timeutil import from_us
+
+# Called with the connection and the inserted version rows (to index them).
+InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
+
+
+def slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | None) -> str:
+    raw = "\x1e".join((scope.key, subject_key, predicate, object_key or ""))
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_hash(*parts: object) -> str:
+    raw = "\x1f".join(str(p) for p in parts)
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+    """INSERT … ON CONFLICT DO NOTHING on either dialect."""
+    if not rows:
+        return
+    mod = pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect
+    conn.execute(mod.insert(table).on_conflict_do_nothing(), rows)
+
+
+def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) -> int:
+    """The transaction time of this write: strictly after every earlier one of the tenant.
+
+    The clock row is locked until commit, so stamps and commits happen in the
+    same order and a read at ``known_at=t`` can never later gain a write
+    stamped before ``t`` (exact replay)."""
+    insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": -(2**62)}])
+    last = conn.execute(
+        select(txclock.c.last_us).where(txclock.c.tenant == tenant).with_for_update()
+    ).scalar_one()
+    value = at if at is not None else max(now_us, last + 1)
+    if value > last:
+        conn.execute(update(txclock).where(txclock.c.tenant == tenant).values(last_us=value))
+    return value
+
+
+@dataclass
+class _Target:
+    """An operation resolved to the slots it touches."""
+
+    op: WriteOp
+    slots: list[str]
+    subject_key: str = ""
+    predicate: str = ""
+    object_key: str | None = None
+    new_slot: str = ""  # correct: where the replacement goes
+
+
+def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
+    keep = (
+        "user_id", "agent_id", "session_id", "slot", "subject", "subject_key",
+        "predicate", "extractor", "metadata",
+    )  # fmt: skip
+    return {k: row[k] for k in keep}
+
+
+class Writer:
+    def __init__(self, registry: Registry, on_insert: InsertHook | None = None):
+        self.registry = registry
+        self.on_insert = on_insert
+
+    def apply(
+        self,
+        conn: Connection,
+        scope: Scope,
+        ops: Sequence[WriteOp],
+        now_us: int,
+        *,
+        lock: Callable[[Connection, str, Sequence[str]], None],
+        for_update: bool,
+        recorded_at: int | None = None,
+    ) -> Receipt:
+        tenant = scope.tenant
+        index = self.registry.load(conn, tenant)
+        targets = [self._target(conn, scope, op, index) for op in ops]
+        slots = sorted({s for t in targets for s in t.slots})
+        lock(conn, tenant, slots)
+        tx = stamp(conn, tenant, now_us, at=recorded_at)
+        current = self._load(conn, tenant, slots, for_update)
+        if recorded_at is not None:
+            self._refuse_time_travel(conn, tenant, slots, recorded_at)
+        plans = {s: SlotPlan(current.get(s, [])) for s in slots}
+        new_sources: list[dict[str, Any]] = []
+        for t in targets:
+            self._plan(t, plans, scope, tx, new_sources)
+        return self._flush(conn, tenant, plans, tx, new_sources)
+
+    # -- resolving ------------------------------------------------------------
+    def _target(self, conn: Connection, scope: Scope, op: WriteOp, index: Any) -> _Target:
+        if isinstance(op, AssertOp | EndOp):
+            spec = index.get(_pred_key(op.predicate))
+            name = spec.name if spec else _pred_key(op.predicate)
+            many = spec is None or spec.cardinality is Cardinality.MANY
+            skey = fold(op.subject)
+            okey = fold(op.obj) if op.obj is not None else None
+            if isinstance(op, EndOp) and many and okey is None:
+                # every value of a MANY predicate, in the writer's own scope
+                own = scope.columns()
+                slots = list(
+                    conn.execute(
+                        select(versions.c.slot)
+                        .where(
+                            *(versions.c[k] == v for k, v in own.items()),
+                            versions.c.subject_key == skey,
+                            versions.c.predicate == name,
+                            versions.c.superseded_at.is_(None),
+                        )
+                        .distinct()
+                    ).scalars()
+                )
+            else:
+                slots = [slot_key(scope, skey, name, okey if many else None)]
+            return _Target(op, slots, skey, name, okey)
+        rows = conn.execute(
+            select(versions).where(scope_visible(versions, scope), versions.c.fact_id == op.fact_id)
+        ).mappings().all()
+        if not rows:
+            raise NotFound(f"no fact {op.fact_id!r} in this scope")
+        current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
+        if isinstance(op, RetractOp) or not current:
+            return _Target(op, current)
+        # correct: the replacement lives in the slot of the new object (MANY) or the same slot (ONE)
+        r = rows[0]
+        spec = index.get(r["predicate"])
+        many = spec is None or spec.cardinality is Cardinality.MANY
+        okey = fold(op.obj)
+        row_scope = Scope(
+            r["tenant"], r["user_id"] or None, r["agent_id"] or None, r["session_id"] or None
+        )
+        new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey if many else None)
+        return _Target(op, [*current, new_slot] if new_slot not in current else current,
+                       r["subject_key"], r["predicate"], okey, new_slot=new_slot)  # fmt: skip
+
+    def _load(
+        self, conn: Connection, tenant: str, slots: list[str], for_update: bool
+    ) -> dict[str, list[SlotVersion]]:
+        out: dict[str, list[SlotVersion]] = {}
+        for i in range(0, len(slots), 500):
+            q = select(versions).where(
+                versions.c.tenant == tenant,
+                versions.c.slot.in_(slots[i : i + 500]),
+                versions.c.superseded_at.is_(None),
+            )
+            if for_update:
+                q = q.with_for_update()
+            for r in conn.execute(q).mappings():
+                row = dict(r)
+                out.setdefault(row["slot"], []).append(
+                    SlotVersion(
+                        row["id"], row["fact_id"], row["object"], row["object_key"],
+                        row["valid_from"], row["valid_to"], extra=_row_extra(row),
+                    )  # fmt: skip
+                )
+        return out
+
+    def _refuse_time_travel(self, conn: Connection, tenant: str, slots: list[str], at: int) -> None:
+        if not slots:
+            return
+        latest = conn.execute(
+            select(func.max(func.coalesce(versions.c.superseded_at, versions.c.recorded_at))).where(
+                versions.c.tenant == tenant, versions.c.slot.in_(slots)
+            )
+        ).scalar()
+        last_recorded = conn.execute(
+            select(func.max(versions.c.recorded_at)).where(
+                versions.c.tenant == tenant, versions.c.slot.in_(slots)
+            )
+        ).scalar()
+        newest = max(x for x in (latest, last_recorded, -(2**62)) if x is not None)
+        if at <= newest:
+            raise TimeTravel(
+                f"recorded_at {from_us(at).isoformat()} is not after this slot's last belief "
+                f"change ({from_us(newest).isoformat()}); imports must move forward in time"
+            )
+
+    # -- planning ---------------------------------------------------------------
+    def _plan(
+        self,
+        t: _Target,
+        plans: dict[str, SlotPlan],
+        scope: Scope,
+        tx: int,
+        new_sources: list[dict[str, Any]],
+    ) -> None:
+        op = t.op
+        if isinstance(op, AssertOp):
+            vf = op.valid_from if op.valid_from is not None else tx
+            if op.bounded and op.valid_to is not None and op.valid_to <= vf:
+                raise InvalidInterval(
+                    f"valid_to {from_us(op.valid_to).isoformat()} is not after valid_from "
+                    f"{from_us(vf).isoformat()}"
+                )
+            extra = {
+                **scope.columns(),
+                "slot": t.slots[0],
+                "subject": op.subject,
+                "subject_key": t.subject_key,
+                "predicate": t.predicate,
+                "extractor": op.extractor,
+                "metadata": json.dumps(op.metadata, sort_keys=True, ensure_ascii=False),
+            }
+            extra.pop("tenant")
+            plan = plans[t.slots[0]]
+            version = plan.assert_(
+                op.obj, t.object_key or "", vf, op.valid_to,
+                bounded=op.bounded, explicit_start=op.valid_from is not None, extra=extra,
+            )  # fmt: skip
+            fid = version.fact_id if version else plan.outcome.fact_ids[-1]
+            new_sources += [
+                {"fact_id": fid, "episode_id": e, "recorded_at": tx} for e in op.sources
+            ]
+        elif isinstance(op, EndOp):
+            for s in t.slots:
+                plans[s].end(op.at, t.object_key)
+        elif isinstance(op, RetractOp):
+            for s in t.slots:
+                plans[s].retract(op.fact_id)
+        elif isinstance(op, CorrectOp):
+            gone = [v for s in t.slots for v in plans[s].retract(op.fact_id)]
+            target = plans[t.new_slot]
+            for v in gone:
+                extra = {**v.extra, "slot": t.new_slot}
+                if op.extractor:
+                    extra["extractor"] = op.extractor
+                target.assert_(
+                    op.obj, t.object_key or "", v.valid_from, v.valid_to,
+                    bounded=True, explicit_start=True, extra=extra,
+                )  # fmt: skip
+
+    # -- writing ------------------------------------------------------------------
+    def _flush(
+        self,
+        conn: Connection,
+        tenant: str,
+        plans: dict[str, SlotPlan],
+        tx: int,
+        new_sources: list[dict[str, Any]],
+    ) -> Receipt:
+        receipt = Receipt(recorded_at=from_us(tx))
+        closes: list[dict[str, Any]] = []
+        inserts: list[dict[str, Any]] = []
+        merges: list[tuple[str, str]] = []
+        for plan in plans.values():
+            for vid, (reason, by) in plan.closes.items():
+                closes.append({"t": tenant, "vid": vid, "by": by, "reason": reason})
+            for v in plan.inserts.values():
+                x = v.extra
+                inserts.append(
+                    {
+                        "tenant": tenant,
+                        "id": v.id,
+                        "fact_id": v.fact_id,
+                        **{k: x[k] for k in ("user_id", "agent_id", "session_id", "slot")},
+                        "subject": x["subject"],
+                        "subject_key": x["subject_key"],
+                        "predicate": x["predicate"],
+                        "object": v.object,
+                        "object_key": v.object_key,
+                        "valid_from": v.valid_from,
+                        "valid_to": v.valid_to,
+                        "recorded_at": tx,
+                        "superseded_at": None,
+                        "superseded_by": None,
+                        "closed_reason": None,
+                        "extractor": x["extractor"],
+                        "metadata": x["metadata"],
+                        "content_hash": content_hash(
+                            x["subject_key"], x["predicate"], v.object_key, v.valid_from
+                        ),
+                    }
+                )
+            o = plan.outcome
+            receipt.added += o.added
+            receipt.unchanged += o.unchanged
+            receipt.ended += o.ended
+            receipt.retracted += o.retracted
+            receipt.superseded += o.superseded
+            receipt.fact_ids += [f for f in o.fact_ids if f not in receipt.fact_ids]
+            merges += o.merges
+        receipt.superseded_count = len(closes)
+        if closes:  # close before insert: the I1 exclusion constraint checks every row
+            conn.execute(
+                update(versions)
+                .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
+                .values(
+                    superseded_at=tx,
+                    superseded_by=bindparam("by"),
+                    closed_reason=bindparam("reason"),
+                ),
+                closes,
+            )
+        if inserts:
+            conn.execute(versions.insert(), inserts)
+            if self.on_insert is not None:
+                self.on_insert(conn, inserts)
+        if new_sources:
+            self._check_episodes(conn, tenant, {s["episode_id"] for s in new_sources})
+            insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
+        for gone, into in merges:  # a merged fact's provenance moves to the survivor
+            rows = conn.execute(
+                select(sources.c.episode_id).where(sources.c.tenant == tenant, sources.c.fact_id == gone)
+            ).scalars()
+            insert_ignore(
+                conn,
+                sources,
+                [{"tenant": tenant, "fact_id": into, "episode_id": e, "recorded_at": tx} for e in rows],
+            )
+        return receipt
+
+    @staticmethod
+    def _check_episodes(conn: Connection, tenant: str, ids: set[str]) -> None:
+        found = set(
+            conn.execute(
+                select(episodes_table.c.id).where(
+                    episodes_table.c.tenant == tenant, episodes_table.c.id.in_(list(ids))
+                )
+            ).scalars()
+        )
+        missing = ids - found
+        if missing:
+            raise NotFound(f"source episode(s) not found: {sorted(missing)}")
+
+
+def _pred_key(name: str) -> str:
+    return fold_predicate(require_text(name, "predicate"))
