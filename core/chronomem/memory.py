@@ -460,25 +460,39 @@ class Memory:
         as_of: datetime | None = None,
         states: Iterable[State | str] | State | str | None = None,
         limit: int | None = None,
+        subject_prefix: str | None = None,
+        exact: bool = False,
     ) -> list[Fact]:
         """Facts in this scope at a valid instant (default now) as believed at a belief
-        instant (default: everything recorded so far). ``states`` default: live."""
+        instant (default: everything recorded so far). ``states`` default: live.
+
+        ``exact=True`` matches subject/predicate/object as given, without folding
+        (for adapters that write with ``exact`` keys); ``subject_prefix`` matches
+        stored subject keys that start with it, character for character."""
         self._check_open()
         v, k = self._times(valid_at, known_at, as_of)
         wanted = parse_states(states)
         sh = self._shared
         with sh.backend.read() as conn:
             preds = None
+            key = (lambda s, n: require_text(s, n)) if exact else (lambda s, n: fold(require_text(s, n)))
             if predicate is not None:
-                preds = [sh.registry.resolve(conn, self.scope.tenant, predicate).name]
+                preds = [
+                    require_text(predicate, "predicate")
+                    if exact
+                    else sh.registry.resolve(conn, self.scope.tenant, predicate).name
+                ]
+            if subject_prefix is not None and not isinstance(subject_prefix, str):
+                raise InvalidType("subject_prefix must be a str")
             q = reads.facts_query(
                 self.scope,
                 valid_at=v,
                 known_at=k,
                 states=wanted,
-                subject_key=fold(require_text(subject, "subject")) if subject is not None else None,
+                subject_key=key(subject, "subject") if subject is not None else None,
                 predicates=preds,
-                object_key=fold(require_text(obj, "obj")) if obj is not None else None,
+                object_key=key(obj, "obj") if obj is not None else None,
+                subject_prefix=subject_prefix,
             )
             if limit is not None:
                 q = q.limit(limit)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .predicates import Cardinality
+
 
 @dataclass(frozen=True)
 class AssertOp:
@@ -21,6 +23,10 @@ class AssertOp:
     metadata: dict[str, Any] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     extractor: str | None = None
+    # Adapters whose identities are exact (a LangGraph namespace and key, a
+    # document field) pass them unfolded, and may fix the slot's cardinality.
+    exact: bool = False
+    cardinality: Cardinality | None = None
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class EndOp:
     predicate: str
     obj: str | None
     at: int
+    exact: bool = False
+    cardinality: Cardinality | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,7 @@ class CorrectOp:
     fact_id: str
     obj: str
     extractor: str | None = None
+    exact: bool = False
 
 
 WriteOp = AssertOp | EndOp | RetractOp | CorrectOp

@@ -22,6 +22,7 @@ from sqlalchemy import (
     and_,
     exists,
     false,
+    func,
     or_,
     select,
 )
@@ -50,6 +51,14 @@ def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
         if value:
             conds.append(table.c[column] == value)
     return and_(*conds)
+
+
+def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]:
+    """``column`` starts with ``prefix``, by exact comparison: no LIKE, so ``%`` and
+    ``_`` in the prefix are characters, never wildcards."""
+    if not prefix:
+        return column.is_not(None)
+    return func.substr(column, 1, len(prefix)) == prefix
 
 
 def known(known_at: int | None, table: Table = versions) -> ColumnElement[bool]:
@@ -177,6 +186,7 @@ def facts_query(
     predicates: Sequence[str] | None = None,
     object_key: str | None = None,
     fact_ids: Sequence[str] | None = None,
+    subject_prefix: str | None = None,
 ) -> Select[Any]:
     """One SELECT for a facts() read: scope and time predicates applied in SQL."""
     filters: list[ColumnElement[bool]] = [scope_visible(versions, scope)]
@@ -188,6 +198,8 @@ def facts_query(
         filters.append(versions.c.object_key == object_key)
     if fact_ids is not None:
         filters.append(versions.c.fact_id.in_(list(fact_ids)))
+    if subject_prefix is not None:
+        filters.append(prefix_match(versions.c.subject_key, subject_prefix))
     temporal: list[ColumnElement[bool]] = []
     valid_states = states - {State.RETRACTED}
     if valid_states:

@@ -118,11 +118,17 @@ class Writer:
     # -- resolving ------------------------------------------------------------
     def _target(self, conn: Connection, scope: Scope, op: WriteOp, index: Any) -> _Target:
         if isinstance(op, AssertOp | EndOp):
-            spec = index.get(_pred_key(op.predicate))
-            name = spec.name if spec else _pred_key(op.predicate)
-            many = spec is None or spec.cardinality is Cardinality.MANY
-            skey = fold(op.subject)
-            okey = fold(op.obj) if op.obj is not None else None
+            if op.exact:
+                name, skey = op.predicate, op.subject
+                okey = op.obj
+                many = op.cardinality is not Cardinality.ONE
+            else:
+                spec = index.get(_pred_key(op.predicate))
+                name = spec.name if spec else _pred_key(op.predicate)
+                card = op.cardinality or (spec.cardinality if spec else Cardinality.MANY)
+                many = card is Cardinality.MANY
+                skey = fold(op.subject)
+                okey = fold(op.obj) if op.obj is not None else None
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
                 own = scope.columns()
@@ -151,13 +157,13 @@ class Writer:
             return _Target(op, current)
         # correct: the replacement lives in the slot of the new object (MANY) or the same slot (ONE)
         r = rows[0]
-        spec = index.get(r["predicate"])
-        many = spec is None or spec.cardinality is Cardinality.MANY
-        okey = fold(op.obj)
+        okey = op.obj if op.exact else fold(op.obj)
         row_scope = Scope(
             r["tenant"], r["user_id"] or None, r["agent_id"] or None, r["session_id"] or None
         )
-        new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey if many else None)
+        one_slot = slot_key(row_scope, r["subject_key"], r["predicate"], None)
+        many = r["slot"] != one_slot  # the slot's shape tells its cardinality
+        new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey) if many else one_slot
         return _Target(op, [*current, new_slot] if new_slot not in current else current,
                        r["subject_key"], r["predicate"], okey, new_slot=new_slot)  # fmt: skip
 

@@ -1,0 +1,35 @@
+# chronomem — two commands: `make demo` and `make test`. Needs only python3, pip and make.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PKGS   := -e 'core[postgres,cli,http]' -e adapters -e langgraph_pkg -e '.[dev]'
+PYTEST_ARGS ?=
+
+.PHONY: install demo test lint typecheck unit pgvector clean
+
+$(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_pkg/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(PKGS)
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/python examples/quickstart.py
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy -p chronomem -p chronomem_adapters -p langgraph.store.chronomem
+
+unit: install
+	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

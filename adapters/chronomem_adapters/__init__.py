@@ -1,0 +1,1 @@
+"""chronomem adapters: shared vocabulary and the conformance kit."""

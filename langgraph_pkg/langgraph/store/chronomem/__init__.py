@@ -1,0 +1,1 @@
+"""LangGraph BaseStore backed by chronomem."""

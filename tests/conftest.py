@@ -1,0 +1,148 @@
+"""Shared fixtures: a manual clock, and stores on every backend.
+
+PostgreSQL tests use the real server (``CHRONOMEM_PG_URL``, default the local
+one). Each test gets its own schema, dropped afterwards. Without a server they
+are skipped with a visible reason, unless ``CHRONOMEM_REQUIRE_PG=1`` (set by
+``.ci/run``), which makes a missing server a failure."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from chronomem import Memory
+
+PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REQUIRE_PG = os.environ.get("CHRONOMEM_REQUIRE_PG") == "1"
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", help="run the slow, exhaustive tests")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--slow"):
+        os.environ["CHRONOMEM_SLOW"] = "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+class ManualClock:
+    """An injectable clock: each call returns the current instant; tests move it."""
+
+    def __init__(self, start: datetime = T0, tick: timedelta = timedelta(0)):
+        self.now = start
+        self.tick = tick
+
+    def __call__(self) -> datetime:
+        value = self.now
+        self.now = self.now + self.tick
+        return value
+
+    def advance(self, **kw: float) -> datetime:
+        self.now = self.now + timedelta(**kw)
+        return self.now
+
+
+_pg_state: dict[str, object] = {}
+
+
+def pg_available() -> bool:
+    if "ok" not in _pg_state:
+        try:
+            eng = create_engine(PG_URL)
+            with eng.connect() as conn:
+                conn.execute(text("SELECT 1"))
+                # Extensions live in public, so dropping a test schema never drops them.
+                conn.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"))
+                conn.commit()
+            eng.dispose()
+            _pg_state["ok"] = True
+        except Exception as exc:  # pragma: no cover - depends on the machine
+            _pg_state["ok"] = False
+            _pg_state["why"] = str(exc).splitlines()[0]
+    return bool(_pg_state["ok"])
+
+
+def require_pg() -> None:
+    if not pg_available():
+        msg = f"PostgreSQL not reachable at {PG_URL}: {_pg_state.get('why')}"
+        if REQUIRE_PG:
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def make_pg_schema() -> tuple[str, str]:
+    """A fresh schema; returns (url with search_path, schema name)."""
+    schema = f"cmtest_{secrets.token_hex(6)}"
+    eng = create_engine(PG_URL)
+    with eng.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        conn.commit()
+    eng.dispose()
+    sep = "&" if "?" in PG_URL else "?"
+    return f"{PG_URL}{sep}options=-csearch_path%3D{schema},public", schema
+
+
+def drop_pg_schema(schema: str) -> None:
+    eng = create_engine(PG_URL)
+    with eng.connect() as conn:
+        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        conn.commit()
+    eng.dispose()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(tick=timedelta(seconds=1))
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    require_pg()
+    url, schema = make_pg_schema()
+    try:
+        yield url
+    finally:
+        drop_pg_schema(schema)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def url(backend: str, tmp_path: object, request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """A database URL per backend: in-memory SQLite, or a fresh PostgreSQL schema."""
+    if backend == "sqlite":
+        yield None
+    else:
+        yield request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def memory(url: str | None, clock: ManualClock) -> Iterator[Memory]:
+    m = Memory(url, clock=clock)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=timezone.utc)  # type: ignore[misc]
