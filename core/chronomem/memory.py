@@ -209,8 +209,15 @@ class Memory:
         source: SourceLike | Iterable[SourceLike] | None = None,
         metadata: Mapping[str, Any] | None = None,
         extractor: str | None = None,
+        exact: bool = False,
+        cardinality: Cardinality | str | None = None,
+        index_text: str | None = None,
     ) -> AssertOp:
-        """Validate one fact and return it as an operation (for batched ``apply``)."""
+        """Validate one fact and return it as an operation (for batched ``apply``).
+
+        ``exact=True`` keys subject/predicate/object as given (no folding, no alias
+        resolution); ``cardinality`` fixes the slot's cardinality for this write;
+        ``index_text`` is what search indexes ("" = not indexed)."""
         require_text(subject, "subject")
         require_text(predicate, "predicate")
         require_text(obj, "obj")
@@ -230,6 +237,9 @@ class Memory:
             metadata=_json_metadata(metadata),
             sources=_source_ids(source),
             extractor=extractor,
+            exact=bool(exact),
+            cardinality=Cardinality(cardinality) if cardinality is not None else None,
+            index_text=index_text,
         )
 
     def remember(

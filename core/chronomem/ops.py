@@ -27,6 +27,8 @@ class AssertOp:
     # document field) pass them unfolded, and may fix the slot's cardinality.
     exact: bool = False
     cardinality: Cardinality | None = None
+    # What search indexes for this fact: None = "subject predicate object", "" = nothing.
+    index_text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,9 @@ versions = Table(
     Column("extractor", String(255), nullable=True),
     Column("metadata", Text, nullable=False, server_default="{}"),
     Column("content_hash", String(40), nullable=False),
+    # What the lexical and vector legs index: NULL = "subject predicate object",
+    # '' = not indexed (an adapter's ``index=False``).
+    Column("index_text", Text, nullable=True),
     PrimaryKeyConstraint("tenant", "id"),
 )
 Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
@@ -163,7 +166,7 @@ def _v1(conn: Connection) -> None:
         conn.execute(
             text(
                 "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                "(to_tsvector('simple', subject || ' ' || replace(predicate, '_', ' ') || ' ' || object)) STORED"
+                "(to_tsvector('simple', coalesce(index_text, subject || ' ' || replace(predicate, '_', ' ') || ' ' || object))) STORED"
             )
         )
         conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
@@ -205,7 +208,8 @@ def _v1(conn: Connection) -> None:
 
 
 def _fact_body(row: str) -> str:
-    return f"{row}.subject || ' ' || replace({row}.predicate, '_', ' ') || ' ' || {row}.object"
+    default = f"{row}.subject || ' ' || replace({row}.predicate, '_', ' ') || ' ' || {row}.object"
+    return f"coalesce({row}.index_text, {default})"
 
 
 _SQLITE_FTS = (

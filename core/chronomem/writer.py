@@ -79,7 +79,7 @@ class _Target:
 def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
     keep = (
         "user_id", "agent_id", "session_id", "slot", "subject", "subject_key",
-        "predicate", "extractor", "metadata",
+        "predicate", "extractor", "metadata", "index_text",
     )  # fmt: skip
     return {k: row[k] for k in keep}
 
@@ -234,6 +234,7 @@ class Writer:
                 "predicate": t.predicate,
                 "extractor": op.extractor,
                 "metadata": json.dumps(op.metadata, sort_keys=True, ensure_ascii=False),
+                "index_text": op.index_text,
             }
             extra.pop("tenant")
             plan = plans[t.slots[0]]
@@ -300,6 +301,7 @@ class Writer:
                         "closed_reason": None,
                         "extractor": x["extractor"],
                         "metadata": x["metadata"],
+                        "index_text": x.get("index_text"),
                         "content_hash": content_hash(
                             x["subject_key"], x["predicate"], v.object_key, v.valid_from
                         ),
