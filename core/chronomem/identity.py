@@ -11,8 +11,33 @@ import unicodedata
 from .errors import InvalidInput, InvalidType
 
 LEGAL_SUFFIXES = frozenset(
-    "inc incorporated corp corporation co company llc llp ltd limited plc gmbh ag sa sas "
-    "srl spa bv nv oy ab as pty pte kk".split()
+    [
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "llc",
+        "llp",
+        "ltd",
+        "limited",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "sas",
+        "srl",
+        "spa",
+        "bv",
+        "nv",
+        "oy",
+        "ab",
+        "as",
+        "pty",
+        "pte",
+        "kk",
+    ]
 )
 
 _SPACES = re.compile(r"\s+")

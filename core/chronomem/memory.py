@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -12,6 +11,7 @@ from sqlalchemy import Connection, delete, func, select
 
 from . import reads
 from .backends import Backend, open_backend
+from .embedding import Embedder
 from .errors import (
     InvalidInput,
     InvalidInterval,
@@ -25,14 +25,16 @@ from .model import Episode, Fact, Provenance, Receipt, State, Stats, parse_state
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .registry import Registry
+from .render import render as render_block
+from .retrieval import Reranker, Retrieval, SearchResult
+from .retrieval import search as run_search
 from .schema import episodes as episodes_table
-from .schema import migrate
+from .schema import meta, migrate, sources, vectors, versions
 from .schema import predicates as predicates_table
-from .schema import sources, vectors, versions
 from .scope import Scope
 from .statemachine import new_id
 from .timeutil import Clock, opt_us, system_clock, to_us
-from .writer import InsertHook, Writer, content_hash
+from .writer import InsertHook, Writer, content_hash, stamp
 
 SourceLike = str | Episode
 TimeArgs = tuple[int, int | None]
@@ -102,6 +104,8 @@ class Memory:
         agent: str | None = None,
         session: str | None = None,
         embedder: Any = None,
+        reembed: bool = False,
+        reranker: Any = None,
         _shared: _Shared | None = None,
     ):
         if scope is not None and not isinstance(scope, Scope):
@@ -118,17 +122,12 @@ class Memory:
         try:
             with backend.write() as conn:
                 migrate(conn)
-            self._setup_retrieval(embedder)
+            from .retrieval import attach
+
+            attach(self, embedder, reembed=reembed).reranker = reranker
         except Exception:
             backend.dispose()
             raise
-
-    def _setup_retrieval(self, embedder: Any) -> None:
-        try:
-            from .retrieval import attach
-        except ImportError:  # pragma: no cover - retrieval is part of core
-            return
-        attach(self, embedder)
 
     # -- lifecycle -----------------------------------------------------------------
     @property
@@ -257,9 +256,15 @@ class Memory:
         """Assert that ``subject predicate obj`` holds from ``valid_from`` (default:
         now) until ``valid_to`` (default: the next known change)."""
         op = self.assertion(
-            subject, predicate, obj, valid_from=valid_from, valid_to=valid_to,
-            source=source, metadata=metadata, extractor=extractor,
-        )  # fmt: skip
+            subject,
+            predicate,
+            obj,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            source=source,
+            metadata=metadata,
+            extractor=extractor,
+        )
         return self.apply([op])
 
     def remember_many(self, facts: Iterable[AssertOp | Mapping[str, Any]]) -> Receipt:
@@ -270,7 +275,9 @@ class Memory:
                 ops.append(f)
             else:
                 kw = dict(f)
-                ops.append(self.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw))
+                ops.append(
+                    self.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
+                )
         return self.apply(ops)
 
     def end(
@@ -309,9 +316,15 @@ class Memory:
         """Import history with an explicit belief time (a mem0 history, a store dump).
         Refuses a write that would go back in time for its slot."""
         op = self.assertion(
-            subject, predicate, obj, valid_from=valid_from or recorded_at, valid_to=valid_to,
-            source=source, metadata=metadata, extractor=extractor,
-        )  # fmt: skip
+            subject,
+            predicate,
+            obj,
+            valid_from=valid_from or recorded_at,
+            valid_to=valid_to,
+            source=source,
+            metadata=metadata,
+            extractor=extractor,
+        )
         return self.apply([op], recorded_at=recorded_at)
 
     def register_predicate(
@@ -363,7 +376,9 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
     ) -> Episode:
         """Store a raw record (a message, a task output, a document)."""
-        return self.add_episodes([{"text": text, "role": role, "occurred_at": occurred_at, "metadata": metadata}])[0]
+        return self.add_episodes(
+            [{"text": text, "role": role, "occurred_at": occurred_at, "metadata": metadata}]
+        )[0]
 
     def add_episodes(self, items: Iterable[Mapping[str, Any]]) -> list[Episode]:
         """Store several episodes in one transaction (same transaction time)."""
@@ -377,15 +392,18 @@ class Memory:
             if role is not None and not isinstance(role, str):
                 raise InvalidType("role must be a str")
             prepared.append(
-                (text, role, opt_us(item.get("occurred_at"), "occurred_at"), _json_metadata(item.get("metadata")))
+                (
+                    text,
+                    role,
+                    opt_us(item.get("occurred_at"), "occurred_at"),
+                    _json_metadata(item.get("metadata")),
+                )
             )
         if not prepared:
             return []
         sh = self._shared
         rows = []
         with sh.backend.write() as conn:
-            from .writer import stamp
-
             tx = stamp(conn, self.scope.tenant, self._now_us())
             for text, role, occurred, meta in prepared:
                 rows.append(
@@ -408,9 +426,13 @@ class Memory:
     def get_episode(self, episode_id: str) -> Episode:
         self._check_open()
         with self._shared.backend.read() as conn:
-            row = conn.execute(
-                reads.episodes_query(self.scope).where(episodes_table.c.id == episode_id)
-            ).mappings().first()
+            row = (
+                conn.execute(
+                    reads.episodes_query(self.scope).where(episodes_table.c.id == episode_id)
+                )
+                .mappings()
+                .first()
+            )
         if row is None:
             raise NotFound(f"no episode {episode_id!r} in this scope")
         return reads.to_episode(row)
@@ -440,7 +462,11 @@ class Memory:
         if limit is not None:
             if not isinstance(limit, int) or limit < 0:
                 raise InvalidInput("limit must be a non-negative int")
-            q = q.order_by(None).order_by(c.occurred_at.desc(), c.recorded_at.desc(), c.id.desc()).limit(limit)
+            q = (
+                q.order_by(None)
+                .order_by(c.occurred_at.desc(), c.recorded_at.desc(), c.id.desc())
+                .limit(limit)
+            )
         with self._shared.backend.read() as conn:
             rows = [reads.to_episode(r) for r in conn.execute(q).mappings()]
         if limit is not None:
@@ -453,7 +479,9 @@ class Memory:
     ) -> TimeArgs:
         if as_of is not None:
             if valid_at is not None or known_at is not None:
-                raise InvalidTimeSelector("as_of means both valid_at and known_at; do not combine them")
+                raise InvalidTimeSelector(
+                    "as_of means both valid_at and known_at; do not combine them"
+                )
             t = to_us(as_of, "as_of")
             return t, t
         v = to_us(valid_at, "valid_at") if valid_at is not None else self._now_us()
@@ -485,7 +513,11 @@ class Memory:
         sh = self._shared
         with sh.backend.read() as conn:
             preds = None
-            key = (lambda s, n: require_text(s, n)) if exact else (lambda s, n: fold(require_text(s, n)))
+            key = (
+                (lambda s, n: require_text(s, n))
+                if exact
+                else (lambda s, n: fold(require_text(s, n)))
+            )
             if predicate is not None:
                 preds = [
                     require_text(predicate, "predicate")
@@ -508,7 +540,10 @@ class Memory:
                 q = q.limit(limit)
             rows = conn.execute(q).mappings().all()
             src = reads.sources_of(conn, self.scope.tenant, (r["fact_id"] for r in rows))
-        return [reads.to_fact(r, v, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows]
+        return [
+            reads.to_fact(r, v, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+            for r in rows
+        ]
 
     def history(
         self,
@@ -530,15 +565,25 @@ class Memory:
         self._check_open()
         v, k = self._times(None, known_at, None)
         with self._shared.backend.read() as conn:
-            rows = conn.execute(
-                reads.facts_query(
-                    self.scope, valid_at=v, known_at=k,
-                    states=frozenset({State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}),
-                    fact_ids=[require_text(fact_id, "fact_id")],
-                )  # fmt: skip
-            ).mappings().all()
+            rows = (
+                conn.execute(
+                    reads.facts_query(
+                        self.scope,
+                        valid_at=v,
+                        known_at=k,
+                        states=frozenset(
+                            {State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}
+                        ),
+                        fact_ids=[require_text(fact_id, "fact_id")],
+                    )
+                )
+                .mappings()
+                .all()
+            )
             src = reads.sources_of(conn, self.scope.tenant, [fact_id])
-        return [reads.to_fact(r, v, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows]
+        return [
+            reads.to_fact(r, v, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
+        ]
 
     def why(self, fact_id: str) -> Provenance:
         """Where a fact came from: every version of it ever recorded, its source
@@ -547,27 +592,41 @@ class Memory:
         require_text(fact_id, "fact_id")
         v = self._now_us()
         with self._shared.backend.read() as conn:
-            rows = conn.execute(
-                select(versions)
-                .where(reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id)
-                .order_by(versions.c.recorded_at, versions.c.valid_from)
-            ).mappings().all()
+            rows = (
+                conn.execute(
+                    select(versions)
+                    .where(reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id)
+                    .order_by(versions.c.recorded_at, versions.c.valid_from)
+                )
+                .mappings()
+                .all()
+            )
             if not rows:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
             ids = [r["id"] for r in rows]
             src = reads.sources_of(conn, self.scope.tenant, [fact_id]).get(fact_id, [])
-            eps = conn.execute(
-                reads.episodes_query(self.scope)
-                .where(episodes_table.c.id.in_(src))
-                .order_by(episodes_table.c.occurred_at)
-            ).mappings().all() if src else []
-            replaced = conn.execute(
-                select(versions).where(
-                    versions.c.tenant == self.scope.tenant,
-                    versions.c.superseded_by.in_(ids),
-                    versions.c.fact_id != fact_id,
+            eps = (
+                conn.execute(
+                    reads.episodes_query(self.scope)
+                    .where(episodes_table.c.id.in_(src))
+                    .order_by(episodes_table.c.occurred_at)
                 )
-            ).mappings().all()
+                .mappings()
+                .all()
+                if src
+                else []
+            )
+            replaced = (
+                conn.execute(
+                    select(versions).where(
+                        versions.c.tenant == self.scope.tenant,
+                        versions.c.superseded_by.in_(ids),
+                        versions.c.fact_id != fact_id,
+                    )
+                )
+                .mappings()
+                .all()
+            )
         facts = [reads.to_fact(r, v, src) for r in rows]
         return Provenance(
             fact_id=fact_id,
@@ -586,7 +645,9 @@ class Memory:
             n_current = conn.execute(
                 select(func.count()).where(vis, versions.c.superseded_at.is_(None))
             ).scalar_one()
-            n_facts = conn.execute(select(func.count(versions.c.fact_id.distinct())).where(vis)).scalar_one()
+            n_facts = conn.execute(
+                select(func.count(versions.c.fact_id.distinct())).where(vis)
+            ).scalar_one()
             n_live = conn.execute(
                 select(func.count(versions.c.fact_id.distinct())).where(
                     vis, reads.known(None), reads.in_states({State.LIVE}, v)
@@ -595,11 +656,106 @@ class Memory:
             n_eps = conn.execute(
                 select(func.count()).where(reads.scope_visible(episodes_table, self.scope))
             ).scalar_one()
-            n_preds = conn.execute(select(func.count(versions.c.predicate.distinct())).where(vis)).scalar_one()
+            n_preds = conn.execute(
+                select(func.count(versions.c.predicate.distinct())).where(vis)
+            ).scalar_one()
             last = conn.execute(select(func.max(versions.c.recorded_at)).where(vis)).scalar()
         from .timeutil import opt_dt
 
         return Stats(n_facts, n_live, n_versions, n_current, n_eps, n_preds, opt_dt(last))
+
+    # -- retrieval ----------------------------------------------------------------------
+    @property
+    def _retrieval(self) -> Retrieval:
+        r: Retrieval = self._shared.extensions["retrieval"]
+        return r
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._retrieval.embedder
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        states: Iterable[State | str] | State | str | None = None,
+        include_episodes: bool = False,
+        min_score: float = 0.0,
+        subject: str | None = None,
+        subject_prefix: str | None = None,
+        predicates: Sequence[str] | None = None,
+        exact: bool = False,
+    ) -> SearchResult:
+        """Hybrid search: fact lexical, fact vector and entity-graph legs (plus the
+        episode legs with ``include_episodes``), the temporal predicate applied inside
+        each leg, fused by reciprocal rank. Each hit carries ``explain``; a failing
+        leg is reported in ``result.failed_legs`` (``result.degraded``)."""
+        return run_search(
+            self,
+            self._retrieval,
+            query,
+            k=k,
+            valid_at=valid_at,
+            known_at=known_at,
+            as_of=as_of,
+            states=states,
+            include_episodes=include_episodes,
+            min_score=min_score,
+            subject=subject,
+            subject_prefix=subject_prefix,
+            predicates=predicates,
+            exact=exact,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 8,
+        include_history: bool = False,
+        include_episodes: bool = False,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> str:
+        """A prompt-ready block of the live facts relevant to ``query`` (with their
+        validity), framed as reference data. ``include_history`` adds the ended
+        values of the surfaced slots under their own header; retracted values are
+        never rendered."""
+        hits = self.search(
+            query,
+            k=k,
+            valid_at=valid_at,
+            known_at=known_at,
+            as_of=as_of,
+            include_episodes=include_episodes,
+        )
+        live = [h.fact for h in hits if h.fact is not None]
+        eps = [h.episode for h in hits if h.episode is not None]
+        history: list[Fact] = []
+        if include_history:
+            seen: set[tuple[str, str]] = set()
+            for f in live:
+                if (f.subject_key, f.predicate) in seen:
+                    continue
+                seen.add((f.subject_key, f.predicate))
+                history += self.facts(
+                    subject=f.subject_key,
+                    predicate=f.predicate,
+                    states=[State.ENDED],
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    as_of=as_of,
+                    exact=True,
+                )
+        return render_block(live, history, eps)
+
+    def set_reranker(self, reranker: Reranker | None) -> None:
+        self._retrieval.reranker = reranker
 
     # -- erasure -----------------------------------------------------------------------
     def erase(self, fact_id: str) -> dict[str, int]:
@@ -621,7 +777,9 @@ class Memory:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
             eps = list(
                 conn.execute(
-                    select(sources.c.episode_id).where(sources.c.tenant == t, sources.c.fact_id == fact_id)
+                    select(sources.c.episode_id).where(
+                        sources.c.tenant == t, sources.c.fact_id == fact_id
+                    )
                 ).scalars()
             )
             counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
@@ -643,8 +801,11 @@ class Memory:
             if orphans:
                 counts["vectors"] += self._delete_vectors(conn, "e", orphans)
                 counts["episodes"] = conn.execute(
-                    delete(episodes_table).where(episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans))
+                    delete(episodes_table).where(
+                        episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans)
+                    )
                 ).rowcount
+            self._mark_erased(conn)
             sh.backend.after_erase(conn)
         sh.backend.maintenance_after_erase()
         self._invalidate_index()
@@ -661,14 +822,22 @@ class Memory:
             vids = list(conn.execute(select(versions.c.id).where(vis)).scalars())
             fids = list(conn.execute(select(versions.c.fact_id).where(vis).distinct()).scalars())
             eids = list(
-                conn.execute(select(episodes_table.c.id).where(reads.scope_within(episodes_table, self.scope))).scalars()
+                conn.execute(
+                    select(episodes_table.c.id).where(
+                        reads.scope_within(episodes_table, self.scope)
+                    )
+                ).scalars()
             )
             counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
             for i in range(0, len(fids), 500):
                 counts["sources"] += conn.execute(
-                    delete(sources).where(sources.c.tenant == t, sources.c.fact_id.in_(fids[i : i + 500]))
+                    delete(sources).where(
+                        sources.c.tenant == t, sources.c.fact_id.in_(fids[i : i + 500])
+                    )
                 ).rowcount
-            counts["vectors"] = self._delete_vectors(conn, "v", vids) + self._delete_vectors(conn, "e", eids)
+            counts["vectors"] = self._delete_vectors(conn, "v", vids) + self._delete_vectors(
+                conn, "e", eids
+            )
             counts["versions"] = conn.execute(delete(versions).where(vis)).rowcount
             counts["episodes"] = conn.execute(
                 delete(episodes_table).where(reads.scope_within(episodes_table, self.scope))
@@ -676,10 +845,18 @@ class Memory:
             if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
                 conn.execute(delete(predicates_table).where(predicates_table.c.tenant == t))
                 sh.registry.invalidate(t)
+            self._mark_erased(conn)
             sh.backend.after_erase(conn)
         sh.backend.maintenance_after_erase()
         self._invalidate_index()
         return counts
+
+    def _mark_erased(self, conn: Connection) -> None:
+        """Tell every process's search mirror of this tenant to reload."""
+        key = f"erased:{self.scope.tenant}"
+        value = str(stamp(conn, self.scope.tenant, self._now_us()))
+        conn.execute(delete(meta).where(meta.c.key == key))
+        conn.execute(meta.insert().values(key=key, value=value))
 
     def _delete_vectors(self, conn: Connection, kind: str, ids: Sequence[str]) -> int:
         n = 0
@@ -697,5 +874,3 @@ class Memory:
         index = self._shared.extensions.get("vector_cache")
         if index is not None:
             index.clear()
-
-

@@ -61,6 +61,8 @@ class Fact:
     source_episode_ids: tuple[str, ...] = ()
     extractor: str | None = None
     scope: dict[str, str] = field(default_factory=dict)
+    subject_key: str = ""  # the folded identity keys (as given, for exact writes)
+    object_key: str = ""
 
     def __str__(self) -> str:
         until = f" until {self.valid_to.date().isoformat()}" if self.valid_to else ""

@@ -39,7 +39,11 @@ from .timeutil import from_us, opt_dt
 def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
     """Rows of this scope and of its ancestors; never a sibling's. Equality only."""
     conds: list[ColumnElement[bool]] = [table.c.tenant == scope.tenant]
-    for column, value in (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session)):
+    for column, value in (
+        ("user_id", scope.user),
+        ("agent_id", scope.agent),
+        ("session_id", scope.session),
+    ):
         conds.append(table.c[column].in_(["", value]) if value else table.c[column] == "")
     return and_(*conds)
 
@@ -47,7 +51,11 @@ def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
 def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
     """Rows of this scope and of its descendants (what ``purge`` removes)."""
     conds: list[ColumnElement[bool]] = [table.c.tenant == scope.tenant]
-    for column, value in (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session)):
+    for column, value in (
+        ("user_id", scope.user),
+        ("agent_id", scope.agent),
+        ("session_id", scope.session),
+    ):
         if value:
             conds.append(table.c[column] == value)
     return and_(*conds)
@@ -61,21 +69,27 @@ def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]
     return func.substr(column, 1, len(prefix)) == prefix
 
 
-def known(known_at: int | None, table: Table = versions) -> ColumnElement[bool]:
+def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:
     if known_at is None:  # latest: everything recorded so far
         return table.c.superseded_at.is_(None)
+    # ``+ 0`` keeps planners off the recorded_at index: the subject/slot indexes
+    # are far more selective, and an as-of read should cost what a current one does.
     return and_(
-        table.c.recorded_at <= known_at,
+        (table.c.recorded_at + 0) <= known_at,
         or_(table.c.superseded_at.is_(None), table.c.superseded_at > known_at),
     )
 
 
-def in_states(states: Iterable[State], valid_at: int, table: Table = versions) -> ColumnElement[bool]:
+def in_states(
+    states: Iterable[State], valid_at: int, table: Table = versions
+) -> ColumnElement[bool]:
     """Valid-time part of the live/ended/scheduled states (retracted is a separate query)."""
     parts: list[ColumnElement[bool]] = []
     c = table.c
     if State.LIVE in states:
-        parts.append(and_(c.valid_from <= valid_at, or_(c.valid_to.is_(None), c.valid_to > valid_at)))
+        parts.append(
+            and_(c.valid_from <= valid_at, or_(c.valid_to.is_(None), c.valid_to > valid_at))
+        )
     if State.ENDED in states:
         parts.append(c.valid_to <= valid_at)
     if State.SCHEDULED in states:
@@ -104,7 +118,7 @@ def retracted(known_at: int | None) -> ColumnElement[bool]:
     return and_(_retracted_by(known_at), ~still_known)
 
 
-def state_of(row: Mapping[str, Any], valid_at: int, *, retracted_row: bool = False) -> State:
+def state_of(row: Mapping[Any, Any], valid_at: int, *, retracted_row: bool = False) -> State:
     if retracted_row:
         return State.RETRACTED
     if row["valid_from"] > valid_at:
@@ -114,7 +128,7 @@ def state_of(row: Mapping[str, Any], valid_at: int, *, retracted_row: bool = Fal
     return State.LIVE
 
 
-def scope_of(row: Mapping[str, Any]) -> dict[str, str]:
+def scope_of(row: Mapping[Any, Any]) -> dict[str, str]:
     out = {"tenant": row["tenant"]}
     for level in ("user", "agent", "session"):
         if row[f"{level}_id"]:
@@ -123,7 +137,7 @@ def scope_of(row: Mapping[str, Any]) -> dict[str, str]:
 
 
 def to_fact(
-    row: Mapping[str, Any],
+    row: Mapping[Any, Any],
     valid_at: int,
     sources: Sequence[str] = (),
     *,
@@ -146,10 +160,12 @@ def to_fact(
         source_episode_ids=tuple(sources),
         extractor=row["extractor"],
         scope=scope_of(row),
+        subject_key=row["subject_key"],
+        object_key=row["object_key"],
     )
 
 
-def to_episode(row: Mapping[str, Any]) -> Episode:
+def to_episode(row: Mapping[Any, Any]) -> Episode:
     return Episode(
         id=row["id"],
         text=row["text"],

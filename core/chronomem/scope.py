@@ -69,7 +69,11 @@ class Scope:
         }
 
     def as_dict(self) -> dict[str, str]:
-        return {k: v for k, v in (("tenant", self.tenant), *((lv, getattr(self, lv)) for lv in LEVELS)) if v}
+        return {
+            k: v
+            for k, v in (("tenant", self.tenant), *((lv, getattr(self, lv)) for lv in LEVELS))
+            if v
+        }
 
     @property
     def key(self) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 SUPERSEDED, ENDED, RETRACTED = "superseded", "ended", "retracted"
 
@@ -50,7 +51,7 @@ class SlotVersion:
     valid_from: int
     valid_to: int | None
     planned: bool = False  # inserted by this plan, not yet in the database
-    extra: dict[str, object] = field(default_factory=dict)  # row data carried to new pieces
+    extra: dict[str, Any] = field(default_factory=dict)  # row data carried to new pieces
 
 
 def _ends_by(a: int | None, b: int | None) -> bool:
@@ -99,7 +100,7 @@ class SlotPlan:
             self.outcome.superseded.append(v.id)
 
     def _insert(
-        self, fact_id: str, obj: str, key: str, vf: int, vt: int | None, extra: dict[str, object]
+        self, fact_id: str, obj: str, key: str, vf: int, vt: int | None, extra: dict[str, Any]
     ) -> SlotVersion:
         v = SlotVersion(new_id(), fact_id, obj, key, vf, vt, planned=True, extra=dict(extra))
         self.current[v.id] = v
@@ -125,7 +126,7 @@ class SlotPlan:
         bounded: bool,
         explicit_start: bool,
         fact_id: str | None = None,
-        extra: dict[str, object] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> SlotVersion | None:
         """Assert ``obj`` over ``[vf, vt)``; returns the version now carrying it
         (``None`` when the write changed nothing)."""
@@ -135,16 +136,18 @@ class SlotPlan:
             vt = min(later) if later else None
         same = [v for v in self.current.values() if v.object_key == key]
         for v in same:
-            if v.valid_from <= vf and _ends_by(vt, v.valid_to):
-                if bounded or not explicit_start or v.valid_from == vf:
-                    self.outcome.unchanged.append(v.id)
-                    if v.fact_id not in self.outcome.fact_ids:
-                        self.outcome.fact_ids.append(v.fact_id)
-                    return None
+            covers = v.valid_from <= vf and _ends_by(vt, v.valid_to)
+            if covers and (bounded or not explicit_start or v.valid_from == vf):
+                self.outcome.unchanged.append(v.id)
+                if v.fact_id not in self.outcome.fact_ids:
+                    self.outcome.fact_ids.append(v.fact_id)
+                return None
         placeholder = new_id()
         if bounded:
             merged = [v for v in same if _touches(v, vf, vt)]
-            others = [v for v in self.current.values() if v.object_key != key and _overlaps(v, vf, vt)]
+            others = [
+                v for v in self.current.values() if v.object_key != key and _overlaps(v, vf, vt)
+            ]
         else:
             merged = []
             others = [v for v in self.current.values() if _overlaps(v, vf, vt)]

@@ -78,9 +78,17 @@ class _Target:
 
 def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
     keep = (
-        "user_id", "agent_id", "session_id", "slot", "subject", "subject_key",
-        "predicate", "extractor", "metadata", "index_text",
-    )  # fmt: skip
+        "user_id",
+        "agent_id",
+        "session_id",
+        "slot",
+        "subject",
+        "subject_key",
+        "predicate",
+        "extractor",
+        "metadata",
+        "index_text",
+    )
     return {k: row[k] for k in keep}
 
 
@@ -147,9 +155,15 @@ class Writer:
             else:
                 slots = [slot_key(scope, skey, name, okey if many else None)]
             return _Target(op, slots, skey, name, okey)
-        rows = conn.execute(
-            select(versions).where(scope_visible(versions, scope), versions.c.fact_id == op.fact_id)
-        ).mappings().all()
+        rows = (
+            conn.execute(
+                select(versions).where(
+                    scope_visible(versions, scope), versions.c.fact_id == op.fact_id
+                )
+            )
+            .mappings()
+            .all()
+        )
         if not rows:
             raise NotFound(f"no fact {op.fact_id!r} in this scope")
         current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
@@ -164,8 +178,14 @@ class Writer:
         one_slot = slot_key(row_scope, r["subject_key"], r["predicate"], None)
         many = r["slot"] != one_slot  # the slot's shape tells its cardinality
         new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey) if many else one_slot
-        return _Target(op, [*current, new_slot] if new_slot not in current else current,
-                       r["subject_key"], r["predicate"], okey, new_slot=new_slot)  # fmt: skip
+        return _Target(
+            op,
+            [*current, new_slot] if new_slot not in current else current,
+            r["subject_key"],
+            r["predicate"],
+            okey,
+            new_slot=new_slot,
+        )
 
     def _load(
         self, conn: Connection, tenant: str, slots: list[str], for_update: bool
@@ -183,9 +203,14 @@ class Writer:
                 row = dict(r)
                 out.setdefault(row["slot"], []).append(
                     SlotVersion(
-                        row["id"], row["fact_id"], row["object"], row["object_key"],
-                        row["valid_from"], row["valid_to"], extra=_row_extra(row),
-                    )  # fmt: skip
+                        row["id"],
+                        row["fact_id"],
+                        row["object"],
+                        row["object_key"],
+                        row["valid_from"],
+                        row["valid_to"],
+                        extra=_row_extra(row),
+                    )
                 )
         return out
 
@@ -239,9 +264,14 @@ class Writer:
             extra.pop("tenant")
             plan = plans[t.slots[0]]
             version = plan.assert_(
-                op.obj, t.object_key or "", vf, op.valid_to,
-                bounded=op.bounded, explicit_start=op.valid_from is not None, extra=extra,
-            )  # fmt: skip
+                op.obj,
+                t.object_key or "",
+                vf,
+                op.valid_to,
+                bounded=op.bounded,
+                explicit_start=op.valid_from is not None,
+                extra=extra,
+            )
             fid = version.fact_id if version else plan.outcome.fact_ids[-1]
             new_sources += [
                 {"fact_id": fid, "episode_id": e, "recorded_at": tx} for e in op.sources
@@ -260,9 +290,14 @@ class Writer:
                 if op.extractor:
                     extra["extractor"] = op.extractor
                 target.assert_(
-                    op.obj, t.object_key or "", v.valid_from, v.valid_to,
-                    bounded=True, explicit_start=True, extra=extra,
-                )  # fmt: skip
+                    op.obj,
+                    t.object_key or "",
+                    v.valid_from,
+                    v.valid_to,
+                    bounded=True,
+                    explicit_start=True,
+                    extra=extra,
+                )
 
     # -- writing ------------------------------------------------------------------
     def _flush(
@@ -336,12 +371,17 @@ class Writer:
             insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
         for gone, into in merges:  # a merged fact's provenance moves to the survivor
             rows = conn.execute(
-                select(sources.c.episode_id).where(sources.c.tenant == tenant, sources.c.fact_id == gone)
+                select(sources.c.episode_id).where(
+                    sources.c.tenant == tenant, sources.c.fact_id == gone
+                )
             ).scalars()
             insert_ignore(
                 conn,
                 sources,
-                [{"tenant": tenant, "fact_id": into, "episode_id": e, "recorded_at": tx} for e in rows],
+                [
+                    {"tenant": tenant, "fact_id": into, "episode_id": e, "recorded_at": tx}
+                    for e in rows
+                ],
             )
         return receipt
 

@@ -76,7 +76,9 @@ def open_backend(url: str | None) -> Backend:
 
         return SqliteBackend(url)
     if "://" in url:
-        raise InvalidInput(f"unsupported database URL {url.split('://')[0]}://; use sqlite or postgresql")
+        raise InvalidInput(
+            f"unsupported database URL {url.split('://')[0]}://; use sqlite or postgresql"
+        )
     from .sqlite import SqliteBackend
 
     return SqliteBackend(url)  # a plain file path

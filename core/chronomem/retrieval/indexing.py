@@ -1,0 +1,102 @@
+"""Writes the vectors of new versions and episodes, in the writing transaction.
+
+A version's vector never changes (versions are immutable); pieces cut from a
+version carry the same text, so an LRU of text -> vector saves re-embedding."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, select
+
+from ..embedding import Embedder, embed_checked
+from ..errors import SchemaMismatch
+from ..schema import meta, vectors
+
+
+def fact_text(row: dict[str, Any]) -> str:
+    """What the lexical and vector legs see of a version (mirrors the FTS body)."""
+    if row.get("index_text") is not None:
+        return str(row["index_text"])
+    return f"{row['subject']} {row['predicate'].replace('_', ' ')} {row['object']}"
+
+
+class Indexer:
+    def __init__(self, embedder: Embedder, cache_size: int = 4096):
+        self.embedder = embedder
+        self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._size = cache_size
+
+    def vectors_for(self, texts: Sequence[str]) -> np.ndarray:
+        fresh: dict[str, np.ndarray] = {}
+        missing = [t for t in dict.fromkeys(texts) if t not in self._lru]
+        if missing:
+            fresh = dict(zip(missing, embed_checked(self.embedder, missing), strict=True))
+        out = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            v = fresh.get(t)
+            if v is None:
+                v = self._lru[t]
+                self._lru.move_to_end(t)
+            out[i] = v
+        for t, v in fresh.items():
+            self._lru[t] = v
+        while len(self._lru) > self._size:
+            self._lru.popitem(last=False)
+        return out
+
+    def _write(
+        self, conn: Connection, kind: str, rows: list[dict[str, Any]], texts: list[str]
+    ) -> None:
+        keep = [(r, t) for r, t in zip(rows, texts, strict=True) if t.strip()]
+        if not keep:
+            return
+        vecs = self.vectors_for([t for _, t in keep])
+        name, dim = self.embedder.name, self.embedder.dim
+        conn.execute(
+            vectors.insert(),
+            [
+                {
+                    "tenant": r["tenant"],
+                    "kind": kind,
+                    "item_id": r["id"],
+                    "embedder": name,
+                    "dim": dim,
+                    "vec": v.astype("<f4").tobytes(),
+                    "norm": 1.0,
+                }
+                for (r, _), v in zip(keep, vecs, strict=True)
+            ],
+        )
+
+    def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        self._write(conn, "v", rows, [fact_text(r) for r in rows])
+
+    def on_episodes(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        self._write(conn, "e", rows, [r["text"] for r in rows])
+
+
+def check_embedder(conn: Connection, embedder: Embedder) -> str | None:
+    """Record the store's embedder on first use; return the stored name when it differs."""
+    row = conn.execute(select(meta.c.value).where(meta.c.key == "embedder")).scalar()
+    if row is None:
+        conn.execute(
+            meta.insert().values(key="embedder", value=f"{embedder.name}\x1f{embedder.dim}")
+        )
+        return None
+    name, _, dim = row.partition("\x1f")
+    if name == embedder.name and int(dim) == embedder.dim:
+        return None
+    return row
+
+
+def mismatch_error(stored: str, embedder: Embedder) -> SchemaMismatch:
+    name, _, dim = stored.partition("\x1f")
+    return SchemaMismatch(
+        f"this store's vectors were made by embedder {name!r} (dim {dim}); it was opened with "
+        f"{embedder.name!r} (dim {embedder.dim}). Open it with the same embedder, or pass "
+        "reembed=True to re-embed every fact and episode with the new one."
+    )

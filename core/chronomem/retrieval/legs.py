@@ -1,0 +1,328 @@
+"""The retrieval legs. Each applies the temporal predicate and the scope filter
+INSIDE the leg (in SQL or in the mirror's mask) and returns its own ranking:
+a list of (item id, score), best first, at most ``n`` long."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, and_, bindparam, column, func, literal_column, select, table
+
+from .. import reads
+from ..identity import fold
+from ..model import State
+from ..schema import episodes, versions
+from ..scope import Scope
+from .cache import MAX, Mirror, TenantMirror
+
+Ranking = list[tuple[str, float]]
+
+# Very common words carry no signal and make OR-queries match everything.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a user query, as plain tokens: query syntax is never interpreted."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", query).casefold())
+    terms = [w for w in words if w not in STOPWORDS] or words
+    return list(dict.fromkeys(terms))[:32]
+
+
+@dataclass(frozen=True)
+class TimeFilter:
+    valid_at: int
+    known_at: int | None
+    states: frozenset[State]
+
+
+# -- lexical legs (SQL) ---------------------------------------------------------------
+
+
+def _fts_match(terms: Sequence[str]) -> str:
+    # Every term double-quoted (quotes doubled): FTS5 sees strings, never operators.
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def lexical_facts(
+    conn: Connection,
+    scope: Scope,
+    terms: Sequence[str],
+    tf: TimeFilter,
+    n: int,
+    *,
+    subject_prefix: str | None = None,
+    predicates: Sequence[str] | None = None,
+    subject_key: str | None = None,
+) -> Ranking:
+    if not terms:
+        return []
+    temporal = []
+    valid_states = tf.states - {State.RETRACTED}
+    if valid_states:
+        temporal.append(and_(reads.known(tf.known_at), reads.in_states(valid_states, tf.valid_at)))
+    if State.RETRACTED in tf.states:
+        temporal.append(reads.retracted(tf.known_at))
+    filters = [
+        reads.scope_visible(versions, scope),
+        temporal[0] if len(temporal) == 1 else temporal[0] | temporal[1],
+    ]
+    if subject_prefix is not None:
+        filters.append(reads.prefix_match(versions.c.subject_key, subject_prefix))
+    if subject_key is not None:
+        filters.append(versions.c.subject_key == subject_key)
+    if predicates is not None:
+        filters.append(versions.c.predicate.in_(list(predicates)))
+    if conn.dialect.name == "sqlite":
+        fts = table("cm_versions_fts", column("rowid"))
+        rank: Any = literal_column("bm25(cm_versions_fts)")
+        q = (
+            select(versions.c.id, rank.label("r"))
+            .select_from(versions.join(fts, fts.c.rowid == literal_column("cm_versions.rowid")))
+            .where(
+                literal_column("cm_versions_fts").op("MATCH")(bindparam("m", _fts_match(terms))),
+                *filters,
+            )
+            .order_by(rank, versions.c.content_hash)
+            .limit(n)
+        )
+        return [(i, -float(r)) for i, r in conn.execute(q)]
+    tsq = func.to_tsquery("simple", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
+    tsv: Any = literal_column("cm_versions.tsv")
+    rank = func.ts_rank_cd(tsv, tsq)
+    q = (
+        select(versions.c.id, rank.label("r"))
+        .where(tsv.op("@@")(tsq), *filters)
+        .order_by(rank.desc(), versions.c.content_hash)
+        .limit(n)
+    )
+    return [(i, float(r)) for i, r in conn.execute(q)]
+
+
+def _pg_lexeme(term: str) -> str:
+    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
+def lexical_episodes(
+    conn: Connection, scope: Scope, terms: Sequence[str], tf: TimeFilter, n: int
+) -> Ranking:
+    if not terms:
+        return []
+    filters = [reads.scope_visible(episodes, scope), episodes.c.occurred_at <= tf.valid_at]
+    if tf.known_at is not None:
+        filters.append(episodes.c.recorded_at <= tf.known_at)
+    if conn.dialect.name == "sqlite":
+        fts = table("cm_episodes_fts", column("rowid"))
+        rank: Any = literal_column("bm25(cm_episodes_fts)")
+        q = (
+            select(episodes.c.id, rank.label("r"))
+            .select_from(episodes.join(fts, fts.c.rowid == literal_column("cm_episodes.rowid")))
+            .where(
+                literal_column("cm_episodes_fts").op("MATCH")(bindparam("m", _fts_match(terms))),
+                *filters,
+            )
+            .order_by(rank, episodes.c.content_hash, episodes.c.occurred_at)
+            .limit(n)
+        )
+        return [(i, -float(r)) for i, r in conn.execute(q)]
+    tsq = func.to_tsquery("simple", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
+    tsv: Any = literal_column("cm_episodes.tsv")
+    rank = func.ts_rank_cd(tsv, tsq)
+    q = (
+        select(episodes.c.id, rank.label("r"))
+        .where(tsv.op("@@")(tsq), *filters)
+        .order_by(rank.desc(), episodes.c.content_hash, episodes.c.occurred_at)
+        .limit(n)
+    )
+    return [(i, float(r)) for i, r in conn.execute(q)]
+
+
+# -- masks over the mirror ------------------------------------------------------------
+
+
+def _scope_mask(mirror: TenantMirror, m: Mirror, scope: Scope) -> np.ndarray:
+    mask = np.ones(m.n, dtype=bool)
+    for arr, value in ((m.user, scope.user), (m.agent, scope.agent), (m.session, scope.session)):
+        col = arr.view
+        if value:
+            mask &= (col == 0) | (col == mirror.scopes.get(value))
+        else:
+            mask &= col == 0
+    return mask
+
+
+def fact_mask(
+    mirror: TenantMirror,
+    scope: Scope,
+    tf: TimeFilter,
+    *,
+    retracted_ids: Sequence[str] = (),
+    subject_prefix: str | None = None,
+    predicates: Sequence[str] | None = None,
+    subject_key: str | None = None,
+) -> np.ndarray:
+    m = mirror.v
+    rec, sup, vf, vt = m.rec.view, m.sup.view, m.start.view, m.end.view
+    known = sup == MAX if tf.known_at is None else (rec <= tf.known_at) & (sup > tf.known_at)
+    v = tf.valid_at
+    temporal = np.zeros(m.n, dtype=bool)
+    if State.LIVE in tf.states:
+        temporal |= (vf <= v) & (vt > v)
+    if State.ENDED in tf.states:
+        temporal |= vt <= v
+    if State.SCHEDULED in tf.states:
+        temporal |= vf > v
+    mask = known & temporal
+    for rid in retracted_ids:
+        p = m.pos.get(rid)
+        if p is not None:
+            mask[p] = True
+    mask &= _scope_mask(mirror, m, scope)
+    if predicates is not None:
+        codes = [mirror.preds.index[p] for p in predicates if p in mirror.preds.index]
+        mask &= np.isin(m.pred.view, codes)
+    if subject_key is not None:
+        mask &= m.subj.view == mirror.entities.get(subject_key)
+    if subject_prefix:
+        idx = np.flatnonzero(mask)
+        keep = [i for i in idx if m.subjects[i].startswith(subject_prefix)]
+        mask = np.zeros(m.n, dtype=bool)
+        mask[keep] = True
+    return mask
+
+
+def episode_mask(mirror: TenantMirror, scope: Scope, tf: TimeFilter) -> np.ndarray:
+    m = mirror.e
+    mask = m.start.view <= tf.valid_at
+    if tf.known_at is not None:
+        mask &= m.rec.view <= tf.known_at
+    return mask & _scope_mask(mirror, m, scope)
+
+
+# -- vector and graph legs (mirror) -----------------------------------------------------
+
+
+def vector_leg(m: Mirror, mask: np.ndarray, q: np.ndarray, n: int) -> Ranking:
+    """Exact cosine search over the rows the mask admits."""
+    if m.n == 0:
+        return []
+    scores = m.scores(q)
+    admitted = mask & m.has_vec.view & (scores > 0)
+    count = int(admitted.sum())
+    if count == 0:
+        return []
+    scores = np.where(admitted, scores, -np.inf)
+    take = min(n, count)
+    part = np.argpartition(-scores, take - 1)[:take] if take < m.n else np.flatnonzero(admitted)
+    top = sorted(part, key=lambda j: (-float(scores[j]), m.hashes[j]))[:take]
+    return [(m.ids[j], float(scores[j])) for j in top]
+
+
+def _ngrams(words: list[str], max_len: int = 4) -> list[str]:
+    out = []
+    for size in range(max_len, 0, -1):
+        for i in range(len(words) - size + 1):
+            out.append(" ".join(words[i : i + size]))
+    return out
+
+
+def entities_in(mirror: TenantMirror, query: str) -> list[int]:
+    """Codes of the known entities (subject or object keys) the query names."""
+    words = fold(query).split(" ")
+    codes = []
+    for gram in _ngrams(words):
+        if gram in STOPWORDS:
+            continue
+        c = mirror.entities.index.get(gram)
+        if c:
+            codes.append(c)
+    return list(dict.fromkeys(codes))
+
+
+def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ranking:
+    """Facts one hop (score 1) or two hops (score 0.5) from entities named in the query."""
+    named = entities_in(mirror, query)
+    if not named:
+        return []
+    m = mirror.v
+    subj, obj = m.subj.view, m.obj.view
+    hop1 = sorted(
+        {p for c in named for p in m.by_entity.get(c, ()) if mask[p]}, key=lambda p: m.hashes[p]
+    )
+    ranked: Ranking = [(m.ids[p], 1.0) for p in hop1[:n]]
+    if len(ranked) >= n:
+        return ranked
+    seen = set(hop1)
+    near = {int(c) for p in hop1 for c in (subj[p], obj[p])} - set(named) - {0}
+    hop2 = sorted(
+        {p for c in near for p in m.by_entity.get(c, ()) if mask[p] and p not in seen},
+        key=lambda p: m.hashes[p],
+    )
+    ranked += [(m.ids[p], 0.5) for p in hop2[: n - len(ranked)]]
+    return ranked

@@ -1,0 +1,312 @@
+"""``Memory.search``: fan out to the legs, fuse, explain."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, select
+
+from .. import reads
+from ..embedding import Embedder, embed_checked
+from ..errors import ChronomemError, InvalidInput, InvalidType
+from ..identity import fold
+from ..model import Episode, Fact, State, parse_states
+from ..predicates import Volatility
+from ..schema import episodes as episodes_table
+from ..schema import versions
+from . import legs
+from .cache import MirrorSet, TenantMirror
+from .fusion import Fused, finish, fuse, recency
+from .indexing import Indexer
+from .rerank import Reranker
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+log = logging.getLogger("chronomem.search")
+
+FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
+EPISODE_LEGS = ("episode_lexical", "episode_vector")
+
+
+class SearchFailed(ChronomemError, RuntimeError):
+    """Every retrieval leg failed."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    fact: Fact | None
+    episode: Episode | None
+    score: float
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        if self.fact is not None:
+            return f"{self.fact.subject} {self.fact.predicate.replace('_', ' ')} {self.fact.object}"
+        return self.episode.text if self.episode is not None else ""
+
+
+class SearchResult(list[Hit]):
+    """The hits, best first; ``degraded`` and ``failed_legs`` say whether a leg failed."""
+
+    def __init__(self, hits: Sequence[Hit] = (), failed: dict[str, str] | None = None):
+        super().__init__(hits)
+        self.failed_legs: dict[str, str] = failed or {}
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.failed_legs)
+
+
+@dataclass
+class Retrieval:
+    """What ``attach`` hangs on a store: the embedder, its indexer, the mirrors."""
+
+    embedder: Embedder
+    indexer: Indexer
+    mirrors: MirrorSet
+    reranker: Reranker | None = None
+    # test hook: leg name -> callable raising, to prove failure reporting
+    fail: dict[str, Callable[[], None]] = field(default_factory=dict)
+
+
+def _half_life(
+    mem: Memory, conn: Connection, predicate: str, cache: dict[str, float | None]
+) -> float | None:
+    if predicate not in cache:
+        spec = mem._shared.registry.load(conn, mem.scope.tenant).get(predicate)
+        cache[predicate] = (spec.volatility if spec else Volatility.SLOW).half_life_days
+    return cache[predicate]
+
+
+def search(
+    mem: Memory,
+    r: Retrieval,
+    query: str,
+    *,
+    k: int = 10,
+    valid_at: Any = None,
+    known_at: Any = None,
+    as_of: Any = None,
+    states: Any = None,
+    include_episodes: bool = False,
+    min_score: float = 0.0,
+    subject: str | None = None,
+    subject_prefix: str | None = None,
+    predicates: Sequence[str] | None = None,
+    exact: bool = False,
+    legs_enabled: Sequence[str] | None = None,
+) -> SearchResult:
+    if not isinstance(query, str):
+        raise InvalidType(f"query must be a str, not {type(query).__name__}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+        raise InvalidInput("k must be a non-negative int")
+    if not isinstance(min_score, int | float) or min_score != min_score:
+        raise InvalidInput("min_score must be a number")
+    mem._check_open()
+    v, kn = mem._times(valid_at, known_at, as_of)
+    tf = legs.TimeFilter(v, kn, parse_states(states))
+    if k == 0 or not query.strip():
+        return SearchResult()
+    terms = legs.query_terms(query)
+    n = max(3 * k, 30)
+    scope = mem.scope
+    sh = mem._shared
+    wanted = set(legs_enabled) if legs_enabled is not None else set(FACT_LEGS + EPISODE_LEGS)
+    if not include_episodes:
+        wanted -= set(EPISODE_LEGS)
+    rankings: dict[str, tuple[str, list[tuple[str, float]]]] = {}
+    failed: dict[str, str] = {}
+    qvec: np.ndarray | None = None
+    with sh.backend.read() as conn:
+        preds = None
+        skey = None
+        if predicates is not None:
+            preds = [
+                p if exact else sh.registry.resolve(conn, scope.tenant, p).name for p in predicates
+            ]
+        if subject is not None:
+            skey = subject if exact else fold(subject)
+        mirror = r.mirrors.get(scope.tenant)
+
+        def run(name: str, kind: str, fn: Callable[[], list[tuple[str, float]]]) -> None:
+            if name not in wanted:
+                return
+            try:
+                hook = r.fail.get(name)
+                if hook is not None:
+                    hook()
+                rankings[name] = (kind, fn())
+            except Exception as exc:  # a failing leg is reported, not fatal
+                log.warning("search leg %s failed: %s", name, exc)
+                failed[name] = f"{type(exc).__name__}: {exc}"
+
+        mirror.sync(conn)  # once, before any leg: every leg sees the same state
+
+        def q() -> np.ndarray:
+            nonlocal qvec
+            if qvec is None:
+                qvec = embed_checked(r.embedder, [query])[0]
+            return qvec
+
+        retracted_ids: list[str] = []
+        if State.RETRACTED in tf.states:
+            retracted_ids = list(
+                conn.execute(
+                    select(versions.c.id).where(
+                        reads.scope_visible(versions, scope), reads.retracted(kn)
+                    )
+                ).scalars()
+            )
+        fmask: np.ndarray | None = None
+
+        def fact_mask() -> np.ndarray:
+            nonlocal fmask
+            if fmask is None:
+                fmask = legs.fact_mask(
+                    mirror,
+                    scope,
+                    tf,
+                    retracted_ids=retracted_ids,
+                    subject_prefix=subject_prefix,
+                    predicates=preds,
+                    subject_key=skey,
+                )
+            return fmask
+
+        run(
+            "fact_lexical",
+            "fact",
+            lambda: legs.lexical_facts(
+                conn,
+                scope,
+                terms,
+                tf,
+                n,
+                subject_prefix=subject_prefix,
+                predicates=preds,
+                subject_key=skey,
+            ),
+        )
+        run("fact_vector", "fact", lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n))
+        run("entity_graph", "fact", lambda: legs.graph_leg(mirror, fact_mask(), query, n))
+        run("episode_lexical", "episode", lambda: legs.lexical_episodes(conn, scope, terms, tf, n))
+
+        def episode_vec() -> list[tuple[str, float]]:
+            return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
+
+        run("episode_vector", "episode", episode_vec)
+        if wanted and not rankings and failed:
+            raise SearchFailed(f"every search leg failed: {failed}")
+        fused = list(fuse(rankings).values())
+        _score(mem, conn, mirror, fused, v)
+        fused = [f for f in fused if f.score >= min_score]
+        fused.sort(key=lambda f: (-f.score, f.tiebreak))
+        keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
+        hits = _materialize(mem, conn, keep, v, retracted_ids)
+    if r.reranker is not None and hits:
+        hits = list(r.reranker.rerank(query, hits))
+    out = hits[:k]
+    for h in out:
+        h.explain["degraded"] = bool(failed)
+    return SearchResult(out, failed)
+
+
+def _score(
+    mem: Memory, conn: Connection, mirror: TenantMirror, fused: list[Fused], valid_at: int
+) -> None:
+    """Final scores from the mirror (recency needs valid_from and the predicate;
+    ties need the content hash), so only the top k rows are ever fetched."""
+    half: dict[str, float | None] = {}
+    missing: list[Fused] = []
+    for f in fused:
+        if f.kind == "fact":
+            p = mirror.v.pos.get(f.id)
+            if p is None:
+                missing.append(f)
+                continue
+            pred = mirror.preds.names[int(mirror.v.pred.a[p])]
+            age = valid_at - int(mirror.v.start.a[p])
+            finish(f, recency(age, _half_life(mem, conn, pred, half)), mirror.v.hashes[p])
+        else:
+            p = mirror.e.pos.get(f.id)
+            if p is None:
+                missing.append(f)
+                continue
+            finish(f, 1.0, f"{mirror.e.hashes[p]}:{int(mirror.e.start.a[p]):020d}:{f.id}")
+    for f in missing:  # committed after the mirror's sync (PostgreSQL, read committed)
+        row: Any
+        if f.kind == "fact":
+            row = conn.execute(
+                select(versions.c.valid_from, versions.c.predicate, versions.c.content_hash).where(
+                    versions.c.tenant == mem.scope.tenant, versions.c.id == f.id
+                )
+            ).one()
+            finish(
+                f,
+                recency(valid_at - row.valid_from, _half_life(mem, conn, row.predicate, half)),
+                row.content_hash,
+            )
+        else:
+            row = conn.execute(
+                select(episodes_table.c.content_hash, episodes_table.c.occurred_at).where(
+                    episodes_table.c.tenant == mem.scope.tenant, episodes_table.c.id == f.id
+                )
+            ).one()
+            finish(f, 1.0, f"{row.content_hash}:{row.occurred_at:020d}:{f.id}")
+
+
+def _materialize(
+    mem: Memory,
+    conn: Connection,
+    fused: list[Fused],
+    valid_at: int,
+    retracted_ids: Sequence[str],
+) -> list[Hit]:
+    """Fetch the rows of the chosen candidates, in the candidates' order."""
+    fact_ids = [f.id for f in fused if f.kind == "fact"]
+    ep_ids = [f.id for f in fused if f.kind == "episode"]
+    made: dict[tuple[str, str], Fact | Episode] = {}
+    retracted = set(retracted_ids)
+    t = mem.scope.tenant
+    if fact_ids:
+        rows = (
+            conn.execute(
+                select(versions).where(versions.c.tenant == t, versions.c.id.in_(fact_ids))
+            )
+            .mappings()
+            .all()
+        )
+        src = reads.sources_of(conn, t, (r["fact_id"] for r in rows))
+        for row in rows:
+            made[("fact", row["id"])] = reads.to_fact(
+                row, valid_at, src.get(row["fact_id"], ()), retracted_row=row["id"] in retracted
+            )
+    if ep_ids:
+        rows = (
+            conn.execute(
+                select(episodes_table).where(
+                    episodes_table.c.tenant == t, episodes_table.c.id.in_(ep_ids)
+                )
+            )
+            .mappings()
+            .all()
+        )
+        for row in rows:
+            made[("episode", row["id"])] = reads.to_episode(row)
+    hits = []
+    for f in fused:
+        item = made.get((f.kind, f.id))
+        if item is None:  # erased between the legs and now
+            continue
+        explain = {**f.explain(), "tiebreak": f.tiebreak}
+        if isinstance(item, Fact):
+            hits.append(Hit(item, None, f.score, explain))
+        else:
+            hits.append(Hit(None, item, f.score, explain))
+    return hits
