@@ -1,0 +1,39 @@
+"""The examples run, offline, and say what the README says they say."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(script: str) -> str:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script)],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return out.stdout
+
+
+def test_quickstart_output_is_the_one_in_the_readme() -> None:
+    out = run("quickstart.py")
+    assert "move: added 1, superseded 1" in out
+    assert "retry: unchanged=1 added=0" in out
+    now = out.split("now:\n")[1].split("\n\n")[0].splitlines()
+    assert now == [
+        "  alice lives_in Berlin (since 2026-06-01; live)",
+        "  Alice works_at Apex Corp (since 2026-01-10; live)",
+    ]
+    replay = out.split("exact replay):\n")[1].split("\n\n")[0].splitlines()
+    assert replay == [
+        "  Alice lives_in Paris (since 2025-09-01; live)",
+        "  Alice works_at Acme Corp. (since 2026-01-10; live)",
+    ]
+    assert "  Alice works_at Acme Corp. (since 2026-01-10; retracted)" in out
+    assert "- Alice lives in Paris (2025-09-01 to 2026-06-01)" in out
+    readme = (ROOT / "README.md").read_text()
+    # The README shows this output verbatim.
+    for line in now + replay:
+        assert line in readme
