@@ -19,6 +19,11 @@ from chronomem import Memory
 
 PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("CHRONOMEM_REQUIRE_PG") == "1"
+# PostgreSQL 16 with pgvector (scripts/pgvector-server); CI sets CHRONOMEM_REQUIRE_PGVECTOR=1.
+PGVECTOR_URL = os.environ.get(
+    "CHRONOMEM_PGVECTOR_URL", "postgresql+psycopg://postgres@127.0.0.1:5433/test"
+)
+REQUIRE_PGVECTOR = os.environ.get("CHRONOMEM_REQUIRE_PGVECTOR") == "1"
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -58,48 +63,53 @@ class ManualClock:
         return self.now
 
 
-_pg_state: dict[str, object] = {}
+_pg_state: dict[str, dict[str, object]] = {}
 
 
-def pg_available() -> bool:
-    if "ok" not in _pg_state:
+def pg_available(base: str = PG_URL) -> bool:
+    state = _pg_state.setdefault(base, {})
+    if "ok" not in state:
         try:
-            eng = create_engine(PG_URL)
+            eng = create_engine(base)
             with eng.connect() as conn:
                 conn.execute(text("SELECT 1"))
                 # Extensions live in public, so dropping a test schema never drops them.
-                conn.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"))
+                for ext in ("btree_gist", "vector"):
+                    if conn.execute(
+                        text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": ext}
+                    ).scalar():
+                        conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {ext} SCHEMA public"))
                 conn.commit()
             eng.dispose()
-            _pg_state["ok"] = True
+            state["ok"] = True
         except Exception as exc:  # pragma: no cover - depends on the machine
-            _pg_state["ok"] = False
-            _pg_state["why"] = str(exc).splitlines()[0]
-    return bool(_pg_state["ok"])
+            state["ok"] = False
+            state["why"] = str(exc).splitlines()[0]
+    return bool(state["ok"])
 
 
-def require_pg() -> None:
-    if not pg_available():
-        msg = f"PostgreSQL not reachable at {PG_URL}: {_pg_state.get('why')}"
-        if REQUIRE_PG:
+def require_pg(base: str = PG_URL, required: bool = REQUIRE_PG) -> None:
+    if not pg_available(base):
+        msg = f"PostgreSQL not reachable at {base}: {_pg_state[base].get('why')}"
+        if required:
             pytest.fail(msg)
         pytest.skip(msg)
 
 
-def make_pg_schema() -> tuple[str, str]:
+def make_pg_schema(base: str = PG_URL) -> tuple[str, str]:
     """A fresh schema; returns (url with search_path, schema name)."""
     schema = f"cmtest_{secrets.token_hex(6)}"
-    eng = create_engine(PG_URL)
+    eng = create_engine(base)
     with eng.connect() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         conn.commit()
     eng.dispose()
-    sep = "&" if "?" in PG_URL else "?"
-    return f"{PG_URL}{sep}options=-csearch_path%3D{schema},public", schema
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema},public", schema
 
 
-def drop_pg_schema(schema: str) -> None:
-    eng = create_engine(PG_URL)
+def drop_pg_schema(schema: str, base: str = PG_URL) -> None:
+    eng = create_engine(base)
     with eng.connect() as conn:
         conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         conn.commit()
@@ -121,6 +131,16 @@ def pg_url() -> Iterator[str]:
         drop_pg_schema(schema)
 
 
+@pytest.fixture
+def pgvector_url() -> Iterator[str]:
+    require_pg(PGVECTOR_URL, REQUIRE_PGVECTOR)
+    url, schema = make_pg_schema(PGVECTOR_URL)
+    try:
+        yield url
+    finally:
+        drop_pg_schema(schema, PGVECTOR_URL)
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -131,6 +151,8 @@ def url(backend: str, tmp_path: object, request: pytest.FixtureRequest) -> Itera
     """A database URL per backend: in-memory SQLite, or a fresh PostgreSQL schema."""
     if backend == "sqlite":
         yield None
+    elif backend == "pgvector":
+        yield request.getfixturevalue("pgvector_url")
     else:
         yield request.getfixturevalue("pg_url")
 

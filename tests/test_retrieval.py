@@ -19,6 +19,19 @@ from tests.conftest import ManualClock, utc
 MAR, JUN, SEP = utc(2026, 3, 1), utc(2026, 6, 1), utc(2026, 9, 1)
 
 
+@pytest.fixture(params=["sqlite", "postgres", "pgvector"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Retrieval runs on a third backend too: PostgreSQL 16 with pgvector (HNSW legs)."""
+    return str(request.param)
+
+
+def test_pgvector_backend_uses_the_hnsw_legs(memory: Memory, backend: str) -> None:
+    assert memory._retrieval.pgvector is (backend == "pgvector")
+    memory.remember("olga", "likes", "chess")
+    hit = memory.search("olga chess")[0]
+    assert hit.explain["legs"]["fact_vector"]["rank"] == 1
+
+
 def texts(hits):
     return [h.text for h in hits]
 

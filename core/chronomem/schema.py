@@ -11,6 +11,7 @@ small, and each step is tested by opening an older database."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from sqlalchemy import (
@@ -31,6 +32,8 @@ from sqlalchemy import (
 )
 
 from .errors import SchemaMismatch
+
+log = logging.getLogger("chronomem.schema")
 
 metadata = MetaData()
 
@@ -151,18 +154,25 @@ Migration = Callable[[Connection], None]
 
 
 def _v1(conn: Connection) -> None:
-    metadata.create_all(conn)
+    # No checkfirst: v1 runs only when this schema has no cm_meta, and a
+    # visibility check would see another schema's tables on the search_path.
+    metadata.create_all(conn, checkfirst=False)
     dialect = conn.dialect.name
     if dialect == "postgresql":
-        conn.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist"))
-        # I1 as a database constraint: current versions of a slot never overlap in valid time.
-        conn.execute(
-            text(
-                "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
-                "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
-                "WHERE (superseded_at IS NULL)"
+        # I1 as a database constraint: current versions of a slot never overlap in
+        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
+        # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
+        if _pg_extension(conn, "btree_gist"):
+            conn.execute(
+                text(
+                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
+                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
+                    "WHERE (superseded_at IS NULL)"
+                )
             )
-        )
+        else:
+            log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
+            conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
         conn.execute(
             text(
                 "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
@@ -221,8 +231,26 @@ _SQLITE_FTS = (
 MIGRATIONS: dict[int, Migration] = {1: _v1}
 
 
+def _pg_extension(conn: Connection, name: str) -> bool:
+    """Create the extension if the server has it; True when it is installed."""
+    have = conn.execute(
+        text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": name}
+    ).scalar()
+    if not have:
+        return False
+    conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {name}"))
+    return True
+
+
+def has_pgvector(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql" and _pg_extension(conn, "vector")
+
+
 def current_version(conn: Connection) -> int:
-    if not conn.dialect.has_table(conn, "cm_meta"):
+    schema = None
+    if conn.dialect.name == "postgresql":  # only the schema we write to, not the search path
+        schema = conn.execute(text("SELECT current_schema()")).scalar()
+    if not conn.dialect.has_table(conn, "cm_meta", schema=schema):
         return 0
     row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
     return int(row[0]) if row else 0

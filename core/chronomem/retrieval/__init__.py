@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..embedding import Embedder, HashingEmbedder
 from ..errors import InvalidType
+from ..schema import has_pgvector
 from .cache import MirrorSet
 from .indexing import Indexer, check_embedder, mismatch_error
 from .rerank import Reranker
@@ -28,9 +29,14 @@ def attach(mem: Memory, embedder: Any = None, *, reembed: bool = False) -> Retri
     sh = mem._shared
     with sh.backend.write() as conn:
         stored = check_embedder(conn, emb)
-    if stored is not None and not reembed:
-        raise mismatch_error(stored, emb)
-    r = Retrieval(emb, Indexer(emb), MirrorSet(emb.dim))
+        if stored is not None and not reembed:
+            raise mismatch_error(stored, emb)
+        pgvector = has_pgvector(conn)
+        if pgvector:
+            from .pgvector import ensure_column
+
+            ensure_column(conn, emb.dim)
+    r = Retrieval(emb, Indexer(emb, pgvector=pgvector), MirrorSet(emb.dim), pgvector=pgvector)
     sh.extensions["retrieval"] = r
     sh.extensions["vector_cache"] = r.mirrors
     sh.hooks.append(r.indexer.on_versions)

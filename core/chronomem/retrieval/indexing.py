@@ -25,8 +25,9 @@ def fact_text(row: dict[str, Any]) -> str:
 
 
 class Indexer:
-    def __init__(self, embedder: Embedder, cache_size: int = 4096):
+    def __init__(self, embedder: Embedder, cache_size: int = 4096, *, pgvector: bool = False):
         self.embedder = embedder
+        self.pgvector = pgvector  # also fill cm_vectors.embedding (PostgreSQL + pgvector)
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
 
@@ -71,6 +72,16 @@ class Indexer:
                 for (r, _), v in zip(keep, vecs, strict=True)
             ],
         )
+        if self.pgvector:
+            from .pgvector import vector_literal, write_embeddings
+
+            write_embeddings(
+                conn,
+                [
+                    {"t": r["tenant"], "k": kind, "i": r["id"], "e": vector_literal(v)}
+                    for (r, _), v in zip(keep, vecs, strict=True)
+                ],
+            )
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         self._write(conn, "v", rows, [fact_text(r) for r in rows])

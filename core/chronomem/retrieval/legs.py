@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, bindparam, column, func, literal_column, select, table
+from sqlalchemy import Connection, and_, bindparam, column, func, literal_column, or_, select, table
 
 from .. import reads
 from ..identity import fold
@@ -110,6 +110,31 @@ def _fts_match(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+def fact_filters(
+    scope: Scope,
+    tf: TimeFilter,
+    *,
+    subject_prefix: str | None = None,
+    predicates: Sequence[str] | None = None,
+    subject_key: str | None = None,
+) -> list[Any]:
+    """The scope, temporal and caller filters of a fact leg, as SQL."""
+    temporal = []
+    valid_states = tf.states - {State.RETRACTED}
+    if valid_states:
+        temporal.append(and_(reads.known(tf.known_at), reads.in_states(valid_states, tf.valid_at)))
+    if State.RETRACTED in tf.states:
+        temporal.append(reads.retracted(tf.known_at))
+    filters: list[Any] = [reads.scope_visible(versions, scope), or_(*temporal)]
+    if subject_prefix is not None:
+        filters.append(reads.prefix_match(versions.c.subject_key, subject_prefix))
+    if subject_key is not None:
+        filters.append(versions.c.subject_key == subject_key)
+    if predicates is not None:
+        filters.append(versions.c.predicate.in_(list(predicates)))
+    return filters
+
+
 def lexical_facts(
     conn: Connection,
     scope: Scope,
@@ -123,22 +148,9 @@ def lexical_facts(
 ) -> Ranking:
     if not terms:
         return []
-    temporal = []
-    valid_states = tf.states - {State.RETRACTED}
-    if valid_states:
-        temporal.append(and_(reads.known(tf.known_at), reads.in_states(valid_states, tf.valid_at)))
-    if State.RETRACTED in tf.states:
-        temporal.append(reads.retracted(tf.known_at))
-    filters = [
-        reads.scope_visible(versions, scope),
-        temporal[0] if len(temporal) == 1 else temporal[0] | temporal[1],
-    ]
-    if subject_prefix is not None:
-        filters.append(reads.prefix_match(versions.c.subject_key, subject_prefix))
-    if subject_key is not None:
-        filters.append(versions.c.subject_key == subject_key)
-    if predicates is not None:
-        filters.append(versions.c.predicate.in_(list(predicates)))
+    filters = fact_filters(
+        scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
+    )
     if conn.dialect.name == "sqlite":
         fts = table("cm_versions_fts", column("rowid"))
         rank: Any = literal_column("bm25(cm_versions_fts)")

@@ -19,6 +19,7 @@ from ..predicates import Volatility
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from . import legs
+from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import Fused, finish, fuse, recency
 from .indexing import Indexer
@@ -71,6 +72,7 @@ class Retrieval:
     indexer: Indexer
     mirrors: MirrorSet
     reranker: Reranker | None = None
+    pgvector: bool = False  # vector legs in SQL (HNSW) instead of the in-process mirror
     # test hook: leg name -> callable raising, to prove failure reporting
     fail: dict[str, Callable[[], None]] = field(default_factory=dict)
 
@@ -138,10 +140,13 @@ def search(
             if name not in wanted:
                 return
             try:
-                hook = r.fail.get(name)
-                if hook is not None:
-                    hook()
-                rankings[name] = (kind, fn())
+                # A savepoint per leg: on PostgreSQL a failed statement would
+                # otherwise abort the read transaction for every later leg.
+                with conn.begin_nested():
+                    hook = r.fail.get(name)
+                    if hook is not None:
+                        hook()
+                    rankings[name] = (kind, fn())
             except Exception as exc:  # a failing leg is reported, not fatal
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
@@ -193,11 +198,29 @@ def search(
                 subject_key=skey,
             ),
         )
-        run("fact_vector", "fact", lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n))
+        if r.pgvector:
+            run(
+                "fact_vector",
+                "fact",
+                lambda: pgv.fact_leg(
+                    conn,
+                    scope,
+                    tf,
+                    q(),
+                    n,
+                    subject_prefix=subject_prefix,
+                    predicates=preds,
+                    subject_key=skey,
+                ),
+            )
+        else:
+            run("fact_vector", "fact", lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n))
         run("entity_graph", "fact", lambda: legs.graph_leg(mirror, fact_mask(), query, n))
         run("episode_lexical", "episode", lambda: legs.lexical_episodes(conn, scope, terms, tf, n))
 
         def episode_vec() -> list[tuple[str, float]]:
+            if r.pgvector:
+                return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
             return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
 
         run("episode_vector", "episode", episode_vec)

@@ -1,0 +1,172 @@
+"""The vector legs on PostgreSQL with pgvector: an HNSW (cosine) index on
+``cm_vectors.embedding``, queried with the temporal predicate and the scope in
+the same SQL statement, and iterative index scans so a selective filter still
+fills the top k (pgvector >= 0.8)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, and_, bindparam, cast, literal_column, select, text
+from sqlalchemy.types import UserDefinedType
+
+from .. import reads
+from ..schema import episodes, vectors, versions
+from ..scope import Scope
+from .legs import Ranking, TimeFilter, fact_filters
+
+
+class Vector(UserDefinedType[Any]):
+    """pgvector's ``vector`` type, for casts of bound parameters."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "vector"
+
+
+# Below this many vectors in a tenant, order by an expression the HNSW index
+# cannot serve: an exact scan is fast there, and exact means two ingests of one
+# corpus rank identically. Above it, HNSW (approximate) keeps search fast.
+EXACT_BELOW = 50_000
+
+
+def _distance(q: np.ndarray) -> Any:
+    emb: Any = literal_column("cm_vectors.embedding")
+    return emb.op("<=>")(cast(bindparam("q", vector_literal(q)), Vector()))
+
+
+def _order(dist: Any, rows_in_tenant: int) -> Any:
+    return dist if rows_in_tenant >= EXACT_BELOW else dist + 0
+
+
+def vector_literal(v: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in v.tolist()) + "]"
+
+
+def ensure_column(conn: Connection, dim: int) -> None:
+    """``embedding vector(dim)`` with an HNSW index; rebuilt when the dimension changes."""
+    current = conn.execute(
+        text(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'cm_vectors'::regclass "
+            "AND attname = 'embedding' AND NOT attisdropped"
+        )
+    ).scalar()
+    if current == dim:
+        return
+    if current is not None:
+        conn.execute(text("DROP INDEX IF EXISTS cm_vectors_hnsw"))
+        conn.execute(text("ALTER TABLE cm_vectors DROP COLUMN embedding"))
+    conn.execute(text(f"ALTER TABLE cm_vectors ADD COLUMN embedding vector({int(dim)})"))
+    conn.execute(
+        text("CREATE INDEX cm_vectors_hnsw ON cm_vectors USING hnsw (embedding vector_cosine_ops)")
+    )
+    # Backfill from the float32 blobs (a store created before pgvector was installed).
+    rows = conn.execute(
+        select(vectors.c.tenant, vectors.c.kind, vectors.c.item_id, vectors.c.vec).where(
+            vectors.c.dim == dim
+        )
+    ).all()
+    if rows:
+        write_embeddings(
+            conn,
+            [
+                {
+                    "t": r.tenant,
+                    "k": r.kind,
+                    "i": r.item_id,
+                    "e": vector_literal(np.frombuffer(r.vec, "<f4")),
+                }
+                for r in rows
+            ],
+        )
+
+
+def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
+    conn.execute(
+        text(
+            "UPDATE cm_vectors SET embedding = CAST(:e AS vector) "
+            "WHERE tenant = :t AND kind = :k AND item_id = :i"
+        ),
+        params,
+    )
+
+
+def _prepare(conn: Connection) -> None:
+    conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
+
+
+def fact_leg(
+    conn: Connection,
+    scope: Scope,
+    tf: TimeFilter,
+    q: np.ndarray,
+    n: int,
+    *,
+    subject_prefix: str | None = None,
+    predicates: Sequence[str] | None = None,
+    subject_key: str | None = None,
+    rows_in_tenant: int = EXACT_BELOW,
+) -> Ranking:
+    _prepare(conn)
+    dist = _distance(q)
+    stmt = (
+        select(versions.c.id, dist.label("d"), versions.c.content_hash)
+        .select_from(
+            vectors.join(
+                versions,
+                and_(versions.c.tenant == vectors.c.tenant, versions.c.id == vectors.c.item_id),
+            )
+        )
+        .where(
+            vectors.c.tenant == scope.tenant,
+            vectors.c.kind == "v",
+            *fact_filters(
+                scope,
+                tf,
+                subject_prefix=subject_prefix,
+                predicates=predicates,
+                subject_key=subject_key,
+            ),
+        )
+        .order_by(_order(dist, rows_in_tenant), versions.c.content_hash)
+        .limit(n)
+    )
+    return _ranked(conn.execute(stmt).all())
+
+
+def _ranked(rows: Sequence[Any]) -> Ranking:
+    """Best first; equal distances ordered by content hash (reproducible across ingests)."""
+    ranked = sorted(rows, key=lambda r: (float(r[1]), r[2]))
+    return [(r[0], 1.0 - float(r[1])) for r in ranked if float(r[1]) < 1.0]
+
+
+def episode_leg(
+    conn: Connection,
+    scope: Scope,
+    tf: TimeFilter,
+    q: np.ndarray,
+    n: int,
+    rows_in_tenant: int = EXACT_BELOW,
+) -> Ranking:
+    _prepare(conn)
+    dist = _distance(q)
+    filters = [reads.scope_visible(episodes, scope), episodes.c.occurred_at <= tf.valid_at]
+    if tf.known_at is not None:
+        filters.append(episodes.c.recorded_at <= tf.known_at)
+    stmt = (
+        select(episodes.c.id, dist.label("d"), episodes.c.content_hash)
+        .select_from(
+            vectors.join(
+                episodes,
+                and_(episodes.c.tenant == vectors.c.tenant, episodes.c.id == vectors.c.item_id),
+            )
+        )
+        .where(vectors.c.tenant == scope.tenant, vectors.c.kind == "e", *filters)
+        .order_by(_order(dist, rows_in_tenant), episodes.c.content_hash, episodes.c.occurred_at)
+        .limit(n)
+    )
+    return _ranked(conn.execute(stmt).all())

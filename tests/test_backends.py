@@ -1,0 +1,69 @@
+"""Backend plumbing: URLs, schemas on PostgreSQL, the I1 constraint."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from chronomem import InvalidInput, Memory
+from tests.conftest import PG_URL, drop_pg_schema, make_pg_schema, require_pg
+
+
+def test_a_store_in_one_schema_never_uses_another_schemas_tables_on_the_search_path() -> None:
+    require_pg()
+    first_url, first = make_pg_schema()
+    second_url, second = make_pg_schema()
+    try:
+        a = Memory(first_url)
+        a.remember("alice", "likes", "tea")
+        a.close()
+        # second schema first on the path, the populated one after it
+        both = second_url.replace(f"{second},public", f"{second},{first},public")
+        b = Memory(both)
+        assert b.facts() == []
+        b.remember("bob", "likes", "coffee")
+        b.close()
+        eng = create_engine(PG_URL)
+        with eng.connect() as conn:
+            n = conn.execute(text(f'SELECT count(*) FROM "{second}".cm_versions')).scalar()
+            m = conn.execute(text(f'SELECT count(*) FROM "{first}".cm_versions')).scalar()
+        eng.dispose()
+        assert (n, m) == (1, 1)
+    finally:
+        drop_pg_schema(first)
+        drop_pg_schema(second)
+
+
+def test_postgres_enforces_i1_with_an_exclusion_constraint(pg_url: str) -> None:
+    m = Memory(pg_url)
+    m.remember("alice", "lives_in", "Paris")
+    eng = create_engine(pg_url)
+    with eng.connect() as conn, pytest.raises(Exception, match="cm_versions_i1"):
+        # a second current version of the same slot over an overlapping interval
+        conn.execute(
+            text(
+                "INSERT INTO cm_versions (tenant, id, fact_id, user_id, agent_id, session_id, slot, "
+                "subject, subject_key, predicate, object, object_key, valid_from, valid_to, "
+                "recorded_at, metadata, content_hash) "
+                "SELECT tenant, 'x', 'y', user_id, agent_id, session_id, slot, subject, subject_key, "
+                "predicate, 'Rome', 'rome', valid_from, NULL, recorded_at, '{}', 'h' FROM cm_versions"
+            )
+        )
+    eng.dispose()
+    m.close()
+
+
+@pytest.mark.parametrize("url", ["mysql://x", "http://example", 42])
+def test_unsupported_urls_are_clear_errors(url: object) -> None:
+    with pytest.raises((InvalidInput, TypeError)):
+        Memory(url)  # type: ignore[arg-type]
+
+
+def test_sqlite_file_reopens_with_its_data(tmp_path) -> None:
+    path = tmp_path / "m.db"
+    m = Memory(str(path))
+    m.remember("alice", "lives_in", "Paris")
+    m.close()
+    again = Memory(f"sqlite:///{path}")
+    assert [f.object for f in again.facts()] == ["Paris"]
+    again.close()
