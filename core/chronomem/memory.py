@@ -366,6 +366,29 @@ class Memory:
         with self._shared.backend.read() as conn:
             return self._shared.registry.resolve(conn, self.scope.tenant, name)
 
+    def add(
+        self,
+        messages: object,
+        *,
+        extractor: Any = None,
+        occurred_at: datetime | None = None,
+        on_error: str = "report",
+    ) -> Receipt:
+        """Store messages (a str, a list, OpenAI-style ``{"role", "content"}`` dicts,
+        framework message objects) as episodes, extract facts from them (default:
+        the offline rule extractor) and write the facts through the state machine.
+        The receipt counts ``extracted``, ``skipped`` (small talk) and
+        ``unextracted`` (kept, but nothing the extractor could read)."""
+        from .extraction import add_messages
+
+        return add_messages(
+            self,
+            messages,
+            extractor=extractor,
+            occurred_at=occurred_at,
+            on_error=on_error,  # type: ignore[arg-type]
+        )
+
     # -- episodes ----------------------------------------------------------------------
     def add_episode(
         self,
