@@ -194,12 +194,18 @@ class TenantMirror:
     def sync(self, conn: Connection) -> None:
         """Bring the mirror up to the database's latest transaction time."""
         with self.lock:
-            last = conn.execute(
-                select(txclock.c.last_us).where(txclock.c.tenant == self.tenant)
-            ).scalar()
-            erased = conn.execute(
-                select(meta.c.value).where(meta.c.key == f"erased:{self.tenant}")
-            ).scalar()
+            erased_q = (
+                select(meta.c.value).where(meta.c.key == f"erased:{self.tenant}").scalar_subquery()
+            )
+            row = conn.execute(
+                select(
+                    select(txclock.c.last_us)
+                    .where(txclock.c.tenant == self.tenant)
+                    .scalar_subquery(),
+                    erased_q,
+                )
+            ).one()
+            last, erased = row[0], row[1]
             if erased != self.erased:
                 self.__init__(self.tenant, self.dim)  # type: ignore[misc]
                 self.erased = erased

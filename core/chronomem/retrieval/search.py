@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -136,13 +137,19 @@ def search(
             skey = subject if exact else fold(subject)
         mirror = r.mirrors.get(scope.tenant)
 
-        def run(name: str, kind: str, fn: Callable[[], list[tuple[str, float]]]) -> None:
+        mirror.sync(conn)  # once, before any leg: every leg sees the same state
+
+        # PostgreSQL aborts a transaction on a failed statement: its SQL legs run in a
+        # savepoint each, so one failure stays one leg's. SQLite does not need it.
+        contain = conn.dialect.name == "postgresql"
+
+        def run(
+            name: str, kind: str, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
+        ) -> None:
             if name not in wanted:
                 return
             try:
-                # A savepoint per leg: on PostgreSQL a failed statement would
-                # otherwise abort the read transaction for every later leg.
-                with conn.begin_nested():
+                with conn.begin_nested() if sql and contain else nullcontext():
                     hook = r.fail.get(name)
                     if hook is not None:
                         hook()
@@ -150,8 +157,6 @@ def search(
             except Exception as exc:  # a failing leg is reported, not fatal
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
-
-        mirror.sync(conn)  # once, before any leg: every leg sees the same state
 
         def q() -> np.ndarray:
             nonlocal qvec
@@ -214,8 +219,15 @@ def search(
                 ),
             )
         else:
-            run("fact_vector", "fact", lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n))
-        run("entity_graph", "fact", lambda: legs.graph_leg(mirror, fact_mask(), query, n))
+            run(
+                "fact_vector",
+                "fact",
+                lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n),
+                sql=False,
+            )
+        run(
+            "entity_graph", "fact", lambda: legs.graph_leg(mirror, fact_mask(), query, n), sql=False
+        )
         run("episode_lexical", "episode", lambda: legs.lexical_episodes(conn, scope, terms, tf, n))
 
         def episode_vec() -> list[tuple[str, float]]:
@@ -223,7 +235,7 @@ def search(
                 return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
             return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
 
-        run("episode_vector", "episode", episode_vec)
+        run("episode_vector", "episode", episode_vec, sql=r.pgvector)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
         fused = list(fuse(rankings).values())

@@ -1,0 +1,176 @@
+"""Search and read latency of chronomem at growing store sizes (issue: retrieval).
+
+    python benchmarks/search.py                       # 1k, 10k, 100k facts on SQLite
+    python benchmarks/search.py --sizes 1000000       # 1M (opt-in: minutes, ~1.5 GB RSS)
+    python benchmarks/search.py --backend postgres    # PostgreSQL (CHRONOMEM_PG_URL)
+
+Each size runs in its own subprocess so peak RSS is per size. Reports p50/p95
+of ``search(k=10)``, of current reads ``facts(subject=…)``, of as-of reads
+``facts(subject=…, as_of=…)`` (and their ratio to current reads), ingest rate
+and peak RSS. Hashing embedder (the default). Writes JSON to
+``benchmarks/results/search-<backend>.json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+CITIES = [f"city{i}" for i in range(500)]
+PREDICATES = ["lives_in", "works_at", "likes", "speaks", "plans"]
+WORDS = ["alpha", "beta", "gamma", "delta", "north", "south", "river", "harbour"]
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def measure(size: int, backend: str, queries: int) -> dict[str, object]:
+    from chronomem import Memory
+
+    schema = None
+    if backend == "postgres":
+        from sqlalchemy import create_engine, text
+
+        schema = f"bench_{os.getpid()}"
+        eng = create_engine(PG_URL)
+        with eng.connect() as c:
+            c.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"))
+            c.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"))
+            c.commit()
+        url = f"{PG_URL}?options=-csearch_path%3D{schema},public"
+    else:
+        url = str(Path(tempfile.mkdtemp()) / "bench.db")
+    m = Memory(url)
+    rnd = random.Random(size)
+    subjects = max(1, size // 5)
+    t0 = time.perf_counter()
+    batch = 2000
+    midpoint = None
+    for start in range(0, size, batch):
+        ops = [
+            m.assertion(
+                f"user{rnd.randrange(subjects)}",
+                rnd.choice(PREDICATES),
+                f"{rnd.choice(CITIES)} {rnd.choice(WORDS)}",
+            )
+            for _ in range(min(batch, size - start))
+        ]
+        receipt = m.apply(ops)
+        if midpoint is None and start >= size // 2:
+            midpoint = receipt.recorded_at
+    ingest_s = time.perf_counter() - t0
+    as_of = midpoint or datetime.now(timezone.utc)
+    qs = [
+        (
+            f"where does user{rnd.randrange(subjects)} live {rnd.choice(CITIES)}",
+            f"user{rnd.randrange(subjects)}",
+        )
+        for _ in range(queries)
+    ]
+    m.search(qs[0][0])  # first call builds the in-process mirror; measured separately
+    timings: dict[str, list[float]] = {"search": [], "current": [], "as_of": []}
+    for query, subject in qs:
+        for name, fn in (
+            ("search", lambda: m.search(query, k=10)),
+            ("current", lambda: m.facts(subject=subject)),
+            ("as_of", lambda: m.facts(subject=subject, as_of=as_of)),
+        ):
+            t = time.perf_counter()
+            fn()
+            timings[name].append((time.perf_counter() - t) * 1000)
+    stats = m.stats()
+    m.close()
+    if schema:
+        from sqlalchemy import create_engine, text
+
+        eng = create_engine(PG_URL)
+        with eng.connect() as c:
+            c.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            c.commit()
+    out: dict[str, object] = {
+        "size": size,
+        "versions": stats.versions,
+        "ingest_facts_per_s": round(size / ingest_s, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    for name, values in timings.items():
+        out[f"{name}_p50_ms"] = round(statistics.median(values), 3)
+        out[f"{name}_p95_ms"] = round(pct(values, 0.95), 3)
+    out["as_of_over_current_p50"] = round(
+        float(out["as_of_p50_ms"]) / max(float(out["current_p50_ms"]), 1e-9),
+        2,  # type: ignore[arg-type]
+    )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child process: one size
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.backend, args.queries)))
+        return
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        res = subprocess.run(
+            [sys.executable, __file__, "--one", str(size), "--backend", args.backend, "--queries", str(args.queries)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(
+            f"{row['size']:>9,} facts  search p50 {row['search_p50_ms']:7.2f} ms  p95 {row['search_p95_ms']:7.2f} ms"
+            f" | current p50 {row['current_p50_ms']:6.2f} ms | as-of p50 {row['as_of_p50_ms']:6.2f} ms"
+            f" ({row['as_of_over_current_p50']}x) | ingest {row['ingest_facts_per_s']:,.0f}/s"
+            f" | peak RSS {row['peak_rss_mb']} MB",
+            flush=True,
+        )
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        growth = float(b["search_p50_ms"]) / max(float(a["search_p50_ms"]), 1e-9)
+        print(f"search p50 grows {growth:.1f}x for {b['size'] // a['size']}x more facts")
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE
+    ).stdout.strip()
+    result = {
+        "benchmark": "search",
+        "backend": args.backend,
+        "commit": commit,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "platform": platform.platform(),
+        },
+        "embedder": "hashing-v1-256",
+        "queries": args.queries,
+        "rows": rows,
+    }
+    out = HERE / "results" / f"search-{args.backend}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()
