@@ -86,9 +86,9 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
     timings: dict[str, list[float]] = {"search": [], "current": [], "as_of": []}
     for query, subject in qs:
         for name, fn in (
-            ("search", lambda: m.search(query, k=10)),
-            ("current", lambda: m.facts(subject=subject)),
-            ("as_of", lambda: m.facts(subject=subject, as_of=as_of)),
+            ("search", lambda q=query: m.search(q, k=10)),
+            ("current", lambda s=subject: m.facts(subject=s)),
+            ("as_of", lambda s=subject: m.facts(subject=s, as_of=as_of)),
         ):
             t = time.perf_counter()
             fn()

@@ -96,7 +96,10 @@ class SentenceTransformerEmbedder:
 
         path = model or _bundled_minilm()
         self._model: Any = SentenceTransformer(path, device=device)
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        dim = self._model.get_sentence_embedding_dimension()
+        if not dim:
+            raise InvalidInput(f"model {path!r} does not report an embedding dimension")
+        self.dim = int(dim)
         self.name = f"st-{os.path.basename(str(path).rstrip('/'))}-{self.dim}"
         self.batch_size = batch_size
 
