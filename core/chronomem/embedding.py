@@ -96,11 +96,15 @@ class SentenceTransformerEmbedder:
 
         path = model or _bundled_minilm()
         self._model: Any = SentenceTransformer(path, device=device)
-        dim = self._model.get_sentence_embedding_dimension()
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dim = getter()
         if not dim:
             raise InvalidInput(f"model {path!r} does not report an embedding dimension")
         self.dim = int(dim)
-        self.name = f"st-{os.path.basename(str(path).rstrip('/'))}-{self.dim}"
+        label = "all-MiniLM-L6-v2" if model is None else os.path.basename(str(path).rstrip("/"))
+        self.name = f"st-{label}-{self.dim}"
         self.batch_size = batch_size
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -123,7 +127,7 @@ def _bundled_minilm() -> str:
             mod = importlib.import_module(name)
         except ImportError:
             continue
-        for attr in ("MODEL_PATH", "model_path", "path"):
+        for attr in ("get_model_path", "MODEL_DIR", "MODEL_PATH", "model_path"):
             value = getattr(mod, attr, None)
             value = value() if callable(value) else value
             if value:

@@ -1,0 +1,46 @@
+"""Extraction: from messages to facts, offline first.
+
+``add_messages(memory, messages)`` stores the messages as episodes, reads facts
+from them with an extractor (default: the offline ``RuleExtractor``) and writes
+the facts through the state machine in one transaction. Extractors follow one
+protocol (``Extractor``: ``name``, ``version``, ``extract(turns)``, batched); the
+``LLMExtractor`` plugs any chat model in, ``OpenAICompatibleExtractor`` any
+``/chat/completions`` endpoint (``httpx``, the ``chronomem[http]`` extra)."""
+
+from __future__ import annotations
+
+from .base import (
+    Extracted,
+    ExtractionError,
+    ExtractionResult,
+    Extractor,
+    SchemaAware,
+    Turn,
+    normalize_messages,
+)
+from .ingest import ExtractionReceipt, add_messages, default_extractor
+from .llm import LLMExtractor, OpenAICompatibleExtractor, parse_answer
+from .rules import RuleExtractor
+from .salience import is_salient, is_small_talk
+from .timeexpr import find_times, resolve
+
+__all__ = [
+    "Extracted",
+    "ExtractionError",
+    "ExtractionReceipt",
+    "ExtractionResult",
+    "Extractor",
+    "LLMExtractor",
+    "OpenAICompatibleExtractor",
+    "RuleExtractor",
+    "SchemaAware",
+    "Turn",
+    "add_messages",
+    "default_extractor",
+    "find_times",
+    "is_salient",
+    "is_small_talk",
+    "normalize_messages",
+    "parse_answer",
+    "resolve",
+]

@@ -1,0 +1,284 @@
+"""From messages to facts: store every message, extract, write through the state machine.
+
+``add_messages(memory, messages)`` is what ``Memory.add(messages)`` does:
+
+1. every message is stored as an episode (``Memory.add_episodes``, one
+   transaction), so the transcript is kept whatever extraction makes of it;
+2. the extractor (default: the offline ``RuleExtractor``) reads the turns;
+3. unknown predicates may get their cardinality from the extractor once
+   (``SchemaAware``), persisted with ``Memory.register_predicate``;
+4. every extracted fact becomes a write operation citing its episode and the
+   extractor, and all of them go through ONE ``Memory.apply`` call: the same
+   supersession state machine as every other write, one transaction time.
+
+The returned receipt says what the write did plus how extraction went:
+``extracted`` (facts written), ``skipped`` (turns the salience gate dropped),
+``unextracted`` (turns read but yielding nothing), ``failed``/``errors`` (turns
+whose extraction failed; nothing from them was written)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from ..errors import ChronomemError, InvalidInput, InvalidType
+from ..identity import fold_predicate, require_text
+from ..model import Receipt
+from ..ops import EndOp, WriteOp
+from ..predicates import BUILTIN, Cardinality
+from ..timeutil import to_us
+from .base import (
+    DEFAULT_SPEAKER,
+    Extracted,
+    ExtractionError,
+    ExtractionResult,
+    Extractor,
+    Turn,
+    normalize_messages,
+)
+from .rules import RuleExtractor
+
+# Asserting one of these ends the other for the same object ("I love coffee now").
+COMPLEMENTS = {"likes": "dislikes", "dislikes": "likes"}
+
+_BUILTIN_NAMES = frozenset(
+    [s.name for s in BUILTIN] + [fold_predicate(a) for s in BUILTIN for a in s.aliases]
+)
+_US = timedelta(microseconds=1)
+
+_default: RuleExtractor | None = None
+
+
+def default_extractor() -> RuleExtractor:
+    """The shared offline rule extractor (its patterns are compiled once)."""
+    global _default
+    if _default is None:
+        _default = RuleExtractor()
+    return _default
+
+
+@dataclass
+class ExtractionReceipt(Receipt):
+    """A ``Receipt`` plus how extraction went: ``failed`` counts turns whose
+    extraction failed (nothing from them was written), ``errors`` maps their
+    index in the messages to the reason."""
+
+    failed: int = 0
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def merge(self, other: Receipt) -> None:
+        super().merge(other)
+        if isinstance(other, ExtractionReceipt):
+            offset = len(self.episode_ids) - len(other.episode_ids)
+            self.failed += other.failed
+            self.errors.update({offset + i: e for i, e in other.errors.items()})
+
+
+def _receipt_from(base: Receipt) -> ExtractionReceipt:
+    return ExtractionReceipt(**{f.name: getattr(base, f.name) for f in dataclasses.fields(Receipt)})
+
+
+def predicate_known(memory: Any, name: str) -> bool:
+    """Whether ``name`` is a built-in predicate or alias, or registered in this
+    store's tenant (an unknown predicate resolves to ``MANY`` too, so the spec
+    alone cannot tell)."""
+    key = fold_predicate(name)
+    if key in _BUILTIN_NAMES:
+        return True
+    from sqlalchemy import select
+
+    from ..schema import predicates as predicates_table
+
+    with memory.backend.read() as conn:
+        row = conn.execute(
+            select(predicates_table.c.name).where(
+                predicates_table.c.tenant == memory.scope.tenant,
+                predicates_table.c.name == key,
+            )
+        ).first()
+    return row is not None
+
+
+def acquire_schema(memory: Any, extractor: object, facts: list[Extracted]) -> list[str]:
+    """Register the cardinality of predicates the store does not know, asking a
+    ``SchemaAware`` extractor (which asks its model at most once per name).
+    Returns the names registered."""
+    ask = getattr(extractor, "cardinality_of", None)
+    if not callable(ask):
+        return []
+    registered = []
+    examples: dict[str, Extracted] = {}
+    for f in facts:
+        examples.setdefault(fold_predicate(f.predicate), f)
+    for name, example in examples.items():
+        if predicate_known(memory, name):
+            continue
+        answer = ask(name, example)
+        if answer is None:
+            continue
+        try:
+            card = Cardinality(answer)
+        except ValueError:
+            continue
+        memory.register_predicate(name, cardinality=card)
+        registered.append(name)
+    return registered
+
+
+def _canonical(memory: Any, name: str, cache: dict[str, str]) -> str:
+    if name not in cache:
+        cache[name] = memory.predicate(name).name
+    return cache[name]
+
+
+def _ops_for(
+    memory: Any, turn: Turn, fact: Extracted, label: str, cache: dict[str, str]
+) -> list[WriteOp]:
+    """The write operations for one extracted fact (validated by ``Memory.assertion``)."""
+    at_turn = turn.occurred_at
+    assert at_turn is not None  # set by add_messages before extraction
+    subject = fact.subject or turn.speaker or DEFAULT_SPEAKER
+    if fact.op == "end":
+        at = fact.valid_to or fact.valid_from or at_turn
+        require_text(subject, "subject")
+        require_text(fact.predicate, "predicate")
+        if fact.obj is not None:
+            require_text(fact.obj, "obj")
+        return [EndOp(subject, fact.predicate, fact.obj, to_us(at, "valid_to"))]
+    assert fact.obj is not None  # Extracted refuses an assert without an object
+    vf = fact.valid_from or at_turn
+    vt = fact.valid_to
+    if vt is not None and vt <= vf:
+        if fact.valid_from is None:  # "I lived in Paris until 2019": it ended then
+            return [EndOp(subject, fact.predicate, fact.obj, to_us(vt, "valid_to"))]
+        raise InvalidInput("valid_to must be after valid_from")
+    meta: dict[str, Any] = {"confidence": round(float(fact.confidence), 3)}
+    op = memory.assertion(
+        subject, fact.predicate, fact.obj, valid_from=vf, valid_to=vt,
+        source=turn.episode_id, metadata=meta, extractor=label,
+    )  # fmt: skip
+    ops: list[WriteOp] = []
+    other = COMPLEMENTS.get(_canonical(memory, fact.predicate, cache))
+    if other is not None:
+        ops.append(EndOp(subject, other, fact.obj, to_us(vf, "valid_from")))
+    ops.append(op)
+    return ops
+
+
+def _stamp_times(turns: list[Turn], base: datetime) -> list[Turn]:
+    """Messages without their own time get ``base``, one microsecond apart in
+    message order, so the transcript reads back in order."""
+    out = []
+    for i, t in enumerate(turns):
+        out.append(t if t.occurred_at is not None else replace(t, occurred_at=base + i * _US))
+    return out
+
+
+def add_messages(
+    memory: Any,
+    messages: object,
+    *,
+    extractor: Extractor | None = None,
+    occurred_at: datetime | None = None,
+    on_error: Literal["report", "raise"] = "report",
+) -> ExtractionReceipt:
+    """Store ``messages`` as episodes, extract facts from them and write the
+    facts through the state machine in one ``Memory.apply``.
+
+    ``messages``: anything ``normalize_messages`` accepts (a str, OpenAI-style
+    dicts, framework message objects). ``extractor``: default the offline rule
+    extractor. ``occurred_at``: when the messages were said (default: now);
+    a message's own ``occurred_at``/``timestamp`` wins. ``on_error``: a failed
+    extraction batch writes nothing from that batch and is reported on the
+    receipt (``failed``, ``errors``); ``"raise"`` raises ``ExtractionError``
+    after the rest was written, carrying the receipt."""
+    if on_error not in ("report", "raise"):
+        raise InvalidInput("on_error must be 'report' or 'raise'")
+    ext = extractor if extractor is not None else default_extractor()
+    if not (isinstance(ext, Extractor) and callable(getattr(ext, "extract", None))):
+        raise InvalidType("extractor must have name, version and extract(turns)")
+    if occurred_at is not None:
+        to_us(occurred_at, "occurred_at")
+    turns = normalize_messages(messages)
+    if not turns:
+        return ExtractionReceipt()
+    turns = _stamp_times(turns, occurred_at if occurred_at is not None else memory.now())
+
+    episodes = memory.add_episodes(
+        [
+            {
+                "text": t.text,
+                "role": t.role,
+                "occurred_at": t.occurred_at,
+                "metadata": _episode_metadata(t),
+            }
+            for t in turns
+        ]
+    )
+    turns = [
+        replace(t, episode_id=ep.id, occurred_at=ep.occurred_at)
+        for t, ep in zip(turns, episodes, strict=True)
+    ]
+
+    results = ext.extract(turns)
+    if not isinstance(results, list) or len(results) != len(turns):
+        raise ExtractionError(
+            f"extractor {ext.name!r} returned {len(results) if isinstance(results, list) else '?'}"
+            f" results for {len(turns)} turns"
+        )
+    label = f"{ext.name}/{ext.version}"
+    acquire_schema(memory, ext, [f for r in results if not r.error for f in r.facts])
+
+    ops: list[WriteOp] = []
+    cache: dict[str, str] = {}
+    extracted = skipped = unextracted = 0
+    errors: dict[int, str] = {}
+    for i, (turn, res) in enumerate(zip(turns, results, strict=True)):
+        if not isinstance(res, ExtractionResult):
+            raise ExtractionError(f"extractor {ext.name!r} returned a {type(res).__name__}")
+        if res.skipped:
+            skipped += 1
+            continue
+        if res.error is not None:
+            errors[i] = res.error
+            unextracted += 1
+            continue
+        turn_ops: list[WriteOp] = []
+        try:
+            for fact in res.facts:
+                turn_ops += _ops_for(memory, turn, fact, label, cache)
+        except ChronomemError as exc:  # a fact the store refuses: drop the turn's facts
+            errors[i] = f"invalid fact: {exc}"
+            unextracted += 1
+            continue
+        if not res.facts:
+            unextracted += 1
+        extracted += len(res.facts)
+        ops += turn_ops
+
+    receipt = _receipt_from(memory.apply(ops) if ops else Receipt())
+    receipt.extracted = extracted
+    receipt.skipped = skipped
+    receipt.unextracted = unextracted
+    receipt.episode_ids = [ep.id for ep in episodes]
+    receipt.failed = len(errors)
+    receipt.errors = errors
+    if errors and on_error == "raise":
+        raise ExtractionError(
+            f"extraction failed for {len(errors)} of {len(turns)} turns "
+            f"(first: {next(iter(errors.values()))})",
+            failures=errors,
+            receipt=receipt,
+        )
+    return receipt
+
+
+def _episode_metadata(turn: Turn) -> Mapping[str, Any]:
+    meta = dict(turn.metadata)
+    default = DEFAULT_SPEAKER if turn.role == "user" else turn.role
+    if turn.speaker != default:
+        meta.setdefault("speaker", turn.speaker)
+    return meta
