@@ -67,3 +67,28 @@ def test_sqlite_file_reopens_with_its_data(tmp_path) -> None:
     again = Memory(f"sqlite:///{path}")
     assert [f.object for f in again.facts()] == ["Paris"]
     again.close()
+
+
+NASTY = [
+    "a\x00b",
+    "back\\slash",
+    "\\0",
+    "\\\\0\x00",
+    "quo\"te's",
+    "emoji 🧠",
+    "rtl \u202eabc",
+    "e\u0301",
+]
+
+
+@pytest.mark.parametrize("value", NASTY)
+def test_any_unicode_round_trips_and_keys_stay_exact(memory: Memory, value: str) -> None:
+    memory.remember(value, "likes", value)
+    [f] = memory.facts(subject=value)
+    assert (f.subject, f.object) == (value, value)
+    ep = memory.add_episode(value, role=value)
+    assert (memory.get_episode(ep.id).text, memory.get_episode(ep.id).role) == (value, value)
+    memory.apply([memory.assertion(f"ns/{value}/k", "f", value, exact=True, cardinality="one")])
+    assert [x.object for x in memory.facts(subject_prefix=f"ns/{value}/", exact=True)] == [value]
+    # the escaped form on PostgreSQL is never matched as a prefix
+    assert memory.facts(subject_prefix="ns/\\\\", exact=True) == [] or "\\" in value

@@ -23,6 +23,7 @@ from sqlalchemy import (
     exists,
     false,
     func,
+    type_coerce,
     or_,
     select,
 )
@@ -66,7 +67,10 @@ def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]
     ``_`` in the prefix are characters, never wildcards."""
     if not prefix:
         return column.is_not(None)
-    return func.substr(column, 1, len(prefix)) == prefix
+    # The prefix binds through the column's type (escaping on PostgreSQL), and
+    # its stored length is what substr must compare.
+    bound = type_coerce(prefix, column.type)
+    return func.substr(column, 1, func.length(bound)) == bound
 
 
 def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:

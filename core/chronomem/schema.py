@@ -12,6 +12,7 @@ small, and each step is tested by opening an older database."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from sqlalchemy import (
@@ -30,10 +31,38 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 
 from .errors import SchemaMismatch
 
 log = logging.getLogger("chronomem.schema")
+
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+class SafeText(TypeDecorator[str]):
+    """Text that round-trips any Unicode on every backend.
+
+    PostgreSQL text cannot hold NUL, so there (only) ``\\`` and NUL are escaped
+    on the way in and restored on the way out. Comparisons against the column
+    bind through the same type, so equality and prefixes stay exact."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or dialect.name != "postgresql":
+            return value
+        if "\\" in value or "\x00" in value:
+            return value.replace("\\", "\\\\").replace("\x00", "\\0")
+        return value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or dialect.name != "postgresql" or "\\" not in value:
+            return value
+        return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "0" else m.group(1), value)
+
 
 metadata = MetaData()
 
@@ -78,23 +107,23 @@ versions = Table(
     Column("fact_id", String(32), nullable=False),
     *_scope_columns(),
     Column("slot", String(40), nullable=False),
-    Column("subject", Text, nullable=False),
-    Column("subject_key", Text, nullable=False),
+    Column("subject", SafeText, nullable=False),
+    Column("subject_key", SafeText, nullable=False),
     Column("predicate", String(255), nullable=False),
-    Column("object", Text, nullable=False),
-    Column("object_key", Text, nullable=False),
+    Column("object", SafeText, nullable=False),
+    Column("object_key", SafeText, nullable=False),
     Column("valid_from", BigInteger, nullable=False),
     Column("valid_to", BigInteger, nullable=True),
     Column("recorded_at", BigInteger, nullable=False),
     Column("superseded_at", BigInteger, nullable=True),
     Column("superseded_by", String(32), nullable=True),
     Column("closed_reason", String(16), nullable=True),
-    Column("extractor", String(255), nullable=True),
+    Column("extractor", SafeText, nullable=True),
     Column("metadata", Text, nullable=False, server_default="{}"),
     Column("content_hash", String(40), nullable=False),
     # What the lexical and vector legs index: NULL = "subject predicate object",
     # '' = not indexed (an adapter's ``index=False``).
-    Column("index_text", Text, nullable=True),
+    Column("index_text", SafeText, nullable=True),
     PrimaryKeyConstraint("tenant", "id"),
 )
 Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
@@ -114,8 +143,8 @@ episodes = Table(
     Column("tenant", String(255), nullable=False),
     Column("id", String(32), nullable=False),
     *_scope_columns(),
-    Column("role", String(64), nullable=True),
-    Column("text", Text, nullable=False),
+    Column("role", SafeText, nullable=True),
+    Column("text", SafeText, nullable=False),
     Column("occurred_at", BigInteger, nullable=False),
     Column("recorded_at", BigInteger, nullable=False),
     Column("metadata", Text, nullable=False, server_default="{}"),
