@@ -96,8 +96,9 @@ class SentenceTransformerEmbedder:
 
         path = model or _bundled_minilm()
         self._model: Any = SentenceTransformer(path, device=device)
-        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
+        getter = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
         )
         dim = getter()
         if not dim:

@@ -15,18 +15,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     Connection,
+    FunctionElement,
+    LargeBinary,
     Select,
     Table,
     and_,
     exists,
     false,
-    func,
-    type_coerce,
+    literal,
     or_,
     select,
+    type_coerce,
 )
+from sqlalchemy.ext.compiler import compiles
 
 from .model import Episode, Fact, State
 from .schema import episodes as episodes_table
@@ -62,15 +66,35 @@ def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
     return and_(*conds)
 
 
+class _StartsWith(FunctionElement[bool]):
+    """``column`` starts with ``prefix``, by exact comparison, on every dialect."""
+
+    name = "cm_starts_with"
+    inherit_cache = True
+    type = Boolean()
+
+
+@compiles(_StartsWith)
+def _starts_with_sqlite(element: _StartsWith, compiler: Any, **kw: Any) -> str:
+    column, _prefix, raw, nbytes = (compiler.process(c, **kw) for c in element.clauses)
+    # As bytes: SQLite's text functions stop at a NUL character, blob ones do not.
+    return f"(substr(CAST({column} AS BLOB), 1, {nbytes}) = {raw})"
+
+
+@compiles(_StartsWith, "postgresql")
+def _starts_with_pg(element: _StartsWith, compiler: Any, **kw: Any) -> str:
+    column, prefix, _raw, _nbytes = (compiler.process(c, **kw) for c in element.clauses)
+    return f"starts_with({column}, {prefix})"
+
+
 def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]:
-    """``column`` starts with ``prefix``, by exact comparison: no LIKE, so ``%`` and
-    ``_`` in the prefix are characters, never wildcards."""
+    """``column`` starts with ``prefix``, character for character: no LIKE, so ``%``
+    and ``_`` are characters; the prefix binds through the column's type."""
     if not prefix:
         return column.is_not(None)
-    # The prefix binds through the column's type (escaping on PostgreSQL), and
-    # its stored length is what substr must compare.
+    raw = prefix.encode("utf-8", "surrogatepass")
     bound = type_coerce(prefix, column.type)
-    return func.substr(column, 1, func.length(bound)) == bound
+    return _StartsWith(column, bound, literal(raw, LargeBinary()), literal(len(raw)))
 
 
 def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:

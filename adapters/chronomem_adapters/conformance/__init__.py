@@ -1,0 +1,46 @@
+"""chronomem's conformance kit: framework-free, importable by third parties.
+
+An adapter package implements a ``Harness`` (usually a ``HarnessBase``
+subclass of a few lines) and subclasses ``ConformanceTests`` with a
+``harness`` fixture. See ``harness`` for the contract and ``checks`` for
+what each semantic's tests assert."""
+
+from __future__ import annotations
+
+from .checks import (
+    SEMANTIC_CHECKS,
+    check_declared,
+    check_prefix_not_widened,
+    check_sibling_isolated,
+    check_undeclared,
+)
+from .clock import KitClock
+from .harness import SIBLING_KINDS, Entry, Harness, HarnessBase, NotExpressible, Status, Timed
+from .suite import (
+    ConformanceTests,
+    DeclarationTests,
+    IsolationTests,
+    SemanticsTests,
+    UndeclaredTests,
+)
+
+__all__ = [
+    "SEMANTIC_CHECKS",
+    "SIBLING_KINDS",
+    "ConformanceTests",
+    "DeclarationTests",
+    "Entry",
+    "Harness",
+    "HarnessBase",
+    "IsolationTests",
+    "KitClock",
+    "NotExpressible",
+    "SemanticsTests",
+    "Status",
+    "Timed",
+    "UndeclaredTests",
+    "check_declared",
+    "check_prefix_not_widened",
+    "check_sibling_isolated",
+    "check_undeclared",
+]

@@ -1,0 +1,67 @@
+"""A LangChain ``Embeddings`` (or an embedding function) as a chronomem embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import ensure_embeddings
+
+from chronomem import InvalidInput
+
+
+def _run(coro: Awaitable[Any]) -> Any:
+    """Run a coroutine to completion from sync code, even under a running loop."""
+
+    async def main() -> Any:
+        return await coro
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with cf.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+def _describe(embeddings: Embeddings) -> str:
+    func = getattr(embeddings, "func", None) or getattr(embeddings, "afunc", None)
+    if func is not None:
+        return f"fn:{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
+    cls = type(embeddings)
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    base = f"{cls.__module__}.{cls.__qualname__}"
+    return f"{base}:{model}" if isinstance(model, str) else base
+
+
+class LangChainEmbedder:
+    """Adapts LangGraph's ``index["embed"]`` (an ``Embeddings``, a sync or async
+    function) to chronomem's ``Embedder`` protocol (``name``, ``dim``, ``embed``).
+
+    ``name`` identifies the model in the database, so reopening a store with
+    another model is detected instead of mixing vectors."""
+
+    def __init__(self, embed: Any, dims: int, *, name: str | None = None):
+        if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+            raise InvalidInput(f'index["dims"] must be a positive int, got {dims!r}')
+        self.embeddings: Embeddings = ensure_embeddings(embed)
+        self.dim = dims
+        self.name = name or f"langchain:{_describe(self.embeddings)}:{dims}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        items = list(texts)
+        if getattr(self.embeddings, "func", None) is None and hasattr(self.embeddings, "afunc"):
+            vectors = _run(self.embeddings.aembed_documents(items))
+        else:
+            vectors = self.embeddings.embed_documents(items)
+        arr = np.asarray(vectors, dtype=np.float32)
+        if arr.shape != (len(items), self.dim):
+            raise InvalidInput(
+                f"embeddings returned shape {arr.shape}, expected {(len(items), self.dim)} "
+                '(check index["dims"])'
+            )
+        return arr

@@ -1,0 +1,45 @@
+"""What of an item search indexes: LangGraph's ``index`` paths turned into texts.
+
+``fields`` (store default ``["$"]``, the whole document) or ``put(index=[...])``
+name JSON paths (``a.b``, ``arr[*]``, ``arr[0].c``, ``{a,b}``); each text a path
+yields is one search-index entry of the item, so an item matches a query by
+its best entry (LangGraph's max-pooling). ``put(index=False)`` indexes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph.store.base import get_text_at_path, tokenize_path
+
+from chronomem import InvalidType
+
+from . import keys
+
+DEFAULT_FIELDS = ("$",)
+
+
+def resolve_paths(index: object, default: Sequence[str]) -> tuple[str, ...]:
+    """The paths a put indexes: ``None`` -> the store's fields, ``False`` -> none."""
+    if index is None:
+        return tuple(default)
+    if index is False:
+        return ()
+    if isinstance(index, list | tuple) and all(isinstance(p, str) for p in index):
+        return tuple(index)
+    raise InvalidType(f"index must be None, False or a list of paths, not {index!r}")
+
+
+def entries(value: Mapping[str, Any], paths: Sequence[str]) -> dict[str, str]:
+    """``{index predicate: text}`` for the texts ``paths`` select from ``value``."""
+    out: dict[str, str] = {}
+    doc = dict(value)
+    for path in paths:
+        texts = get_text_at_path(doc, path if path == "$" else tokenize_path(path))
+        texts = [t.replace("\x00", "") for t in texts if t and t.strip()]
+        if len(texts) == 1:
+            out[keys.index_predicate(path)] = texts[0]
+        else:
+            for i, text in enumerate(texts):
+                out[keys.index_predicate(path, i)] = text
+    return out

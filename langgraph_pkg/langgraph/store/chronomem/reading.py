@@ -1,0 +1,109 @@
+"""The read side of a batch: items, searches and namespace listings at one
+pair of instants (valid ``valid_at``, belief ``known_at``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
+
+from chronomem import Fact, Memory
+from chronomem.timeutil import from_us, opt_dt
+
+from . import filters, keys, namespaces
+from .records import Record, alive, group
+
+SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
+
+
+def to_item(rec: Record) -> Item:
+    return Item(
+        value=rec.value(),
+        key=rec.key,
+        namespace=rec.namespace,
+        created_at=rec.created_at,
+        updated_at=rec.updated_at,
+    )
+
+
+def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
+    return SearchItem(
+        namespace=rec.namespace,
+        key=rec.key,
+        value=rec.value(),
+        created_at=rec.created_at,
+        updated_at=rec.updated_at,
+        score=score,
+    )
+
+
+def _newest_first(records: list[Record]) -> list[Record]:
+    records = sorted(records, key=lambda r: (r.namespace, r.key))
+    return sorted(records, key=lambda r: r.marker.updated if r.marker else 0, reverse=True)
+
+
+@dataclass
+class Reader:
+    memory: Memory
+    valid_at: int
+    known_at: int | None
+
+    def _times(self) -> dict[str, Any]:
+        return {"valid_at": from_us(self.valid_at), "known_at": opt_dt(self.known_at)}
+
+    def _facts(self, **kw: Any) -> list[Fact]:
+        return self.memory.facts(exact=True, **self._times(), **kw)
+
+    def record(self, subject: str) -> Record | None:
+        rec = group(self._facts(subject=subject)).get(subject)
+        return rec if rec is not None and rec.alive else None
+
+    def records(self, prefix: tuple[str, ...]) -> list[Record]:
+        return alive(group(self._facts(subject_prefix=keys.namespace_prefix(prefix))))
+
+    def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
+        markers = self._facts(predicate=keys.MARKER, subject_prefix=prefix)
+        found = {p[0] for f in markers if (p := keys.parse_subject(f.subject)) is not None}
+        return namespaces.select(found, op)
+
+    def search(self, op: SearchOp) -> tuple[list[SearchItem], list[Record]]:
+        """The page of results, and the records on it (for TTL refresh)."""
+        recs = [
+            r for r in self.records(op.namespace_prefix) if filters.matches(r.value(), op.filter)
+        ]
+        end = op.offset + op.limit
+        if not (op.query and op.query.strip()):
+            page = _newest_first(recs)[op.offset : end]
+            return [to_search_item(r) for r in page], page
+        by_subject = {r.subject: r for r in recs}
+        scores = self._scores(op, set(by_subject), end)
+        ranked = sorted(scores, key=lambda s: (-scores[s], s))
+        rest = _newest_first([r for s, r in by_subject.items() if s not in scores])
+        ordered = [(by_subject[s], scores[s]) for s in ranked] + [(r, None) for r in rest]
+        page_scored = ordered[op.offset : end]
+        return [to_search_item(r, s) for r, s in page_scored], [r for r, _ in page_scored]
+
+    def _scores(self, op: SearchOp, wanted: set[str], end: int) -> dict[str, float]:
+        """Best hit score per item subject, widening the search until the page is full."""
+        assert op.query is not None
+        k = max(end, 1) * SEARCH_POOL
+        while True:
+            hits = self.memory.search(
+                op.query,
+                k=k,
+                subject_prefix=keys.namespace_prefix(op.namespace_prefix),
+                exact=True,
+                **self._times(),
+            )
+            best: dict[str, float] = {}
+            for h in hits:
+                f = h.fact
+                if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
+                    continue
+                if f.subject in wanted and h.score > best.get(f.subject, float("-inf")):
+                    best[f.subject] = h.score
+            if len(hits) < k or len(best) >= min(end, len(wanted)):
+                return best
+            k *= 4

@@ -1,0 +1,133 @@
+"""An item as chronomem holds it: a marker fact plus one fact per field and per
+search-index entry, all single-valued slots of the item's subject.
+
+The marker's object records what the item's own facts cannot: when the item
+was created and last put, its TTL, the order of its fields, and which paths
+were indexed (so a TTL refresh re-indexes exactly what the put indexed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chronomem import Fact, InvalidType
+from chronomem.timeutil import from_us
+
+from . import keys
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_field(name: str, value: Any) -> str:
+    """A field's value as the JSON text stored as its fact's object."""
+    try:
+        return dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidType(f"field {name!r} is not JSON-serialisable: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Marker:
+    """What the marker fact's object says about its item."""
+
+    created: int  # µs: when this life of the item began (first put after absence)
+    updated: int  # µs: the latest put
+    ttl: float | None  # minutes, as put
+    fields: tuple[str, ...]  # field names in the order they were put
+    index: tuple[str, ...]  # the paths indexed for search ([] = not indexed)
+
+    def encode(self) -> str:
+        return dumps(
+            {
+                "created": self.created,
+                "updated": self.updated,
+                "ttl": self.ttl,
+                "fields": list(self.fields),
+                "index": list(self.index),
+            }
+        )
+
+    @classmethod
+    def decode(cls, text: str) -> Marker:
+        d = json.loads(text)
+        return cls(
+            int(d["created"]),
+            int(d["updated"]),
+            d.get("ttl"),
+            tuple(d.get("fields", ())),
+            tuple(d.get("index", ())),
+        )
+
+
+@dataclass
+class Record:
+    """The facts of one item live at a read's instants."""
+
+    subject: str
+    namespace: tuple[str, ...]
+    key: str
+    marker_fact: Fact | None = None
+    facts: dict[str, Fact] = field(default_factory=dict)  # predicate -> fact (not the marker)
+
+    @property
+    def marker(self) -> Marker | None:
+        return Marker.decode(self.marker_fact.object) if self.marker_fact is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self.marker_fact is not None
+
+    def value(self) -> dict[str, Any]:
+        """The item's value rebuilt from its live field facts, in put order."""
+        m = self.marker
+        names = list(m.fields) if m is not None else []
+        out: dict[str, Any] = {}
+        for name in names:
+            f = self.facts.get(keys.field_predicate(name))
+            if f is not None:
+                out[name] = json.loads(f.object)
+        return out
+
+    @property
+    def created_at(self) -> datetime:
+        m = self.marker
+        assert m is not None
+        return from_us(m.created)
+
+    @property
+    def updated_at(self) -> datetime:
+        m = self.marker
+        assert m is not None
+        return from_us(m.updated)
+
+    def all_facts(self) -> list[Fact]:
+        out = list(self.facts.values())
+        if self.marker_fact is not None:
+            out.append(self.marker_fact)
+        return out
+
+
+def group(facts: Iterable[Fact]) -> dict[str, Record]:
+    """Live facts grouped into records by subject (facts of other subjects are skipped)."""
+    out: dict[str, Record] = {}
+    for f in facts:
+        rec = out.get(f.subject)
+        if rec is None:
+            parsed = keys.parse_subject(f.subject)
+            if parsed is None:
+                continue
+            rec = out[f.subject] = Record(f.subject, parsed[0], parsed[1])
+        if f.predicate == keys.MARKER:
+            rec.marker_fact = f
+        else:
+            rec.facts[f.predicate] = f
+    return out
+
+
+def alive(records: Mapping[str, Record]) -> list[Record]:
+    return [r for r in records.values() if r.alive]

@@ -1,0 +1,374 @@
+"""``ChronomemStore``: a LangGraph ``BaseStore`` whose memory keeps two clocks."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import math
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchOp,
+    TTLConfig,
+    validate_op_namespace,
+)
+from langgraph.store.base import _validate_namespace_labels as validate_labels
+
+from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, State
+from chronomem.timeutil import Clock, from_us, opt_dt, opt_us, to_us
+from chronomem_adapters import Semantic, TimeKeeping
+
+from . import filters, keys, namespaces
+from .embedder import LangChainEmbedder
+from .erasure import erase_subject
+from .errors import ReadOnlyView
+from .history import FieldVersion, field_versions
+from .indexing import DEFAULT_FIELDS, resolve_paths
+from .reading import Reader, to_item
+from .records import Record
+from .writes import PreparedPut, plan_put, plan_refresh, prepare
+
+ALL_STATES = frozenset({State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED})
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The instants a time-travel view reads at (``None`` valid: the clock's now;
+    ``None`` known: everything recorded)."""
+
+    valid_at: int | None
+    known_at: int | None
+
+
+class _WorldClock:
+    """Strictly increasing world instants for the writes of one store (and its views)."""
+
+    def __init__(self) -> None:
+        self.last = -(2**62)
+        self.lock = threading.Lock()
+
+    def next(self, now_us: int) -> int:
+        with self.lock:
+            self.last = max(now_us, self.last + 1)
+            return self.last
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise InvalidType(f"key must be a str, not {type(key).__name__}")
+    return key
+
+
+def _check_ttl(ttl: object) -> float | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not math.isfinite(ttl):
+        raise InvalidType(f"ttl must be a number of minutes or None, not {ttl!r}")
+    if ttl <= 0:
+        raise InvalidInput(f"ttl must be > 0 minutes, got {ttl}")
+    return float(ttl)
+
+
+def _check_value(value: object) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidType(f"value must be a dict (or None to delete), not {type(value).__name__}")
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise InvalidType(f"value keys must be str, got {bad[0]!r}")
+    return value
+
+
+class ChronomemStore(BaseStore):
+    """A LangGraph store backed by chronomem: every field of every item keeps its
+    history on two clocks, so a graph can read what memory held at any instant.
+
+    ``ChronomemStore()`` is in-memory SQLite, ``ChronomemStore("memory.db")`` a file,
+    ``ChronomemStore("postgresql+psycopg://…")`` PostgreSQL, ``ChronomemStore(memory)``
+    an existing (possibly scoped) ``chronomem.Memory``.
+
+    Beyond ``BaseStore``: ``as_of(...)`` returns a read-only view at past instants,
+    ``history(...)`` lists a field's values over time, ``erase(...)`` deletes an
+    item physically."""
+
+    ADAPTER_NAME = "LangGraph store"
+    SEMANTICS = frozenset(
+        {
+            Semantic.CURRENT_VIEW,
+            Semantic.SUPERSESSION,
+            Semantic.VALID_TIME,
+            Semantic.TRANSACTION_TIME,
+            Semantic.HISTORY,
+            Semantic.RETRACTION,
+            Semantic.ERASURE,
+        }
+    )
+    AS_OF = TimeKeeping.VIEW
+    SEMANTICS_NOTES: ClassVar[dict[Semantic, str]] = {
+        Semantic.PROVENANCE: "BaseStore items carry no sources and puts take none",
+        Semantic.TIME_IN_OUTPUT: "Item carries created_at/updated_at only; use store.history()",
+        Semantic.TRANSCRIPT: "a BaseStore is a document store, not a message log",
+    }
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        memory: Memory | str | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        clock: Clock | None = None,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        scope = {"tenant": tenant, "user": user, "agent": agent, "session": session}
+        embed = (index or {}).get("embed")
+        if isinstance(memory, Memory):
+            if clock is not None:
+                raise InvalidInput("clock= is the Memory's; pass it when opening the Memory")
+            if embed is not None:
+                raise InvalidInput(
+                    'index["embed"] needs a store that owns its Memory: pass a URL, or open '
+                    "Memory(url, embedder=LangChainEmbedder(embed, dims)) yourself"
+                )
+            self._memory = memory.scoped(**scope) if any(scope.values()) else memory
+            self._owns = False
+        elif memory is None or isinstance(memory, str):
+            embedder = None
+            if embed is not None:
+                embedder = LangChainEmbedder(embed, (index or {}).get("dims", 0))
+            self._memory = Memory(
+                memory,
+                clock=clock,
+                embedder=embedder,
+                tenant=tenant,
+                user=user,
+                agent=agent,
+                session=session,
+            )
+            self._owns = True
+        else:
+            raise InvalidType(f"memory must be a Memory or a URL, not {type(memory).__name__}")
+        self.index_config: IndexConfig | None = dict(index) if index else None  # type: ignore[assignment]
+        fields = (index or {}).get("fields") or list(DEFAULT_FIELDS)
+        self._fields: tuple[str, ...] = tuple(fields)
+        self.ttl_config = ttl
+        self._pin: Pin | None = None
+        self._world = _WorldClock()
+
+    @classmethod
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        **kwargs: Any,
+    ) -> ChronomemStore:
+        """A store on ``conn_string`` (usable directly or as a context manager, which
+        closes it on exit, like LangGraph's ``PostgresStore.from_conn_string``)."""
+        return cls(conn_string, index=index, ttl=ttl, **kwargs)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def memory(self) -> Memory:
+        return self._memory
+
+    def setup(self) -> None:
+        """Nothing to do: chronomem migrates its schema when the store opens."""
+
+    def close(self) -> None:
+        if self._owns:
+            self._memory.close()
+
+    def __enter__(self) -> ChronomemStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        pin = ""
+        if self._pin is not None:
+            pin = f", valid_at={opt_dt_iso(self._pin.valid_at)}, known_at={opt_dt_iso(self._pin.known_at)}"
+        return f"{type(self).__name__}({self._memory.url!r}{pin})"
+
+    # -- time travel -------------------------------------------------------------------
+    def as_of(
+        self,
+        as_of: datetime | None = None,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> ChronomemStore:
+        """A read-only view with the same ``BaseStore`` API, reading the world at
+        ``valid_at`` as the store believed it at ``known_at`` (``as_of`` sets both).
+
+        A graph compiled with the view replays what memory held then; a write to
+        it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
+        if as_of is not None:
+            if valid_at is not None or known_at is not None:
+                raise InvalidTimeSelector(
+                    "as_of means both valid_at and known_at; do not combine them"
+                )
+            valid_at = known_at = as_of
+        if valid_at is None and known_at is None:
+            raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
+        view = copy.copy(self)
+        view._owns = False
+        view._pin = Pin(opt_us(valid_at, "valid_at"), opt_us(known_at, "known_at"))
+        return view
+
+    @property
+    def read_only(self) -> bool:
+        return self._pin is not None
+
+    def _check_writable(self, what: str) -> None:
+        if self._pin is not None:
+            raise ReadOnlyView(f"{what} on a time-travel view (as_of); write to the store itself")
+
+    def _reader(self) -> tuple[Reader, int]:
+        """A reader at this batch's instants, and the batch's world instant."""
+        now = to_us(self._memory.now(), "clock()")
+        if self._pin is None:
+            at = self._world.next(now)
+            return Reader(self._memory, at, None), at
+        valid = self._pin.valid_at if self._pin.valid_at is not None else now
+        return Reader(self._memory, valid, self._pin.known_at), now
+
+    # -- BaseStore ---------------------------------------------------------------------
+    def _prepare(self, ops: list[Op]) -> dict[int, PreparedPut]:
+        """Validate every op before any runs (all-or-nothing); encode the puts."""
+        puts: dict[int, PreparedPut] = {}
+        for i, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                validate_op_namespace(op)
+                _check_key(op.key)
+            elif isinstance(op, PutOp):
+                validate_op_namespace(op)
+                value = _check_value(op.value)
+                paths = resolve_paths(op.index, self._fields) if value is not None else ()
+                puts[i] = prepare(
+                    tuple(op.namespace), _check_key(op.key), value, paths, _check_ttl(op.ttl)
+                )
+            elif isinstance(op, SearchOp):
+                validate_op_namespace(op)
+                filters.validate(op.filter)
+                namespaces.check_page(op.limit, op.offset)
+                if op.query is not None and not isinstance(op.query, str):
+                    raise InvalidType(f"query must be a str, not {type(op.query).__name__}")
+            elif isinstance(op, ListNamespacesOp):
+                validate_op_namespace(op)
+                namespaces.validate(op)
+            else:
+                raise InvalidInput(f"Unknown operation type: {type(op)}")
+        if puts:
+            self._check_writable("put/delete")
+        return puts
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` as LangGraph's ``InMemoryStore`` does: every read sees the
+        store as it was before the batch, then the puts apply (the last put of a
+        key wins) — here in one transaction with one transaction time."""
+        ops = list(ops)
+        puts = self._prepare(ops)
+        reader, at = self._reader()
+        results: list[Result] = []
+        touched: dict[str, Record] = {}
+        for op in ops:
+            if isinstance(op, GetOp):
+                rec = reader.record(keys.subject(tuple(op.namespace), op.key))
+                results.append(to_item(rec) if rec is not None else None)
+                if rec is not None and op.refresh_ttl:
+                    touched[rec.subject] = rec
+            elif isinstance(op, SearchOp):
+                found, recs = reader.search(op)
+                results.append(found)
+                if op.refresh_ttl:
+                    touched.update((r.subject, r) for r in recs)
+            elif isinstance(op, ListNamespacesOp):
+                results.append(reader.namespaces(op))
+            else:
+                results.append(None)
+        if self._pin is None:
+            self._write(reader, at, puts, touched)
+        return results
+
+    def _write(
+        self, reader: Reader, at: int, puts: dict[int, PreparedPut], touched: dict[str, Record]
+    ) -> None:
+        last: dict[str, PreparedPut] = {}
+        for _, put in sorted(puts.items()):
+            last[put.subject] = put
+        write_ops = []
+        for subject, put in last.items():
+            existing = touched[subject] if subject in touched else reader.record(subject)
+            write_ops += plan_put(put, existing, at)
+        for subject, rec in touched.items():
+            if subject not in last:
+                write_ops += plan_refresh(rec, at)
+        if write_ops:
+            self._memory.apply(write_ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread (the database calls are blocking)."""
+        ops = list(ops)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(self.batch, ops))
+
+    # -- beyond BaseStore ----------------------------------------------------------------
+    def history(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        field: str | None = None,
+        *,
+        known_at: datetime | None = None,
+        include_retracted: bool = True,
+    ) -> list[FieldVersion]:
+        """Every value the item's fields (or one ``field``) had, in valid-time order:
+        live, ended (changed, removed or expired) and, unless
+        ``include_retracted=False``, retracted (deleted) ones. ``known_at`` (default:
+        the view's, else latest) reads the history as it was believed then."""
+        validate_labels(tuple(namespace))
+        subject = keys.subject(tuple(namespace), _check_key(key))
+        pin = self._pin
+        if known_at is None and pin is not None:
+            known_at = opt_dt(pin.known_at)
+        valid = from_us(pin.valid_at) if pin is not None and pin.valid_at is not None else None
+        states = ALL_STATES if include_retracted else ALL_STATES - {State.RETRACTED}
+        facts = self._memory.facts(
+            subject=subject, exact=True, valid_at=valid, known_at=known_at, states=states
+        )
+        return field_versions(facts, field)
+
+    def erase(self, namespace: tuple[str, ...], key: str) -> dict[str, int]:
+        """Physically delete the item: every version of every field, its index
+        entries and vectors. Irreversible; returns counts (``versions`` …)."""
+        self._check_writable("erase")
+        validate_labels(tuple(namespace))
+        return erase_subject(self._memory, keys.subject(tuple(namespace), _check_key(key)))
+
+    def sweep_ttl(self) -> int:
+        """Nothing to sweep: an expired item's fields ended in valid time (they left
+        every current read and stay in history). ``erase`` deletes physically."""
+        return 0
+
+
+def opt_dt_iso(value: int | None) -> str | None:
+    return None if value is None else from_us(value).isoformat()

@@ -1,0 +1,93 @@
+"""The conformance kit tested on itself: a small adapter passes it, and the kit
+catches an adapter that silently ignores what it does not keep."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from chronomem import Memory
+from chronomem_adapters import Semantic, UnsupportedSemantics
+from chronomem_adapters.conformance import (
+    ConformanceTests,
+    KitClock,
+    NotExpressible,
+    check_declared,
+    check_undeclared,
+)
+
+from .toy_adapter import ToyAdapter, ToyHarness
+
+
+class TestToyConformance(ConformanceTests):
+    """The whole suite against the toy adapter (SQLite only: the kit is under test)."""
+
+    @pytest.fixture
+    def harness(self, kit_clock: KitClock) -> Iterator[ToyHarness]:
+        root = Memory(clock=kit_clock)
+        yield ToyHarness(root, kit_clock)
+        root.close()
+
+
+@pytest.fixture
+def broken() -> Iterator[ToyHarness]:
+    clock = KitClock()
+    root = Memory(clock=clock)
+    yield ToyHarness(root, clock, broken=True)
+    root.close()
+
+
+def test_silently_ignored_as_of_is_caught(broken: ToyHarness) -> None:
+    with pytest.raises(AssertionError, match="instead of raising UnsupportedSemantics"):
+        check_undeclared(broken, Semantic.TRANSACTION_TIME)
+
+
+def test_silently_ignored_provenance_is_caught(broken: ToyHarness) -> None:
+    with pytest.raises(AssertionError, match="does not declare PROVENANCE"):
+        check_undeclared(broken, Semantic.PROVENANCE)
+
+
+def test_undeclared_and_inexpressible_is_skipped(broken: ToyHarness) -> None:
+    with pytest.raises(pytest.skip.Exception, match="not expressible"):
+        check_undeclared(broken, Semantic.TRANSCRIPT)
+
+
+def test_refusal_must_name_the_semantic_asked_for() -> None:
+    clock = KitClock()
+    root = Memory(clock=clock)
+    h = ToyHarness(root, clock)
+    # the toy refuses as_of as TRANSACTION_TIME; asked for VALID_TIME that is the wrong name
+    h.read_at = lambda *a, **k: (_ for _ in ()).throw(UnsupportedSemantics(Semantic.ERASURE))  # type: ignore[method-assign]
+    with pytest.raises(AssertionError, match="raised for ERASURE"):
+        check_undeclared(h, Semantic.VALID_TIME)
+    root.close()
+
+
+def test_a_declared_semantic_that_does_not_hold_fails() -> None:
+    class KeepsBoth(ToyHarness):
+        def read(self, entity, attribute):
+            return [e.value for e in self.history(entity, attribute)]
+
+    clock = KitClock()
+    root = Memory(clock=clock)
+    with pytest.raises(AssertionError, match="must end the old one"):
+        check_declared(KeepsBoth(root, clock), Semantic.SUPERSESSION)
+    root.close()
+
+
+def test_declared_semantic_needing_an_inexpressible_request_fails() -> None:
+    class CannotEnd(ToyHarness):
+        def end(self, entity, attribute):
+            raise NotExpressible("no end")
+
+    clock = KitClock()
+    root = Memory(clock=clock)
+    with pytest.raises(AssertionError, match="needs a way to end"):
+        check_declared(CannotEnd(root, clock), Semantic.CURRENT_VIEW)
+    root.close()
+
+
+def test_toy_declaration() -> None:
+    declared = ToyAdapter.SEMANTICS  # type: ignore[attr-defined]
+    assert declared == {Semantic.CURRENT_VIEW, Semantic.SUPERSESSION, Semantic.HISTORY}
