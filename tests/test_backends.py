@@ -92,3 +92,31 @@ def test_any_unicode_round_trips_and_keys_stay_exact(memory: Memory, value: str)
     assert [x.object for x in memory.facts(subject_prefix=f"ns/{value}/", exact=True)] == [value]
     # the escaped form on PostgreSQL is never matched as a prefix
     assert memory.facts(subject_prefix="ns/\\\\", exact=True) == [] or "\\" in value
+
+
+def test_end_others_ends_exactly_the_dropped_fields_in_one_write(memory: Memory) -> None:
+    from chronomem import EndOthersOp
+
+    doc = "ns/users/u1"
+    memory.apply([memory.assertion(doc, f, v, exact=True, cardinality="one") for f, v in
+                  (("city", '"Paris"'), ("age", "30"), ("pet", '"cat"'))])  # fmt: skip
+    r = memory.apply(
+        [memory.assertion(doc, "city", '"Rome"', exact=True, cardinality="one"),
+         EndOthersOp(doc, frozenset({"city"}), exact=True)]
+    )  # fmt: skip
+    live = {f.predicate: f.object for f in memory.facts(subject=doc, exact=True)}
+    assert live == {"city": '"Rome"'}
+    ended = {f.predicate for f in memory.facts(subject=doc, exact=True, states=["ended"])}
+    assert ended == {"city", "age", "pet"}
+    assert len(r.ended) == 2 and r.superseded_count == 3
+
+
+def test_erase_subject_and_facts_for_many_subjects(memory: Memory) -> None:
+    for s in ("ann", "bob", "cyd"):
+        memory.remember(s, "likes", "tea")
+        memory.remember(s, "lives_in", "Oslo")
+    assert {f.subject for f in memory.facts(subjects=["ann", "BOB"])} == {"ann", "bob"}
+    counts = memory.erase_subject("Ann")
+    assert counts["versions"] == 2
+    assert memory.facts(subject="ann", states=["live", "ended", "retracted"]) == []
+    assert len(memory.facts()) == 4

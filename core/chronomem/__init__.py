@@ -20,7 +20,7 @@ from .errors import (
 )
 from .memory import Memory
 from .model import Episode, Fact, Provenance, Receipt, State, Stats
-from .ops import AssertOp, CorrectOp, EndOp, RetractOp
+from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .scope import Scope
 
@@ -32,6 +32,7 @@ __all__ = [
     "ChronomemError",
     "CorrectOp",
     "EndOp",
+    "EndOthersOp",
     "Episode",
     "Fact",
     "InvalidInput",

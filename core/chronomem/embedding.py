@@ -18,6 +18,9 @@ from .errors import InvalidInput
 
 @runtime_checkable
 class Embedder(Protocol):
+    """``embed`` embeds stored texts; an embedder may also have
+    ``embed_query(text) -> vector`` for queries (used when present)."""
+
     name: str
     dim: int
 
@@ -138,6 +141,18 @@ def _bundled_minilm() -> str:
             if "config.json" in files and any(f.endswith((".safetensors", ".bin")) for f in files):
                 return root
     return "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def embed_query_checked(embedder: Embedder, query: str) -> np.ndarray:
+    """A query's vector: ``embed_query`` when the embedder has one (LangChain
+    models embed queries and documents differently), else ``embed``."""
+    fn = getattr(embedder, "embed_query", None)
+    if fn is None:
+        return embed_checked(embedder, [query])[0]
+    v = normalize_rows(np.asarray(fn(query), dtype=np.float32).reshape(1, -1))[0]
+    if v.shape != (embedder.dim,):
+        raise InvalidInput(f"embedder {embedder.name!r} embed_query returned shape {v.shape}")
+    return v
 
 
 def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

@@ -523,13 +523,15 @@ class Memory:
         limit: int | None = None,
         subject_prefix: str | None = None,
         exact: bool = False,
+        subjects: Sequence[str] | None = None,
     ) -> list[Fact]:
         """Facts in this scope at a valid instant (default now) as believed at a belief
         instant (default: everything recorded so far). ``states`` default: live.
 
         ``exact=True`` matches subject/predicate/object as given, without folding
         (for adapters that write with ``exact`` keys); ``subject_prefix`` matches
-        stored subject keys that start with it, character for character."""
+        stored subject keys that start with it, character for character;
+        ``subjects`` reads many subjects in one query."""
         self._check_open()
         v, k = self._times(valid_at, known_at, as_of)
         wanted = parse_states(states)
@@ -558,6 +560,9 @@ class Memory:
                 predicates=preds,
                 object_key=key(obj, "obj") if obj is not None else None,
                 subject_prefix=subject_prefix,
+                subject_keys=[key(x, "subject") for x in subjects]
+                if subjects is not None
+                else None,
             )
             if limit is not None:
                 q = q.limit(limit)
@@ -784,55 +789,75 @@ class Memory:
     def erase(self, fact_id: str) -> dict[str, int]:
         """Physically delete every version of a fact, its vectors and text index
         entries, and its source episodes that no surviving fact cites. Irreversible."""
-        self._check_open()
         require_text(fact_id, "fact_id")
+        return self._erase(versions.c.fact_id == fact_id, f"no fact {fact_id!r} in this scope")
+
+    def erase_subject(self, subject: str, *, exact: bool = False) -> dict[str, int]:
+        """``erase`` every fact about ``subject`` (every predicate, every belief state)."""
+        key = require_text(subject, "subject") if exact else fold(require_text(subject, "subject"))
+        return self._erase(
+            versions.c.subject_key == key, f"no facts about {subject!r} in this scope"
+        )
+
+    def _erase(self, which: Any, missing: str) -> dict[str, int]:
+        self._check_open()
         sh = self._shared
         t = self.scope.tenant
         with sh.backend.write() as conn:
-            ids = list(
+            fids = list(
                 conn.execute(
-                    select(versions.c.id).where(
-                        reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id
-                    )
+                    select(versions.c.fact_id)
+                    .where(reads.scope_visible(versions, self.scope), which)
+                    .distinct()
                 ).scalars()
             )
-            if not ids:
-                raise NotFound(f"no fact {fact_id!r} in this scope")
-            eps = list(
-                conn.execute(
-                    select(sources.c.episode_id).where(
-                        sources.c.tenant == t, sources.c.fact_id == fact_id
-                    )
-                ).scalars()
-            )
+            if not fids:
+                raise NotFound(missing)
             counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
-            counts["sources"] = conn.execute(
-                delete(sources).where(sources.c.tenant == t, sources.c.fact_id == fact_id)
-            ).rowcount
-            counts["vectors"] = self._delete_vectors(conn, "v", ids)
-            counts["versions"] = conn.execute(
-                delete(versions).where(versions.c.tenant == t, versions.c.fact_id == fact_id)
-            ).rowcount
-            orphans = [
-                e
-                for e in eps
-                if conn.execute(
-                    select(func.count()).where(sources.c.tenant == t, sources.c.episode_id == e)
-                ).scalar_one()
-                == 0
-            ]
-            if orphans:
-                counts["vectors"] += self._delete_vectors(conn, "e", orphans)
-                counts["episodes"] = conn.execute(
-                    delete(episodes_table).where(
-                        episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans)
-                    )
-                ).rowcount
+            for i in range(0, len(fids), 500):
+                self._erase_facts(conn, fids[i : i + 500], counts)
             self._mark_erased(conn)
             sh.backend.after_erase(conn)
         sh.backend.maintenance_after_erase()
         self._invalidate_index()
         return counts
+
+    def _erase_facts(self, conn: Connection, fids: list[str], counts: dict[str, int]) -> None:
+        t = self.scope.tenant
+        ids = list(
+            conn.execute(
+                select(versions.c.id).where(versions.c.tenant == t, versions.c.fact_id.in_(fids))
+            ).scalars()
+        )
+        eps = set(
+            conn.execute(
+                select(sources.c.episode_id).where(
+                    sources.c.tenant == t, sources.c.fact_id.in_(fids)
+                )
+            ).scalars()
+        )
+        counts["sources"] += conn.execute(
+            delete(sources).where(sources.c.tenant == t, sources.c.fact_id.in_(fids))
+        ).rowcount
+        counts["vectors"] += self._delete_vectors(conn, "v", ids)
+        counts["versions"] += conn.execute(
+            delete(versions).where(versions.c.tenant == t, versions.c.fact_id.in_(fids))
+        ).rowcount
+        still_cited = set(
+            conn.execute(
+                select(sources.c.episode_id).where(
+                    sources.c.tenant == t, sources.c.episode_id.in_(list(eps))
+                )
+            ).scalars()
+        )
+        orphans = sorted(eps - still_cited)
+        if orphans:
+            counts["vectors"] += self._delete_vectors(conn, "e", orphans)
+            counts["episodes"] += conn.execute(
+                delete(episodes_table).where(
+                    episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans)
+                )
+            ).rowcount
 
     def purge(self) -> dict[str, int]:
         """Physically delete everything in this scope and the scopes under it

@@ -36,9 +36,21 @@ class EndOp:
     subject: str
     predicate: str
     obj: str | None
-    at: int
+    at: int | None  # None: the transaction time
     exact: bool = False
     cardinality: Cardinality | None = None
+
+
+@dataclass(frozen=True)
+class EndOthersOp:
+    """End every current value of ``subject`` whose predicate is not in ``keep``
+    (a document put that drops fields). It runs under a subject-level lock, so two
+    concurrent puts of one document cannot leave the union of their fields live."""
+
+    subject: str
+    keep: frozenset[str]
+    at: int | None = None  # None: the transaction time
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,4 +66,4 @@ class CorrectOp:
     exact: bool = False
 
 
-WriteOp = AssertOp | EndOp | RetractOp | CorrectOp
+WriteOp = AssertOp | EndOp | EndOthersOp | RetractOp | CorrectOp

@@ -231,6 +231,7 @@ def facts_query(
     object_key: str | None = None,
     fact_ids: Sequence[str] | None = None,
     subject_prefix: str | None = None,
+    subject_keys: Sequence[str] | None = None,
 ) -> Select[Any]:
     """One SELECT for a facts() read: scope and time predicates applied in SQL."""
     filters: list[ColumnElement[bool]] = [scope_visible(versions, scope)]
@@ -244,6 +245,8 @@ def facts_query(
         filters.append(versions.c.fact_id.in_(list(fact_ids)))
     if subject_prefix is not None:
         filters.append(prefix_match(versions.c.subject_key, subject_prefix))
+    if subject_keys is not None:
+        filters.append(versions.c.subject_key.in_(list(subject_keys)))
     temporal: list[ColumnElement[bool]] = []
     valid_states = states - {State.RETRACTED}
     if valid_states:

@@ -16,7 +16,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from .errors import InvalidInterval, NotFound, TimeTravel
 from .identity import fold, fold_predicate, require_text
 from .model import Receipt
-from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
+from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from .predicates import Cardinality
 from .reads import scope_visible
 from .registry import Registry
@@ -110,6 +110,10 @@ class Writer:
     ) -> Receipt:
         tenant = scope.tenant
         index = self.registry.load(conn, tenant)
+        # Document-level writes lock their subject before discovering its slots.
+        subjects = sorted({_subject_lock(scope, op) for op in ops if isinstance(op, EndOthersOp)})
+        if subjects:
+            lock(conn, tenant, subjects)
         targets = [self._target(conn, scope, op, index) for op in ops]
         slots = sorted({s for t in targets for s in t.slots})
         lock(conn, tenant, slots)
@@ -125,6 +129,19 @@ class Writer:
 
     # -- resolving ------------------------------------------------------------
     def _target(self, conn: Connection, scope: Scope, op: WriteOp, index: Any) -> _Target:
+        if isinstance(op, EndOthersOp):
+            skey = op.subject if op.exact else fold(op.subject)
+            keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
+            found = conn.execute(
+                select(versions.c.slot, versions.c.predicate)
+                .where(
+                    *(versions.c[k] == v for k, v in scope.columns().items()),
+                    versions.c.subject_key == skey,
+                    versions.c.superseded_at.is_(None),
+                )
+                .distinct()
+            ).all()
+            return _Target(op, sorted({r.slot for r in found if r.predicate not in keep}), skey)
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
                 name, skey = op.predicate, op.subject
@@ -278,7 +295,10 @@ class Writer:
             ]
         elif isinstance(op, EndOp):
             for s in t.slots:
-                plans[s].end(op.at, t.object_key)
+                plans[s].end(op.at if op.at is not None else tx, t.object_key)
+        elif isinstance(op, EndOthersOp):
+            for s in t.slots:
+                plans[s].end(op.at if op.at is not None else tx, None)
         elif isinstance(op, RetractOp):
             for s in t.slots:
                 plans[s].retract(op.fact_id)
@@ -397,6 +417,14 @@ class Writer:
         missing = ids - found
         if missing:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
+
+
+def _subject_lock(scope: Scope, op: EndOthersOp) -> str:
+    skey = op.subject if op.exact else fold(op.subject)
+    return (
+        "subject:"
+        + hashlib.sha1(f"{scope.key}\x1e{skey}".encode("utf-8", "surrogatepass")).hexdigest()
+    )
 
 
 def _pred_key(name: str) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from .. import reads
-from ..embedding import Embedder, embed_checked
+from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
@@ -161,7 +161,7 @@ def search(
         def q() -> np.ndarray:
             nonlocal qvec
             if qvec is None:
-                qvec = embed_checked(r.embedder, [query])[0]
+                qvec = embed_query_checked(r.embedder, query)
             return qvec
 
         retracted_ids: list[str] = []
