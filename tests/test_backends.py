@@ -120,3 +120,20 @@ def test_erase_subject_and_facts_for_many_subjects(memory: Memory) -> None:
     assert counts["versions"] == 2
     assert memory.facts(subject="ann", states=["live", "ended", "retracted"]) == []
     assert len(memory.facts()) == 4
+
+
+def test_migrations_run_once_and_a_newer_schema_is_refused(tmp_path) -> None:
+    from chronomem import SchemaMismatch
+    from chronomem.schema import SCHEMA_VERSION
+
+    path = str(tmp_path / "m.db")
+    Memory(path).close()
+    Memory(path).close()  # reopening does not re-run v1 (it would fail on existing tables)
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as conn:
+        version = conn.execute(text("SELECT value FROM cm_meta WHERE key='schema_version'")).scalar()
+        assert version == str(SCHEMA_VERSION)
+        conn.execute(text("UPDATE cm_meta SET value = :v WHERE key='schema_version'"), {"v": str(SCHEMA_VERSION + 1)})
+    eng.dispose()
+    with pytest.raises(SchemaMismatch, match="newer"):
+        Memory(path)

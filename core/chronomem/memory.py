@@ -802,7 +802,6 @@ class Memory:
     def _erase(self, which: Any, missing: str) -> dict[str, int]:
         self._check_open()
         sh = self._shared
-        t = self.scope.tenant
         with sh.backend.write() as conn:
             fids = list(
                 conn.execute(

@@ -135,6 +135,55 @@ def fact_filters(
     return filters
 
 
+def episode_filters(scope: Scope, tf: TimeFilter) -> list[Any]:
+    """Episodes visible in the scope that had occurred, and were recorded, by then."""
+    filters: list[Any] = [
+        reads.scope_visible(episodes, scope),
+        episodes.c.occurred_at <= tf.valid_at,
+    ]
+    if tf.known_at is not None:
+        filters.append(episodes.c.recorded_at <= tf.known_at)
+    return filters
+
+
+def _lexical(
+    conn: Connection, tbl: Any, terms: Sequence[str], filters: list[Any], n: int
+) -> Ranking:
+    """FTS5 bm25 on SQLite, tsvector rank on PostgreSQL; ties by content hash."""
+    if not terms:
+        return []
+    name = tbl.name
+    tiebreak = [tbl.c.content_hash, *([tbl.c.occurred_at] if "occurred_at" in tbl.c else [])]
+    if conn.dialect.name == "sqlite":
+        fts = table(f"{name}_fts", column("rowid"))
+        rank: Any = literal_column(f"bm25({name}_fts)")
+        q = (
+            select(tbl.c.id, rank.label("r"))
+            .select_from(tbl.join(fts, fts.c.rowid == literal_column(f"{name}.rowid")))
+            .where(
+                literal_column(f"{name}_fts").op("MATCH")(bindparam("m", _fts_match(terms))),
+                *filters,
+            )
+            .order_by(rank, *tiebreak)
+            .limit(n)
+        )
+        return [(i, -float(r)) for i, r in conn.execute(q)]
+    tsq = func.to_tsquery("simple", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
+    tsv: Any = literal_column(f"{name}.tsv")
+    rank = func.ts_rank_cd(tsv, tsq)
+    q = (
+        select(tbl.c.id, rank.label("r"))
+        .where(tsv.op("@@")(tsq), *filters)
+        .order_by(rank.desc(), *tiebreak)
+        .limit(n)
+    )
+    return [(i, float(r)) for i, r in conn.execute(q)]
+
+
+def _pg_lexeme(term: str) -> str:
+    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
 def lexical_facts(
     conn: Connection,
     scope: Scope,
@@ -146,73 +195,16 @@ def lexical_facts(
     predicates: Sequence[str] | None = None,
     subject_key: str | None = None,
 ) -> Ranking:
-    if not terms:
-        return []
     filters = fact_filters(
         scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    if conn.dialect.name == "sqlite":
-        fts = table("cm_versions_fts", column("rowid"))
-        rank: Any = literal_column("bm25(cm_versions_fts)")
-        q = (
-            select(versions.c.id, rank.label("r"))
-            .select_from(versions.join(fts, fts.c.rowid == literal_column("cm_versions.rowid")))
-            .where(
-                literal_column("cm_versions_fts").op("MATCH")(bindparam("m", _fts_match(terms))),
-                *filters,
-            )
-            .order_by(rank, versions.c.content_hash)
-            .limit(n)
-        )
-        return [(i, -float(r)) for i, r in conn.execute(q)]
-    tsq = func.to_tsquery("simple", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
-    tsv: Any = literal_column("cm_versions.tsv")
-    rank = func.ts_rank_cd(tsv, tsq)
-    q = (
-        select(versions.c.id, rank.label("r"))
-        .where(tsv.op("@@")(tsq), *filters)
-        .order_by(rank.desc(), versions.c.content_hash)
-        .limit(n)
-    )
-    return [(i, float(r)) for i, r in conn.execute(q)]
-
-
-def _pg_lexeme(term: str) -> str:
-    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+    return _lexical(conn, versions, terms, filters, n)
 
 
 def lexical_episodes(
     conn: Connection, scope: Scope, terms: Sequence[str], tf: TimeFilter, n: int
 ) -> Ranking:
-    if not terms:
-        return []
-    filters = [reads.scope_visible(episodes, scope), episodes.c.occurred_at <= tf.valid_at]
-    if tf.known_at is not None:
-        filters.append(episodes.c.recorded_at <= tf.known_at)
-    if conn.dialect.name == "sqlite":
-        fts = table("cm_episodes_fts", column("rowid"))
-        rank: Any = literal_column("bm25(cm_episodes_fts)")
-        q = (
-            select(episodes.c.id, rank.label("r"))
-            .select_from(episodes.join(fts, fts.c.rowid == literal_column("cm_episodes.rowid")))
-            .where(
-                literal_column("cm_episodes_fts").op("MATCH")(bindparam("m", _fts_match(terms))),
-                *filters,
-            )
-            .order_by(rank, episodes.c.content_hash, episodes.c.occurred_at)
-            .limit(n)
-        )
-        return [(i, -float(r)) for i, r in conn.execute(q)]
-    tsq = func.to_tsquery("simple", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
-    tsv: Any = literal_column("cm_episodes.tsv")
-    rank = func.ts_rank_cd(tsv, tsq)
-    q = (
-        select(episodes.c.id, rank.label("r"))
-        .where(tsv.op("@@")(tsq), *filters)
-        .order_by(rank.desc(), episodes.c.content_hash, episodes.c.occurred_at)
-        .limit(n)
-    )
-    return [(i, float(r)) for i, r in conn.execute(q)]
+    return _lexical(conn, episodes, terms, episode_filters(scope, tf), n)
 
 
 # -- masks over the mirror ------------------------------------------------------------

@@ -12,10 +12,9 @@ import numpy as np
 from sqlalchemy import Connection, and_, bindparam, cast, literal_column, select, text
 from sqlalchemy.types import UserDefinedType
 
-from .. import reads
 from ..schema import episodes, vectors, versions
 from ..scope import Scope
-from .legs import Ranking, TimeFilter, fact_filters
+from .legs import Ranking, TimeFilter, episode_filters, fact_filters
 
 
 class Vector(UserDefinedType[Any]):
@@ -99,6 +98,32 @@ def _prepare(conn: Connection) -> None:
     conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
 
 
+def _leg(
+    conn: Connection,
+    tbl: Any,
+    kind: str,
+    filters: list[Any],
+    q: np.ndarray,
+    n: int,
+    rows_in_tenant: int,
+) -> Ranking:
+    _prepare(conn)
+    dist = _distance(q)
+    tiebreak = [tbl.c.content_hash, *([tbl.c.occurred_at] if "occurred_at" in tbl.c else [])]
+    stmt = (
+        select(tbl.c.id, dist.label("d"), tbl.c.content_hash)
+        .select_from(
+            vectors.join(tbl, and_(tbl.c.tenant == vectors.c.tenant, tbl.c.id == vectors.c.item_id))
+        )
+        .where(vectors.c.kind == kind, *filters)
+        .order_by(_order(dist, rows_in_tenant), *tiebreak)
+        .limit(n)
+    )
+    # Best first; equal distances ordered by content hash (reproducible across ingests).
+    rows = sorted(conn.execute(stmt).all(), key=lambda r: (float(r[1]), r[2]))
+    return [(r[0], 1.0 - float(r[1])) for r in rows if float(r[1]) < 1.0]
+
+
 def fact_leg(
     conn: Connection,
     scope: Scope,
@@ -111,37 +136,12 @@ def fact_leg(
     subject_key: str | None = None,
     rows_in_tenant: int = EXACT_BELOW,
 ) -> Ranking:
-    _prepare(conn)
-    dist = _distance(q)
-    stmt = (
-        select(versions.c.id, dist.label("d"), versions.c.content_hash)
-        .select_from(
-            vectors.join(
-                versions,
-                and_(versions.c.tenant == vectors.c.tenant, versions.c.id == vectors.c.item_id),
-            )
-        )
-        .where(
-            vectors.c.tenant == scope.tenant,
-            vectors.c.kind == "v",
-            *fact_filters(
-                scope,
-                tf,
-                subject_prefix=subject_prefix,
-                predicates=predicates,
-                subject_key=subject_key,
-            ),
-        )
-        .order_by(_order(dist, rows_in_tenant), versions.c.content_hash)
-        .limit(n)
+    filters = fact_filters(
+        scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    return _ranked(conn.execute(stmt).all())
-
-
-def _ranked(rows: Sequence[Any]) -> Ranking:
-    """Best first; equal distances ordered by content hash (reproducible across ingests)."""
-    ranked = sorted(rows, key=lambda r: (float(r[1]), r[2]))
-    return [(r[0], 1.0 - float(r[1])) for r in ranked if float(r[1]) < 1.0]
+    return _leg(
+        conn, versions, "v", [vectors.c.tenant == scope.tenant, *filters], q, n, rows_in_tenant
+    )
 
 
 def episode_leg(
@@ -152,21 +152,5 @@ def episode_leg(
     n: int,
     rows_in_tenant: int = EXACT_BELOW,
 ) -> Ranking:
-    _prepare(conn)
-    dist = _distance(q)
-    filters = [reads.scope_visible(episodes, scope), episodes.c.occurred_at <= tf.valid_at]
-    if tf.known_at is not None:
-        filters.append(episodes.c.recorded_at <= tf.known_at)
-    stmt = (
-        select(episodes.c.id, dist.label("d"), episodes.c.content_hash)
-        .select_from(
-            vectors.join(
-                episodes,
-                and_(episodes.c.tenant == vectors.c.tenant, episodes.c.id == vectors.c.item_id),
-            )
-        )
-        .where(vectors.c.tenant == scope.tenant, vectors.c.kind == "e", *filters)
-        .order_by(_order(dist, rows_in_tenant), episodes.c.content_hash, episodes.c.occurred_at)
-        .limit(n)
-    )
-    return _ranked(conn.execute(stmt).all())
+    filters = [vectors.c.tenant == scope.tenant, *episode_filters(scope, tf)]
+    return _leg(conn, episodes, "e", filters, q, n, rows_in_tenant)
