@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -131,9 +133,40 @@ def test_migrations_run_once_and_a_newer_schema_is_refused(tmp_path) -> None:
     Memory(path).close()  # reopening does not re-run v1 (it would fail on existing tables)
     eng = create_engine(f"sqlite:///{path}")
     with eng.begin() as conn:
-        version = conn.execute(text("SELECT value FROM cm_meta WHERE key='schema_version'")).scalar()
+        version = conn.execute(
+            text("SELECT value FROM cm_meta WHERE key='schema_version'")
+        ).scalar()
         assert version == str(SCHEMA_VERSION)
-        conn.execute(text("UPDATE cm_meta SET value = :v WHERE key='schema_version'"), {"v": str(SCHEMA_VERSION + 1)})
+        conn.execute(
+            text("UPDATE cm_meta SET value = :v WHERE key='schema_version'"),
+            {"v": str(SCHEMA_VERSION + 1)},
+        )
     eng.dispose()
     with pytest.raises(SchemaMismatch, match="newer"):
         Memory(path)
+
+
+def test_superseded_by_always_names_a_stored_version_even_when_a_plan_drops_its_own_piece(
+    memory: Memory, clock
+) -> None:
+    from chronomem import EndOp, RetractOp
+
+    until = clock.now + timedelta(days=30)
+    memory.apply([memory.assertion("s", "p", "v", valid_to=until, exact=True, cardinality="one")])
+    # end + a merging bounded assert in one write: the ended piece is born and dropped
+    memory.apply(
+        [EndOp("s", "p", None, None, exact=True, cardinality="one"),
+         memory.assertion("s", "p", "v", valid_to=until + timedelta(days=1), exact=True, cardinality="one")]
+    )  # fmt: skip
+    r = memory.remember("alice", "lives_in", "Paris")
+    memory.apply([RetractOp(r.fact_ids[0])])
+    r2 = memory.apply(
+        [memory.assertion("bob", "lives_in", "Rome"), memory.assertion("bob", "lives_in", "Oslo")]
+    )
+    memory.apply([RetractOp(r2.fact_ids[-1])])
+    with memory.backend.read() as conn:
+        ids = set(conn.execute(text("SELECT id FROM cm_versions")).scalars())
+        dangling = conn.execute(
+            text("SELECT id, superseded_by FROM cm_versions WHERE superseded_by IS NOT NULL")
+        ).all()
+    assert [d for d in dangling if d.superseded_by not in ids] == []

@@ -95,6 +95,8 @@ class SlotPlan:
             for lst in (self.outcome.added, self.outcome.ended):
                 if v.id in lst:
                     lst.remove(v.id)
+            # what it had superseded is now superseded by its own successor (or by nothing)
+            self._rebind(v.id, by)
         else:
             self.closes[v.id] = (reason, by)
             self.outcome.superseded.append(v.id)
@@ -193,7 +195,7 @@ class SlotPlan:
             self.outcome.fact_ids.append(fact_id)
         return gone
 
-    def _rebind(self, placeholder: str, real: str) -> None:
+    def _rebind(self, placeholder: str, real: str | None) -> None:
         for sid, (reason, by) in list(self.closes.items()):
             if by == placeholder:
                 self.closes[sid] = (reason, real)

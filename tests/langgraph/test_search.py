@@ -9,7 +9,7 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langgraph.store.chronomem import ChronomemStore
+from langgraph.store.chronomem import ChronomemStore, LangChainEmbedder
 
 from ..conftest import ManualClock
 from .conftest import StoreFactory, snapshot
@@ -213,6 +213,55 @@ def test_async_embedding_function(make_store: StoreFactory) -> None:
     s.put(("a",), "k", {"text": "apple pie"})
     s.put(("a",), "j", {"text": "zebra"})
     assert s.search(("a",), query="apple")[0].key == "k"
+
+
+class QueryMappingEmbeddings(CharEmbeddings):
+    """Embeds queries differently from documents (as asymmetric models do): a
+    query is embedded as the text it stands for."""
+
+    def __init__(self, dims: int = 64, synonyms: dict[str, str] | None = None):
+        super().__init__(dims)
+        self.synonyms = synonyms or {}
+        self.documents: list[str] = []
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.documents += texts
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return self._one(self.synonyms.get(text, text))
+
+
+def test_queries_are_embedded_with_embed_query(make_store: StoreFactory) -> None:
+    # "pale" shares its letters with "apple pie"; as a query it stands for "zebra"
+    emb = QueryMappingEmbeddings(synonyms={"pale": "zebra"})
+    s = make_store(index={"dims": emb.dims, "embed": emb, "fields": ["text"]})
+    s.put(("q",), "fruit", {"text": "apple pie"})
+    s.put(("q",), "animal", {"text": "zebra"})
+    hits = s.search(("q",), query="pale")
+    assert hits[0].key == "animal" and hits[0].score is not None
+    assert emb.queries == ["pale"] and "pale" not in emb.documents
+    assert sorted(emb.documents) == ["apple pie", "zebra"]
+
+
+def test_embedder_wrapper_methods() -> None:
+    emb = QueryMappingEmbeddings(8, {"q": "abc"})
+    wrapper = LangChainEmbedder(emb, 8)
+    assert wrapper.embed(["abc", "x"]).shape == (2, 8)
+    assert emb.documents == ["abc", "x"]
+    assert wrapper.embed_query("q").tolist() == pytest.approx(emb._one("abc"))
+    assert emb.queries == ["q"]
+    with pytest.raises(ValueError, match="dims"):
+        LangChainEmbedder(emb, 9).embed_query("q")
+
+    async def aembed(texts: list[str]) -> list[list[float]]:
+        return [[float(len(t))] * 3 for t in texts]
+
+    async_only = LangChainEmbedder(aembed, 3)
+    assert async_only.embed_query("four").tolist() == [4.0, 4.0, 4.0]
+    assert async_only.embed(["ab"]).tolist() == [[2.0, 2.0, 2.0]]
 
 
 def test_wrong_dims_is_a_clear_error(make_store: StoreFactory) -> None:

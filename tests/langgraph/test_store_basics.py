@@ -194,3 +194,42 @@ def test_unknown_filter_operator_is_a_clear_error(store: ChronomemStore) -> None
 def test_non_json_value_names_the_field(store: ChronomemStore) -> None:
     with pytest.raises(InvalidType, match="field 'when'"):
         store.put(("a",), "k", {"when": object()})
+
+
+def test_a_batch_reads_all_its_items_in_one_query(
+    store: ChronomemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.batch([PutOp(("m",), f"k{i}", {"i": i}) for i in range(30)])
+    calls: list[dict[str, Any]] = []
+    facts = store.memory.facts
+
+    def counting(**kw: Any) -> Any:
+        calls.append(kw)
+        return facts(**kw)
+
+    monkeypatch.setattr(store.memory, "facts", counting)
+    ops: list[Any] = [GetOp(("m",), f"k{i}") for i in range(0, 40, 2)]
+    ops += [PutOp(("m",), f"k{i}", {"i": -i}) for i in range(1, 40, 2)]
+    ops += [PutOp(("m",), f"k{i}", None) for i in range(20, 30)]
+    results = store.batch(ops)
+    assert len(calls) == 1  # every item the batch gets or puts, each once
+    assert sorted(calls[0]["subjects"]) == sorted({f"lg:m..k{i}" for i in range(40)})
+    assert [r.value if r is not None else None for r in results[:20]] == [
+        {"i": i} if i < 30 else None for i in range(0, 40, 2)
+    ]
+    monkeypatch.undo()
+    after = {i.key: i.value["i"] for i in store.search(("m",), limit=100)}
+    expected = {f"k{i}": (-i if i % 2 else i) for i in range(40) if i < 20 or (i >= 30 and i % 2)}
+    assert after == expected
+
+
+def test_batch_reads_are_chunked(store: ChronomemStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph.store.chronomem import reading
+
+    store.batch([PutOp(("c",), f"k{i}", {"i": i}) for i in range(20)])
+    monkeypatch.setattr(reading, "SUBJECTS_PER_QUERY", 7)
+    got = store.batch([GetOp(("c",), f"k{i}") for i in range(25)])
+    assert [r.value["i"] if r is not None else None for r in got] == [
+        *range(20),
+        *[None] * 5,
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from langgraph.store.base import GetOp, PutOp
 
@@ -160,3 +162,73 @@ def test_query_search_through_a_view(store: ChronomemStore, clock: ManualClock) 
     assert old[0].key == "k" and old[0].score is not None
     assert old[0].value == {"text": "crimson apple orchard"}
     assert (now_score["k"] or 0.0) < old[0].score  # today "k" only matches by chance, if at all
+
+
+def test_a_put_takes_effect_at_its_transaction_time(
+    store: ChronomemStore, clock: ManualClock
+) -> None:
+    """A changed field's old value ends exactly where the new one starts, a removed
+    field ends there too, and that instant is the put's transaction time, which
+    is also the item's ``updated_at``: ``as_of(item.updated_at)`` shows the put."""
+    store.put(("a",), "k", {"city": "Paris", "pet": "cat"})
+    created = store.get(("a",), "k")
+    clock.advance(minutes=1)
+    store.put(("a",), "k", {"city": "Berlin"})
+    item = store.get(("a",), "k")
+    assert created is not None and item is not None
+    hist = {(v.field, v.value): v for v in store.history(("a",), "k")}
+    paris, cat, berlin = hist["city", "Paris"], hist["pet", "cat"], hist["city", "Berlin"]
+    assert paris.valid_to == cat.valid_to == berlin.valid_from == berlin.recorded_at
+    assert item.updated_at == berlin.valid_from and item.created_at == paris.valid_from
+    assert created.updated_at == created.created_at == item.created_at
+    view = store.as_of(item.updated_at).get(("a",), "k")
+    assert view is not None and view.value == {"city": "Berlin"}
+    before = store.as_of(item.updated_at - timedelta(microseconds=1)).get(("a",), "k")
+    assert before is not None and before.value == {"city": "Paris", "pet": "cat"}
+
+
+def test_a_frozen_clock_still_reads_its_own_writes(url: str | None) -> None:
+    """Writes land at their transaction times, which move on even when the clock
+    does not; the store reads no earlier than its last write."""
+    clock = ManualClock(tick=timedelta(0))
+    store = ChronomemStore(url, clock=clock)
+    try:
+        for v in range(1, 4):
+            store.put(("f",), "k", {"v": v, f"only{v}": True})
+            item = store.get(("f",), "k")
+            assert item is not None and item.value == {"v": v, f"only{v}": True}
+        rows = [(v.field, v.value, v.state) for v in store.history(("f",), "k")]
+        assert rows == [  # valid-time order (fields by name within one instant)
+            ("only1", True, State.ENDED),
+            ("v", 1, State.ENDED),
+            ("only2", True, State.ENDED),
+            ("v", 2, State.ENDED),
+            ("only3", True, State.LIVE),
+            ("v", 3, State.LIVE),
+        ]
+        store.delete(("f",), "k")
+        assert store.get(("f",), "k") is None and store.search(("f",)) == []
+        store.put(("f",), "t", {"v": 1}, ttl=1)
+        assert store.get(("f",), "t") is not None
+        clock.advance(minutes=2)
+        assert store.get(("f",), "t") is None
+    finally:
+        store.close()
+
+
+def test_erase_is_scoped_and_counts_are_complete(make_store: StoreFactory) -> None:
+    base = make_store()
+    alice = ChronomemStore(base.memory, user="alice")
+    bob = ChronomemStore(base.memory, user="bob")
+    for s in (alice, bob):
+        s.put(("p",), "k", {"theme": "dark", "lang": "en"})
+        s.put(("p",), "k", {"theme": "light"})
+    counts = alice.erase(("p",), "k")
+    assert set(counts) == {"versions", "episodes", "vectors", "sources"}
+    # marker, theme, lang and the index entry, each with its superseded versions
+    assert counts["versions"] >= 8
+    assert alice.history(("p",), "k") == [] and alice.get(("p",), "k") is None
+    kept = bob.get(("p",), "k")
+    assert kept is not None and kept.value == {"theme": "light"}
+    assert len(bob.history(("p",), "k")) == 3
+    assert alice.erase(("p",), "never") == dict.fromkeys(counts, 0)

@@ -4,14 +4,25 @@ every current read and stay in history; reads refresh per TTLConfig."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
-from langgraph.store.base import GetOp
+from langgraph.store.base import GetOp, PutOp
 
+from chronomem import InvalidInterval
 from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
 from .conftest import StoreFactory
+
+
+def _lasts(version: Any, minutes: float, clock: ManualClock) -> bool:
+    """The version lasts the TTL, counted from the moment its put was planned,
+    which is a moment (here one tick of the test clock) before the transaction
+    that the version starts at."""
+    assert version.valid_to is not None
+    ttl = timedelta(minutes=minutes)
+    return bool(ttl - clock.tick <= version.valid_to - version.valid_from < ttl)
 
 
 def test_supports_ttl(store: ChronomemStore) -> None:
@@ -32,16 +43,15 @@ def test_expired_items_vanish_from_current_reads(store: ChronomemStore, clock: M
     assert store.list_namespaces() == [("t",)]
     hist = store.history(("t",), "short")
     assert [(v.field, v.value, v.state.value) for v in hist] == [("v", 1, "ended")]
-    assert hist[0].valid_to is not None
-    assert hist[0].valid_to - hist[0].valid_from == timedelta(minutes=1)
+    assert _lasts(hist[0], 1, clock)
 
 
 def test_expiry_is_in_valid_time(store: ChronomemStore, clock: ManualClock) -> None:
     start = clock.now
     store.put(("t",), "k", {"v": 1}, ttl=1)
     (version,) = store.history(("t",), "k")
-    assert version.valid_to is not None
-    assert version.valid_to - version.valid_from == timedelta(minutes=1)
+    assert version.valid_to is not None and _lasts(version, 1, clock)
+    assert version.valid_from == version.recorded_at  # starts at its transaction
     clock.advance(minutes=5)
     assert store.get(("t",), "k") is None
     assert store.as_of(valid_at=start + (version.valid_to - start) / 2).get(("t",), "k") is not None
@@ -120,3 +130,13 @@ def test_bad_ttl(store: ChronomemStore, ttl: object) -> None:
     with pytest.raises((ValueError, TypeError)):
         store.put(("t",), "k", {"v": 1}, ttl=ttl)  # type: ignore[arg-type]
     assert store.get(("t",), "k") is None
+
+
+def test_a_ttl_over_before_its_own_transaction_is_refused(store: ChronomemStore) -> None:
+    """The expiry is fixed before the transaction; a TTL shorter than the moment
+    between the two (here one test-clock tick) is refused and nothing is written."""
+    with pytest.raises(InvalidInterval):
+        store.batch([PutOp(("t",), "ok", {"v": 1}), PutOp(("t",), "k", {"v": 1}, ttl=0.001)])
+    assert store.get(("t",), "ok") is None and store.history(("t",), "k") == []
+    store.put(("t",), "k", {"v": 1}, ttl=0.05)  # 3 s: outlasts the tick
+    assert store.get(("t",), "k", refresh_ttl=False) is not None

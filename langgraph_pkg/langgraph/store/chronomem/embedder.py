@@ -40,7 +40,10 @@ def _describe(embeddings: Embeddings) -> str:
 
 class LangChainEmbedder:
     """Adapts LangGraph's ``index["embed"]`` (an ``Embeddings``, a sync or async
-    function) to chronomem's ``Embedder`` protocol (``name``, ``dim``, ``embed``).
+    function) to chronomem's ``Embedder`` protocol: ``name``, ``dim``, ``embed``
+    (stored texts, through ``embed_documents``) and ``embed_query`` (search
+    queries, through ``embed_query``: models that embed the two differently get
+    what they expect).
 
     ``name`` identifies the model in the database, so reopening a store with
     another model is detected instead of mixing vectors."""
@@ -52,9 +55,14 @@ class LangChainEmbedder:
         self.dim = dims
         self.name = name or f"langchain:{_describe(self.embeddings)}:{dims}"
 
+    @property
+    def _async_only(self) -> bool:
+        """An async embedding function: its sync methods raise, so run the async ones."""
+        return getattr(self.embeddings, "func", None) is None and hasattr(self.embeddings, "afunc")
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         items = list(texts)
-        if getattr(self.embeddings, "func", None) is None and hasattr(self.embeddings, "afunc"):
+        if self._async_only:
             vectors = _run(self.embeddings.aembed_documents(items))
         else:
             vectors = self.embeddings.embed_documents(items)
@@ -62,6 +70,19 @@ class LangChainEmbedder:
         if arr.shape != (len(items), self.dim):
             raise InvalidInput(
                 f"embeddings returned shape {arr.shape}, expected {(len(items), self.dim)} "
+                '(check index["dims"])'
+            )
+        return arr
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if self._async_only:
+            vector = _run(self.embeddings.aembed_query(text))
+        else:
+            vector = self.embeddings.embed_query(text)
+        arr = np.asarray(vector, dtype=np.float32)
+        if arr.shape != (self.dim,):
+            raise InvalidInput(
+                f"embed_query returned shape {arr.shape}, expected {(self.dim,)} "
                 '(check index["dims"])'
             )
         return arr

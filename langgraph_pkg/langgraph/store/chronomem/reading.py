@@ -3,6 +3,7 @@ pair of instants (valid ``valid_at``, belief ``known_at``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from . import filters, keys, namespaces
 from .records import Record, alive, group
 
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
+SUBJECTS_PER_QUERY = 500  # items read by one facts(subjects=[...]) query
 
 
 def to_item(rec: Record) -> Item:
@@ -40,7 +42,7 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 
 def _newest_first(records: list[Record]) -> list[Record]:
     records = sorted(records, key=lambda r: (r.namespace, r.key))
-    return sorted(records, key=lambda r: r.marker.updated if r.marker else 0, reverse=True)
+    return sorted(records, key=lambda r: r.updated_us, reverse=True)
 
 
 @dataclass
@@ -56,8 +58,16 @@ class Reader:
         return self.memory.facts(exact=True, **self._times(), **kw)
 
     def record(self, subject: str) -> Record | None:
-        rec = group(self._facts(subject=subject)).get(subject)
-        return rec if rec is not None and rec.alive else None
+        return self.items([subject])[subject]
+
+    def items(self, subjects: Iterable[str]) -> dict[str, Record | None]:
+        """The live record of each subject (``None``: no such item), in one query
+        per ``SUBJECTS_PER_QUERY`` subjects."""
+        wanted = list(dict.fromkeys(subjects))
+        found: dict[str, Record] = {}
+        for i in range(0, len(wanted), SUBJECTS_PER_QUERY):
+            found.update(group(self._facts(subjects=wanted[i : i + SUBJECTS_PER_QUERY])))
+        return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
     def records(self, prefix: tuple[str, ...]) -> list[Record]:
         return alive(group(self._facts(subject_prefix=keys.namespace_prefix(prefix))))

@@ -2,8 +2,11 @@
 search-index entry, all single-valued slots of the item's subject.
 
 The marker's object records what the item's own facts cannot: when the item
-was created and last put, its TTL, the order of its fields, and which paths
-were indexed (so a TTL refresh re-indexes exactly what the put indexed)."""
+was created, its TTL, the order of its fields, and which paths were indexed
+(so a TTL refresh re-indexes exactly what the put indexed). Every put writes a
+new marker (a refresh merges into the running one), so the marker's version
+starts at the latest put's transaction time: that is the item's
+``updated_at``, and, for the put that created it, its ``created_at``."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from chronomem import Fact, InvalidType
-from chronomem.timeutil import from_us
+from chronomem.timeutil import from_us, to_us
 
 from . import keys
 
@@ -35,8 +38,8 @@ def encode_field(name: str, value: Any) -> str:
 class Marker:
     """What the marker fact's object says about its item."""
 
-    created: int  # µs: when this life of the item began (first put after absence)
-    updated: int  # µs: the latest put
+    created: int | None  # µs: when this life of the item began; None: the marker's start
+    updated: int  # µs: when the latest put was planned (makes every put's marker new)
     ttl: float | None  # minutes, as put
     fields: tuple[str, ...]  # field names in the order they were put
     index: tuple[str, ...]  # the paths indexed for search ([] = not indexed)
@@ -56,7 +59,7 @@ class Marker:
     def decode(cls, text: str) -> Marker:
         d = json.loads(text)
         return cls(
-            int(d["created"]),
+            None if d.get("created") is None else int(d["created"]),
             int(d["updated"]),
             d.get("ttl"),
             tuple(d.get("fields", ())),
@@ -94,16 +97,25 @@ class Record:
         return out
 
     @property
-    def created_at(self) -> datetime:
+    def updated_us(self) -> int:
+        """When the latest put took effect (the start of the marker's version)."""
+        assert self.marker_fact is not None
+        return to_us(self.marker_fact.valid_from)
+
+    @property
+    def created_us(self) -> int:
+        """When this life of the item began (its first put after absence)."""
         m = self.marker
         assert m is not None
-        return from_us(m.created)
+        return m.created if m.created is not None else self.updated_us
+
+    @property
+    def created_at(self) -> datetime:
+        return from_us(self.created_us)
 
     @property
     def updated_at(self) -> datetime:
-        m = self.marker
-        assert m is not None
-        return from_us(m.updated)
+        return from_us(self.updated_us)
 
     def all_facts(self) -> list[Fact]:
         out = list(self.facts.values())

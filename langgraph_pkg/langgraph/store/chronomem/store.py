@@ -26,7 +26,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
-from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, State
+from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
 from chronomem.timeutil import Clock, from_us, opt_dt, opt_us, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 
@@ -52,17 +52,23 @@ class Pin:
     known_at: int | None
 
 
-class _WorldClock:
-    """Strictly increasing world instants for the writes of one store (and its views)."""
+class _ReadFloor:
+    """The latest transaction time this store's writes committed at. Writes take
+    effect at their transaction time (ordered by the database as they commit);
+    the store reads at ``max(clock, floor)``, so it reads its own writes even
+    when the clock is coarse, frozen or stepped back (shared by the store's views)."""
 
     def __init__(self) -> None:
-        self.last = -(2**62)
+        self.us = -(2**62)
         self.lock = threading.Lock()
 
-    def next(self, now_us: int) -> int:
-        with self.lock:
-            self.last = max(now_us, self.last + 1)
-            return self.last
+    def note(self, receipt: Receipt) -> None:
+        if receipt.recorded_at is not None:
+            with self.lock:
+                self.us = max(self.us, to_us(receipt.recorded_at, "recorded_at"))
+
+    def at(self, now_us: int) -> int:
+        return max(now_us, self.us)
 
 
 def _check_key(key: object) -> str:
@@ -169,7 +175,7 @@ class ChronomemStore(BaseStore):
         self._fields: tuple[str, ...] = tuple(fields)
         self.ttl_config = ttl
         self._pin: Pin | None = None
-        self._world = _WorldClock()
+        self._floor = _ReadFloor()
 
     @classmethod
     def from_conn_string(
@@ -242,14 +248,16 @@ class ChronomemStore(BaseStore):
         if self._pin is not None:
             raise ReadOnlyView(f"{what} on a time-travel view (as_of); write to the store itself")
 
-    def _reader(self) -> tuple[Reader, int]:
-        """A reader at this batch's instants, and the batch's world instant."""
-        now = to_us(self._memory.now(), "clock()")
+    def _now(self) -> int:
+        """The clock's now, but never before this store's last write."""
+        return self._floor.at(to_us(self._memory.now(), "clock()"))
+
+    def _reader(self) -> Reader:
+        """A reader at this batch's instants."""
         if self._pin is None:
-            at = self._world.next(now)
-            return Reader(self._memory, at, None), at
-        valid = self._pin.valid_at if self._pin.valid_at is not None else now
-        return Reader(self._memory, valid, self._pin.known_at), now
+            return Reader(self._memory, self._now(), None)
+        valid = self._pin.valid_at if self._pin.valid_at is not None else self._now()
+        return Reader(self._memory, valid, self._pin.known_at)
 
     # -- BaseStore ---------------------------------------------------------------------
     def _prepare(self, ops: list[Op]) -> dict[int, PreparedPut]:
@@ -287,12 +295,17 @@ class ChronomemStore(BaseStore):
         key wins) — here in one transaction with one transaction time."""
         ops = list(ops)
         puts = self._prepare(ops)
-        reader, at = self._reader()
+        reader = self._reader()
+        # every item the batch gets or puts, in one read
+        items = reader.items(
+            [keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)]
+            + [put.subject for put in puts.values()]
+        )
         results: list[Result] = []
         touched: dict[str, Record] = {}
         for op in ops:
             if isinstance(op, GetOp):
-                rec = reader.record(keys.subject(tuple(op.namespace), op.key))
+                rec = items[keys.subject(tuple(op.namespace), op.key)]
                 results.append(to_item(rec) if rec is not None else None)
                 if rec is not None and op.refresh_ttl:
                     touched[rec.subject] = rec
@@ -306,24 +319,32 @@ class ChronomemStore(BaseStore):
             else:
                 results.append(None)
         if self._pin is None:
-            self._write(reader, at, puts, touched)
+            self._write(puts, items, touched)
         return results
 
     def _write(
-        self, reader: Reader, at: int, puts: dict[int, PreparedPut], touched: dict[str, Record]
+        self,
+        puts: dict[int, PreparedPut],
+        items: dict[str, Record | None],
+        touched: dict[str, Record],
     ) -> None:
+        refresh = [r for r in touched.values() if r.marker is not None and r.marker.ttl is not None]
+        if not puts and not refresh:
+            return
+        # The writes take effect at the transaction time; a TTL counts from now (after
+        # the batch's reads), a moment before it, as PostgresStore's now() + ttl.
+        at = self._now()
         last: dict[str, PreparedPut] = {}
         for _, put in sorted(puts.items()):
             last[put.subject] = put
         write_ops = []
         for subject, put in last.items():
-            existing = touched[subject] if subject in touched else reader.record(subject)
-            write_ops += plan_put(put, existing, at)
+            write_ops += plan_put(put, touched.get(subject, items[subject]), at)
         for subject, rec in touched.items():
             if subject not in last:
                 write_ops += plan_refresh(rec, at)
         if write_ops:
-            self._memory.apply(write_ops)
+            self._floor.note(self._memory.apply(write_ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (the database calls are blocking)."""
@@ -350,7 +371,9 @@ class ChronomemStore(BaseStore):
         pin = self._pin
         if known_at is None and pin is not None:
             known_at = opt_dt(pin.known_at)
-        valid = from_us(pin.valid_at) if pin is not None and pin.valid_at is not None else None
+        valid = from_us(
+            pin.valid_at if pin is not None and pin.valid_at is not None else self._now()
+        )
         states = ALL_STATES if include_retracted else ALL_STATES - {State.RETRACTED}
         facts = self._memory.facts(
             subject=subject, exact=True, valid_at=valid, known_at=known_at, states=states

@@ -1,22 +1,28 @@
 """Puts, deletes and TTL refreshes planned as chronomem write operations.
 
 Every fact of an item is a single-valued slot (``exact`` keys, cardinality
-ONE) asserted over ``[at, expiry)`` as a *bounded* write, so that re-putting
-an unchanged field writes nothing, a changed field ends exactly its old value
-at ``at`` (history keeps it), and extending a TTL merges into the running
-version. Fields and index entries that disappear end at ``at``; a TTL shorter
-than the running one first ends the running versions at ``at``. A delete
-retracts the item's live facts (the audit view keeps them, marked retracted).
+ONE) asserted from the transaction time up to the item's expiry as a
+*bounded* write, so that re-putting an unchanged field writes nothing, a
+changed field ends its old value exactly where the new one starts (history
+keeps it), and extending a TTL merges into the running version. Every other
+fact of the item (a removed field or index entry) is ended by one
+``EndOthersOp``, which finds them inside the write transaction under a
+subject lock: two concurrent puts of one item leave exactly one put's fields
+live, never the union. A TTL shorter than the running one first ends the
+running versions. A delete retracts the item's live facts (the audit view
+keeps them, marked retracted) and ends anything a concurrent put added since
+they were read. Every instant a write takes effect is its transaction time,
+which orders the writes of every store on the database as they committed.
 One batch becomes one ``Memory.apply``: one transaction, one transaction time."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from chronomem import Cardinality
-from chronomem.ops import AssertOp, EndOp, RetractOp, WriteOp
+from chronomem.ops import AssertOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from chronomem.timeutil import to_us
 
 from . import keys
@@ -58,14 +64,12 @@ def expiry(at: int, ttl: float | None) -> int | None:
     return None if ttl is None else at + round(ttl * US_PER_MINUTE)
 
 
-def _assert(
-    subject: str, predicate: str, obj: str, at: int, until: int | None, text: str
-) -> AssertOp:
+def _assert(subject: str, predicate: str, obj: str, until: int | None, text: str) -> AssertOp:
     return AssertOp(
         subject,
         predicate,
         obj,
-        at,
+        None,  # from the transaction time
         until,
         bounded=True,  # valid_to None then means "forever", and same values merge
         exact=True,
@@ -74,8 +78,9 @@ def _assert(
     )
 
 
-def _end(subject: str, predicate: str, at: int) -> EndOp:
-    return EndOp(subject, predicate, None, at, exact=True, cardinality=Cardinality.ONE)
+def _end(subject: str, predicate: str) -> EndOp:
+    """End the slot's running value at the transaction time."""
+    return EndOp(subject, predicate, None, None, exact=True, cardinality=Cardinality.ONE)
 
 
 def plan_put(
@@ -83,16 +88,29 @@ def plan_put(
     existing: Record | None,
     at: int,
     *,
-    updated: int | None = None,
+    refresh: bool = False,
 ) -> list[WriteOp]:
-    """The operations that make the item equal to ``put`` from ``at`` on."""
+    """The operations that make the item equal to ``put`` from the transaction on.
+
+    ``at`` is the instant the write is planned (after the batch's reads, a
+    moment before its transaction): a TTL counts from it. ``existing`` (the item
+    as the batch read it) only supplies what the new facts cannot: the item's
+    creation time, and whether a running version outlives a shorter TTL; which
+    facts to end is decided inside the write transaction. ``refresh``: the
+    marker is kept as it is, so the item's times do not move."""
     if put.value is None:
         return plan_delete(existing)
     old = existing.marker if existing is not None else None
     until = expiry(at, put.ttl)
+    if refresh and old is not None:
+        created, updated = old.created, old.updated
+    else:
+        # None: this put creates the item (its creation time is the marker's start)
+        created = existing.created_us if existing is not None and old is not None else None
+        updated = at  # new each put: the marker's new version starts at the put
     marker = Marker(
-        created=old.created if old is not None else at,
-        updated=updated if updated is not None else at,
+        created=created,
+        updated=updated,
         ttl=put.ttl,
         fields=put.names,
         index=put.paths,
@@ -102,35 +120,37 @@ def plan_put(
     wanted.update({p: (obj, "") for p, obj in put.fields.items()})
     wanted.update({p: (keys.digest_text(t), t) for p, t in texts.items()})
     first: list[WriteOp] = []
+    if until is not None and existing is not None:
+        for fact in existing.all_facts():
+            if fact.predicate in wanted and (fact.valid_to is None or to_us(fact.valid_to) > until):
+                # The running version outlives the new expiry: end it now, so that the
+                # bounded assert does not leave its tail standing after the expiry (a
+                # same value then merges back into one version up to the new expiry).
+                first.append(_end(put.subject, fact.predicate))
     ops: list[WriteOp] = [
-        _assert(put.subject, pred, obj, at, until, text) for pred, (obj, text) in wanted.items()
+        _assert(put.subject, pred, obj, until, text) for pred, (obj, text) in wanted.items()
     ]
-    for fact in existing.all_facts() if existing is not None else ():
-        if fact.predicate not in wanted:  # a removed field or index entry
-            ops.append(_end(put.subject, fact.predicate, at))
-        elif until is not None and (fact.valid_to is None or to_us(fact.valid_to) > until):
-            # The running version outlives the new expiry: end it now, so that the
-            # bounded assert does not leave its tail standing after the expiry (a
-            # same value then merges back into one version up to the new expiry).
-            first.append(_end(put.subject, fact.predicate, at))
+    # Removed fields and index entries: whatever is live when the write runs.
+    ops.append(EndOthersOp(put.subject, frozenset(wanted), exact=True))
     return first + ops
 
 
 def plan_delete(existing: Record | None) -> list[WriteOp]:
+    """Retract the facts the batch read; end any other fact of the item that a
+    concurrent put made live since (so the item is gone from current reads)."""
     if existing is None or not existing.alive:
         return []
     ids = dict.fromkeys(f.id for f in existing.all_facts())
-    return [RetractOp(fid) for fid in ids]
+    return [
+        *(RetractOp(fid) for fid in ids),
+        EndOthersOp(existing.subject, frozenset(), exact=True),
+    ]
 
 
 def plan_refresh(existing: Record, at: int) -> list[WriteOp]:
-    """Re-put the item as it is, with its TTL counted from ``at`` (``updated`` kept)."""
+    """Re-put the item as it is, with its TTL counted from ``at`` (its times kept)."""
     m = existing.marker
     if m is None or m.ttl is None:
         return []
     put = prepare(existing.namespace, existing.key, existing.value(), m.index, m.ttl)
-    return plan_put(put, existing, at, updated=m.updated)
-
-
-def needs_refresh(records: Sequence[Record]) -> list[Record]:
-    return [r for r in records if r.alive and r.marker is not None and r.marker.ttl is not None]
+    return plan_put(put, existing, at, refresh=True)
