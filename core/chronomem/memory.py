@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
@@ -211,12 +211,14 @@ class Memory:
         exact: bool = False,
         cardinality: Cardinality | str | None = None,
         index_text: str | None = None,
+        valid_for: timedelta | None = None,
     ) -> AssertOp:
         """Validate one fact and return it as an operation (for batched ``apply``).
 
         ``exact=True`` keys subject/predicate/object as given (no folding, no alias
         resolution); ``cardinality`` fixes the slot's cardinality for this write;
-        ``index_text`` is what search indexes ("" = not indexed)."""
+        ``index_text`` is what search indexes ("" = not indexed); ``valid_for`` (a
+        TTL) makes the fact hold from the transaction time for that long."""
         require_text(subject, "subject")
         require_text(predicate, "predicate")
         require_text(obj, "obj")
@@ -226,6 +228,13 @@ class Memory:
             raise InvalidInterval("valid_to must be after valid_from")
         if extractor is not None:
             require_text(extractor, "extractor")
+        for_us = None
+        if valid_for is not None:
+            if not isinstance(valid_for, timedelta):
+                raise InvalidType("valid_for must be a timedelta")
+            for_us = valid_for // timedelta(microseconds=1)
+            if for_us <= 0 or valid_from is not None or valid_to is not None:
+                raise InvalidInterval("valid_for must be positive and excludes valid_from/valid_to")
         return AssertOp(
             subject,
             predicate,
@@ -239,6 +248,7 @@ class Memory:
             exact=bool(exact),
             cardinality=Cardinality(cardinality) if cardinality is not None else None,
             index_text=index_text,
+            valid_for=for_us,
         )
 
     def remember(

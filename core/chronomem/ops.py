@@ -29,6 +29,9 @@ class AssertOp:
     cardinality: Cardinality | None = None
     # What search indexes for this fact: None = "subject predicate object", "" = nothing.
     index_text: str | None = None
+    # A validity length in microseconds from the transaction time (a TTL): the
+    # fact holds over [tx, tx + valid_for). Needs valid_from=None and valid_to=None.
+    valid_for: int | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, select, update
@@ -263,6 +263,10 @@ class Writer:
         op = t.op
         if isinstance(op, AssertOp):
             vf = op.valid_from if op.valid_from is not None else tx
+            if op.valid_for is not None:
+                if op.valid_from is not None or op.valid_to is not None or op.valid_for <= 0:
+                    raise InvalidInterval("valid_for is a positive length from the transaction time, alone")
+                op = replace(op, valid_to=tx + op.valid_for, bounded=True)
             if op.bounded and op.valid_to is not None and op.valid_to <= vf:
                 raise InvalidInterval(
                     f"valid_to {from_us(op.valid_to).isoformat()} is not after valid_from "

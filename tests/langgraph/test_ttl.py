@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from langgraph.store.base import GetOp, PutOp
 
-from chronomem import InvalidInterval
 from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
@@ -17,12 +16,10 @@ from .conftest import StoreFactory
 
 
 def _lasts(version: Any, minutes: float, clock: ManualClock) -> bool:
-    """The version lasts the TTL, counted from the moment its put was planned,
-    which is a moment (here one tick of the test clock) before the transaction
-    that the version starts at."""
+    """The version lasts exactly the TTL, counted from its own transaction time
+    (core's ``valid_for``), whatever the clock did between planning and writing."""
     assert version.valid_to is not None
-    ttl = timedelta(minutes=minutes)
-    return bool(ttl - clock.tick <= version.valid_to - version.valid_from < ttl)
+    return bool(version.valid_to - version.valid_from == timedelta(minutes=minutes))
 
 
 def test_supports_ttl(store: ChronomemStore) -> None:
@@ -132,11 +129,11 @@ def test_bad_ttl(store: ChronomemStore, ttl: object) -> None:
     assert store.get(("t",), "k") is None
 
 
-def test_a_ttl_over_before_its_own_transaction_is_refused(store: ChronomemStore) -> None:
-    """The expiry is fixed before the transaction; a TTL shorter than the moment
-    between the two (here one test-clock tick) is refused and nothing is written."""
-    with pytest.raises(InvalidInterval):
-        store.batch([PutOp(("t",), "ok", {"v": 1}), PutOp(("t",), "k", {"v": 1}, ttl=0.001)])
-    assert store.get(("t",), "ok") is None and store.history(("t",), "k") == []
-    store.put(("t",), "k", {"v": 1}, ttl=0.05)  # 3 s: outlasts the tick
-    assert store.get(("t",), "k", refresh_ttl=False) is not None
+def test_a_tiny_ttl_is_exact_not_refused(store: ChronomemStore, clock: ManualClock) -> None:
+    """A TTL counts from the write's own transaction time, so even one shorter than
+    the gap between planning and writing (here one test-clock tick) is exact."""
+    store.batch([PutOp(("t",), "ok", {"v": 1}), PutOp(("t",), "k", {"v": 1}, ttl=0.001)])
+    assert store.get(("t",), "ok") is not None
+    (version,) = store.history(("t",), "k")
+    assert version.valid_to - version.valid_from == timedelta(milliseconds=60)
+    assert store.get(("t",), "k", refresh_ttl=False) is None  # one tick later: expired

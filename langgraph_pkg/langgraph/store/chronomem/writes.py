@@ -64,17 +64,19 @@ def expiry(at: int, ttl: float | None) -> int | None:
     return None if ttl is None else at + round(ttl * US_PER_MINUTE)
 
 
-def _assert(subject: str, predicate: str, obj: str, until: int | None, text: str) -> AssertOp:
+def _assert(subject: str, predicate: str, obj: str, ttl: float | None, text: str) -> AssertOp:
     return AssertOp(
         subject,
         predicate,
         obj,
         None,  # from the transaction time
-        until,
+        None,
         bounded=True,  # valid_to None then means "forever", and same values merge
         exact=True,
         cardinality=Cardinality.ONE,
         index_text=text,
+        # a TTL runs from the transaction time itself: exactly ttl minutes
+        valid_for=None if ttl is None else round(ttl * US_PER_MINUTE),
     )
 
 
@@ -128,7 +130,7 @@ def plan_put(
                 # same value then merges back into one version up to the new expiry).
                 first.append(_end(put.subject, fact.predicate))
     ops: list[WriteOp] = [
-        _assert(put.subject, pred, obj, until, text) for pred, (obj, text) in wanted.items()
+        _assert(put.subject, pred, obj, put.ttl, text) for pred, (obj, text) in wanted.items()
     ]
     # Removed fields and index entries: whatever is live when the write runs.
     ops.append(EndOthersOp(put.subject, frozenset(wanted), exact=True))
