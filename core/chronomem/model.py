@@ -27,7 +27,12 @@ def parse_states(states: Iterable[State | str] | State | str | None) -> frozense
     """``None`` -> {live}; a name or a collection of names -> the states; else an error."""
     if states is None:
         return frozenset({State.LIVE})
-    items = [states] if isinstance(states, str | State) else list(states)
+    try:
+        items = [states] if isinstance(states, str | State) else list(states)
+    except TypeError:
+        raise InvalidTimeSelector(
+            f"states must be a state name or a collection of them, not {states!r}"
+        ) from None
     out: set[State] = set()
     for s in items:
         try:

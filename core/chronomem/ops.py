@@ -47,8 +47,9 @@ class EndOp:
 @dataclass(frozen=True)
 class EndOthersOp:
     """End every current value of ``subject`` whose predicate is not in ``keep``
-    (a document put that drops fields). It runs under a subject-level lock, so two
-    concurrent puts of one document cannot leave the union of their fields live."""
+    (a document put that drops fields). Which slots that is gets decided inside the
+    write transaction, after the tenant's clock lock, so two concurrent puts of one
+    document cannot leave the union of their fields live."""
 
     subject: str
     keep: frozenset[str]

@@ -32,6 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.compiler import compiles
 
+from .identity import key_hash
 from .model import Episode, Fact, State
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
@@ -54,15 +55,14 @@ def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
 
 
 def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
-    """Rows of this scope and of its descendants (what ``purge`` removes)."""
+    """Rows of this scope and of its descendants (what ``purge`` removes): every
+    level down to the deepest one set must match (unset there means ''), the
+    levels below it may be anything."""
+    levels = (("user_id", scope.user), ("agent_id", scope.agent), ("session_id", scope.session))
+    deepest = max((i for i, (_, v) in enumerate(levels) if v), default=-1)
     conds: list[ColumnElement[bool]] = [table.c.tenant == scope.tenant]
-    for column, value in (
-        ("user_id", scope.user),
-        ("agent_id", scope.agent),
-        ("session_id", scope.session),
-    ):
-        if value:
-            conds.append(table.c[column] == value)
+    for column, value in levels[: deepest + 1]:
+        conds.append(table.c[column] == (value or ""))
     return and_(*conds)
 
 
@@ -95,6 +95,18 @@ def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]
     raw = prefix.encode("utf-8", "surrogatepass")
     bound = type_coerce(prefix, column.type)
     return _StartsWith(column, bound, literal(raw, LargeBinary()), literal(len(raw)))
+
+
+def subject_is(key: str) -> ColumnElement[bool]:
+    """``subject_key == key``, through the (indexed) hash of the key."""
+    return and_(versions.c.subject_hash == key_hash(key), versions.c.subject_key == key)
+
+
+def subject_in(keys: Sequence[str]) -> ColumnElement[bool]:
+    return and_(
+        versions.c.subject_hash.in_([key_hash(k) for k in keys]),
+        versions.c.subject_key.in_(list(keys)),
+    )
 
 
 def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:
@@ -135,9 +147,12 @@ def _retracted_by(known_at: int | None) -> ColumnElement[bool]:
     return and_(versions.c.closed_reason == RETRACTED, closed)
 
 
+_LATER = versions.alias("later")
+
+
 def retracted(known_at: int | None) -> ColumnElement[bool]:
     """Versions closed as retracted (by ``known_at``) of facts no longer known then."""
-    other = versions.alias("later")
+    other = _LATER
     still_known = exists().where(
         other.c.tenant == versions.c.tenant,
         other.c.fact_id == versions.c.fact_id,
@@ -236,7 +251,7 @@ def facts_query(
     """One SELECT for a facts() read: scope and time predicates applied in SQL."""
     filters: list[ColumnElement[bool]] = [scope_visible(versions, scope)]
     if subject_key is not None:
-        filters.append(versions.c.subject_key == subject_key)
+        filters.append(subject_is(subject_key))
     if predicates is not None:
         filters.append(versions.c.predicate.in_(list(predicates)))
     if object_key is not None:
@@ -246,7 +261,7 @@ def facts_query(
     if subject_prefix is not None:
         filters.append(prefix_match(versions.c.subject_key, subject_prefix))
     if subject_keys is not None:
-        filters.append(versions.c.subject_key.in_(list(subject_keys)))
+        filters.append(subject_in(subject_keys))
     temporal: list[ColumnElement[bool]] = []
     valid_states = states - {State.RETRACTED}
     if valid_states:

@@ -10,6 +10,7 @@ from .errors import UnknownPredicate
 from .identity import fold_predicate, require_text
 from .predicates import BUILTIN, Cardinality, PredicateSpec, Volatility
 from .schema import predicates as predicates_table
+from .schema import txclock
 
 
 def _builtin_index() -> dict[str, PredicateSpec]:
@@ -28,7 +29,7 @@ class Registry:
     """Resolves predicate names (and aliases) to their spec, per tenant."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, dict[str, PredicateSpec]] = {}
+        self._cache: dict[str, tuple[int | None, dict[str, PredicateSpec]]] = {}
         self._lock = threading.Lock()
 
     def invalidate(self, tenant: str) -> None:
@@ -36,10 +37,14 @@ class Registry:
             self._cache.pop(tenant, None)
 
     def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
+        # One small read: another process may have registered a predicate since.
+        version = conn.execute(
+            select(txclock.c.registry_us).where(txclock.c.tenant == tenant)
+        ).scalar()
         with self._lock:
             cached = self._cache.get(tenant)
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] == version:
+            return cached[1]
         index = dict(_BUILTIN_INDEX)
         rows = conn.execute(
             select(predicates_table).where(predicates_table.c.tenant == tenant)
@@ -60,7 +65,7 @@ class Registry:
             if target is not None:
                 index[alias] = target
         with self._lock:
-            self._cache[tenant] = index
+            self._cache[tenant] = (version, index)
         return index
 
     def resolve(self, conn: Connection, tenant: str, name: object) -> PredicateSpec:
@@ -77,7 +82,7 @@ class Registry:
         names = [spec.name, *(fold_predicate(a) for a in spec.aliases)]
         for n in names:
             other = existing.get(n)
-            if n != spec.name and other is not None and other.name not in (spec.name, n):
+            if n != spec.name and other is not None and other.name != spec.name:
                 raise UnknownPredicate(f"alias {n!r} already names predicate {other.name!r}")
             rows.append(
                 {

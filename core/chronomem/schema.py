@@ -78,6 +78,10 @@ txclock = Table(
     metadata,
     Column("tenant", String(255), primary_key=True),
     Column("last_us", BigInteger, nullable=False),
+    # when this tenant last erased something / changed its predicate registry:
+    # other processes' caches (search mirror, registry) reload when these move
+    Column("erased_us", BigInteger, nullable=True),
+    Column("registry_us", BigInteger, nullable=True),
 )
 
 predicates = Table(
@@ -109,6 +113,7 @@ versions = Table(
     Column("slot", String(40), nullable=False),
     Column("subject", SafeText, nullable=False),
     Column("subject_key", SafeText, nullable=False),
+    Column("subject_hash", String(40), nullable=False),  # sha1 of subject_key, for indexes
     Column("predicate", String(255), nullable=False),
     Column("object", SafeText, nullable=False),
     Column("object_key", SafeText, nullable=False),
@@ -128,12 +133,7 @@ versions = Table(
 )
 Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
 Index("cm_versions_fact", versions.c.tenant, versions.c.fact_id)
-Index(
-    "cm_versions_subject",
-    versions.c.tenant,
-    versions.c.subject_key,
-    versions.c.predicate,
-)
+Index("cm_versions_subject", versions.c.tenant, versions.c.subject_hash, versions.c.predicate)
 Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
 Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
 
@@ -160,6 +160,7 @@ sources = Table(
     Column("fact_id", String(32), nullable=False),
     Column("episode_id", String(32), nullable=False),
     Column("recorded_at", BigInteger, nullable=False),
+    Column("extractor", SafeText, nullable=True),  # who read the fact in this episode
     PrimaryKeyConstraint("tenant", "fact_id", "episode_id"),
 )
 Index("cm_sources_episode", sources.c.tenant, sources.c.episode_id)
@@ -218,7 +219,7 @@ def _v1(conn: Connection) -> None:
         conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
         conn.execute(
             text(
-                "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_key, predicate) "
+                "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_hash, predicate) "
                 "WHERE superseded_at IS NULL"
             )
         )
@@ -241,7 +242,7 @@ def _v1(conn: Connection) -> None:
                 f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {old_body}); END"
             )
         conn.exec_driver_sql(
-            "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_key, predicate) "
+            "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_hash, predicate) "
             "WHERE superseded_at IS NULL"
         )
 
@@ -286,7 +287,11 @@ def current_version(conn: Connection) -> int:
 
 
 def migrate(conn: Connection) -> int:
-    """Bring the schema to ``SCHEMA_VERSION``; the caller holds the write lock."""
+    """Bring the schema to ``SCHEMA_VERSION``; the caller holds the write lock
+    (on PostgreSQL also a migration lock: two processes opening a new database
+    at once must not both create it)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended('chronomem:migrate', 0))"))
     have = current_version(conn)
     if have > SCHEMA_VERSION:
         raise SchemaMismatch(

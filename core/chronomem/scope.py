@@ -8,11 +8,13 @@ because scope is matched by equality, never by pattern."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from .errors import InvalidInput, InvalidType
 
 LEVELS = ("user", "agent", "session")
+MAX_NAME = 255
 DEFAULT_TENANT = "default"
 
 
@@ -21,10 +23,13 @@ def _check(name: str, value: object) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidType(f"scope {name} must be a str, not {type(value).__name__}")
-    if not value or value != value.strip() or "\x00" in value:
+    if not value or value != value.strip() or len(value) > MAX_NAME:
         raise InvalidInput(
-            f"scope {name} must be a non-empty name without surrounding blanks or NUL; got {value!r}"
+            f"scope {name} must be a non-empty name of at most {MAX_NAME} characters "
+            f"without surrounding blanks; got {value[:80]!r}"
         )
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
+        raise InvalidInput(f"scope {name} must not contain control characters; got {value[:80]!r}")
     return value
 
 

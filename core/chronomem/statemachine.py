@@ -83,6 +83,7 @@ class SlotPlan:
 
     def __init__(self, current: Iterable[SlotVersion]):
         self.current: dict[str, SlotVersion] = {v.id: v for v in current}
+        self.stored_fact_ids = {v.fact_id for v in self.current.values()}
         self.closes: dict[str, tuple[str, str | None]] = {}  # stored id -> (reason, by)
         self.inserts: dict[str, SlotVersion] = {}
         self.outcome = Outcome()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from .errors import InvalidType, NaiveDatetime
+from .errors import InvalidInput, InvalidType, NaiveDatetime
 
 Clock = Callable[[], datetime]
 
@@ -29,7 +29,11 @@ def to_us(value: datetime, name: str = "timestamp") -> int:
             f"{name} is a naive datetime; pass a timezone-aware one "
             "(e.g. datetime(..., tzinfo=timezone.utc))"
         )
-    return (value - EPOCH) // _US
+    try:
+        utc = value.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        raise InvalidInput(f"{name} {value!r} falls outside years 1-9999 in UTC") from None
+    return (utc - EPOCH) // _US
 
 
 def opt_us(value: datetime | None, name: str) -> int | None:

@@ -13,12 +13,12 @@ from sqlalchemy import Connection, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
-from .errors import InvalidInterval, NotFound, TimeTravel
-from .identity import fold, fold_predicate, require_text
+from .errors import ChronomemError, InvalidInterval, NotFound, ScopeError, StaleFact, TimeTravel
+from .identity import fold, fold_predicate, key_hash, require_text
 from .model import Receipt
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from .predicates import Cardinality
-from .reads import scope_visible
+from .reads import scope_visible, scope_within, subject_is
 from .registry import Registry
 from .schema import episodes as episodes_table
 from .schema import sources, txclock, versions
@@ -84,6 +84,7 @@ def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
         "slot",
         "subject",
         "subject_key",
+        "subject_hash",
         "predicate",
         "extractor",
         "metadata",
@@ -109,15 +110,15 @@ class Writer:
         recorded_at: int | None = None,
     ) -> Receipt:
         tenant = scope.tenant
+        # The tenant's transaction clock is locked first and held until commit: the
+        # writers of a tenant then resolve their targets (which slots an end of every
+        # value or a document put touches) in commit order, and their stamps follow
+        # commit order too (exact replay).
+        tx = stamp(conn, tenant, now_us, at=recorded_at)
         index = self.registry.load(conn, tenant)
-        # Document-level writes lock their subject before discovering its slots.
-        subjects = sorted({_subject_lock(scope, op) for op in ops if isinstance(op, EndOthersOp)})
-        if subjects:
-            lock(conn, tenant, subjects)
         targets = [self._target(conn, scope, op, index) for op in ops]
         slots = sorted({s for t in targets for s in t.slots})
         lock(conn, tenant, slots)
-        tx = stamp(conn, tenant, now_us, at=recorded_at)
         current = self._load(conn, tenant, slots, for_update)
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
@@ -125,7 +126,7 @@ class Writer:
         new_sources: list[dict[str, Any]] = []
         for t in targets:
             self._plan(t, plans, scope, tx, new_sources)
-        return self._flush(conn, tenant, plans, tx, new_sources)
+        return self._flush(conn, scope, plans, tx, new_sources)
 
     # -- resolving ------------------------------------------------------------
     def _target(self, conn: Connection, scope: Scope, op: WriteOp, index: Any) -> _Target:
@@ -136,7 +137,7 @@ class Writer:
                 select(versions.c.slot, versions.c.predicate)
                 .where(
                     *(versions.c[k] == v for k, v in scope.columns().items()),
-                    versions.c.subject_key == skey,
+                    subject_is(skey),
                     versions.c.superseded_at.is_(None),
                 )
                 .distinct()
@@ -162,7 +163,7 @@ class Writer:
                         select(versions.c.slot)
                         .where(
                             *(versions.c[k] == v for k, v in own.items()),
-                            versions.c.subject_key == skey,
+                            subject_is(skey),
                             versions.c.predicate == name,
                             versions.c.superseded_at.is_(None),
                         )
@@ -175,17 +176,19 @@ class Writer:
         rows = (
             conn.execute(
                 select(versions).where(
-                    scope_visible(versions, scope), versions.c.fact_id == op.fact_id
+                    scope_within(versions, scope), versions.c.fact_id == op.fact_id
                 )
             )
             .mappings()
             .all()
         )
         if not rows:
-            raise NotFound(f"no fact {op.fact_id!r} in this scope")
+            raise missing_fact(conn, scope, op.fact_id)
         current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
-        if isinstance(op, RetractOp) or not current:
-            return _Target(op, current)
+        if isinstance(op, RetractOp):
+            return _Target(op, current)  # retracting what is gone already: nothing to do
+        if not current:
+            raise StaleFact(f"fact {op.fact_id!r} has no current version (retracted or corrected)")
         # correct: the replacement lives in the slot of the new object (MANY) or the same slot (ONE)
         r = rows[0]
         okey = op.obj if op.exact else fold(op.obj)
@@ -265,7 +268,9 @@ class Writer:
             vf = op.valid_from if op.valid_from is not None else tx
             if op.valid_for is not None:
                 if op.valid_from is not None or op.valid_to is not None or op.valid_for <= 0:
-                    raise InvalidInterval("valid_for is a positive length from the transaction time, alone")
+                    raise InvalidInterval(
+                        "valid_for is a positive length from the transaction time, alone"
+                    )
                 op = replace(op, valid_to=tx + op.valid_for, bounded=True)
             if op.bounded and op.valid_to is not None and op.valid_to <= vf:
                 raise InvalidInterval(
@@ -277,6 +282,7 @@ class Writer:
                 "slot": t.slots[0],
                 "subject": op.subject,
                 "subject_key": t.subject_key,
+                "subject_hash": key_hash(t.subject_key),
                 "predicate": t.predicate,
                 "extractor": op.extractor,
                 "metadata": json.dumps(op.metadata, sort_keys=True, ensure_ascii=False),
@@ -295,7 +301,8 @@ class Writer:
             )
             fid = version.fact_id if version else plan.outcome.fact_ids[-1]
             new_sources += [
-                {"fact_id": fid, "episode_id": e, "recorded_at": tx} for e in op.sources
+                {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
+                for e in op.sources
             ]
         elif isinstance(op, EndOp):
             for s in t.slots:
@@ -327,11 +334,12 @@ class Writer:
     def _flush(
         self,
         conn: Connection,
-        tenant: str,
+        scope: Scope,
         plans: dict[str, SlotPlan],
         tx: int,
         new_sources: list[dict[str, Any]],
     ) -> Receipt:
+        tenant = scope.tenant
         receipt = Receipt(recorded_at=from_us(tx))
         closes: list[dict[str, Any]] = []
         inserts: list[dict[str, Any]] = []
@@ -349,6 +357,7 @@ class Writer:
                         **{k: x[k] for k in ("user_id", "agent_id", "session_id", "slot")},
                         "subject": x["subject"],
                         "subject_key": x["subject_key"],
+                        "subject_hash": x["subject_hash"],
                         "predicate": x["predicate"],
                         "object": v.object,
                         "object_key": v.object_key,
@@ -374,6 +383,11 @@ class Writer:
             receipt.superseded += o.superseded
             receipt.fact_ids += [f for f in o.fact_ids if f not in receipt.fact_ids]
             merges += o.merges
+        # a fact born and dropped within this write was never stored: not in the receipt
+        kept = {i["fact_id"] for i in inserts} | {
+            f for p in plans.values() for f in p.stored_fact_ids
+        }
+        receipt.fact_ids = [f for f in receipt.fact_ids if f in kept]
         receipt.superseded_count = len(closes)
         if closes:  # close before insert: the I1 exclusion constraint checks every row
             conn.execute(
@@ -391,30 +405,37 @@ class Writer:
             if self.on_insert is not None:
                 self.on_insert(conn, inserts)
         if new_sources:
-            self._check_episodes(conn, tenant, {s["episode_id"] for s in new_sources})
+            self._check_episodes(conn, scope, {s["episode_id"] for s in new_sources})
             insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
         for gone, into in merges:  # a merged fact's provenance moves to the survivor
-            rows = conn.execute(
-                select(sources.c.episode_id).where(
+            moved = conn.execute(
+                select(sources.c.episode_id, sources.c.extractor).where(
                     sources.c.tenant == tenant, sources.c.fact_id == gone
                 )
-            ).scalars()
+            ).all()
             insert_ignore(
                 conn,
                 sources,
                 [
-                    {"tenant": tenant, "fact_id": into, "episode_id": e, "recorded_at": tx}
-                    for e in rows
+                    {
+                        "tenant": tenant,
+                        "fact_id": into,
+                        "episode_id": e,
+                        "recorded_at": tx,
+                        "extractor": x,
+                    }
+                    for e, x in moved
                 ],
             )
         return receipt
 
     @staticmethod
-    def _check_episodes(conn: Connection, tenant: str, ids: set[str]) -> None:
+    def _check_episodes(conn: Connection, scope: Scope, ids: set[str]) -> None:
+        """A fact may cite only episodes its writer can see."""
         found = set(
             conn.execute(
                 select(episodes_table.c.id).where(
-                    episodes_table.c.tenant == tenant, episodes_table.c.id.in_(list(ids))
+                    scope_visible(episodes_table, scope), episodes_table.c.id.in_(list(ids))
                 )
             ).scalars()
         )
@@ -423,12 +444,19 @@ class Writer:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
 
 
-def _subject_lock(scope: Scope, op: EndOthersOp) -> str:
-    skey = op.subject if op.exact else fold(op.subject)
-    return (
-        "subject:"
-        + hashlib.sha1(f"{scope.key}\x1e{skey}".encode("utf-8", "surrogatepass")).hexdigest()
-    )
+def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError:
+    """NotFound, or ScopeError when the fact is visible but owned by an enclosing scope."""
+    shared = conn.execute(
+        select(versions.c.id)
+        .where(scope_visible(versions, scope), versions.c.fact_id == fact_id)
+        .limit(1)
+    ).first()
+    if shared is not None:
+        return ScopeError(
+            f"fact {fact_id!r} belongs to an enclosing scope (shared memory); "
+            "change it through the scope that owns it"
+        )
+    return NotFound(f"no fact {fact_id!r} in this scope")
 
 
 def _pred_key(name: str) -> str:

@@ -6,6 +6,7 @@ erased fact's bytes are overwritten in the file."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import Connection, create_engine, event
@@ -14,6 +15,8 @@ from sqlalchemy.pool import StaticPool
 from .base import Backend
 
 BUSY_TIMEOUT_S = 30.0
+CHECKPOINT_WAIT_MS = 200
+log = logging.getLogger("chronomem.sqlite")
 
 
 class SqliteBackend(Backend):
@@ -68,5 +71,17 @@ class SqliteBackend(Backend):
         if self.memory:
             return
         with self._guarded(), self.engine.connect() as conn:
-            # Move the WAL's copies of erased pages into the (zeroed) file, then truncate it.
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            # Move the WAL's copies of erased pages into the (zeroed) file, then truncate
+            # it. A reader holding an old snapshot would make TRUNCATE wait out the busy
+            # timeout while blocking writers, so wait briefly; if busy, the next
+            # checkpoint (SQLite runs them as the WAL grows) finishes the job.
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={CHECKPOINT_WAIT_MS}")
+            try:
+                busy, _, _ = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+            finally:
+                conn.exec_driver_sql(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            if busy:
+                log.warning(
+                    "erase: a reader held the WAL; erased bytes stay in %s-wal until the next checkpoint",
+                    self.engine.url.database,
+                )

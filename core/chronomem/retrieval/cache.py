@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, and_, or_, select
 
-from ..schema import episodes, meta, txclock, vectors, versions
+from ..schema import episodes, txclock, vectors, versions
 
 MAX = np.iinfo(np.int64).max
 
@@ -125,7 +125,7 @@ class TenantMirror:
         self.tenant = tenant
         self.dim = dim
         self.last = -(2**63)
-        self.erased: str | None = None
+        self.erased: int | None = None
         self.v = Mirror("v", dim)
         self.e = Mirror("e", dim)
         self.scopes = Codes()
@@ -194,17 +194,15 @@ class TenantMirror:
     def sync(self, conn: Connection) -> None:
         """Bring the mirror up to the database's latest transaction time."""
         with self.lock:
-            erased_q = (
-                select(meta.c.value).where(meta.c.key == f"erased:{self.tenant}").scalar_subquery()
-            )
             row = conn.execute(
-                select(
-                    select(txclock.c.last_us)
-                    .where(txclock.c.tenant == self.tenant)
-                    .scalar_subquery(),
-                    erased_q,
+                select(txclock.c.last_us, txclock.c.erased_us).where(
+                    txclock.c.tenant == self.tenant
                 )
-            ).one()
+            ).first()
+            if row is None:  # the tenant was purged (or never written): nothing to mirror
+                if self.v.n or self.e.n:
+                    self.__init__(self.tenant, self.dim)  # type: ignore[misc]
+                return
             last, erased = row[0], row[1]
             if erased != self.erased:
                 self.__init__(self.tenant, self.dim)  # type: ignore[misc]

@@ -31,6 +31,9 @@ class Indexer:
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = cache_size
 
+    def clear(self) -> None:
+        self._lru.clear()
+
     def vectors_for(self, texts: Sequence[str]) -> np.ndarray:
         fresh: dict[str, np.ndarray] = {}
         missing = [t for t in dict.fromkeys(texts) if t not in self._lru]

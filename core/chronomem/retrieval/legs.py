@@ -129,7 +129,7 @@ def fact_filters(
     if subject_prefix is not None:
         filters.append(reads.prefix_match(versions.c.subject_key, subject_prefix))
     if subject_key is not None:
-        filters.append(versions.c.subject_key == subject_key)
+        filters.append(reads.subject_is(subject_key))
     if predicates is not None:
         filters.append(versions.c.predicate.in_(list(predicates)))
     return filters
