@@ -38,6 +38,7 @@ from .timeutil import Clock, opt_us, system_clock, to_us
 from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
 SourceLike = str | Episode
+MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
 TimeArgs = tuple[int, int | None]
 
 
@@ -380,7 +381,7 @@ class Memory:
     ) -> PredicateSpec:
         """Persist a predicate (and its aliases) in this tenant's registry."""
         self._check_open()
-        if isinstance(aliases, str) or not hasattr(aliases, "__iter__"):
+        if isinstance(aliases, str | bytes) or not hasattr(aliases, "__iter__"):
             raise InvalidType(
                 "aliases must be a list of names (a str would be one alias per character)"
             )
@@ -540,8 +541,9 @@ class Memory:
             q = q.where(c.role == role)
         q = q.order_by(c.occurred_at, c.recorded_at, c.id)
         if limit is not None:
-            if not isinstance(limit, int) or limit < 0:
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
                 raise InvalidInput("limit must be a non-negative int")
+            limit = min(limit, MAX_LIMIT)
             q = (
                 q.order_by(None)
                 .order_by(c.occurred_at.desc(), c.recorded_at.desc(), c.id.desc())
@@ -624,7 +626,7 @@ class Memory:
             if limit is not None:
                 if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
                     raise InvalidInput("limit must be a non-negative int")
-                q = q.limit(limit)
+                q = q.limit(min(limit, MAX_LIMIT))
             rows = conn.execute(q).mappings().all()
             src = reads.sources_of(conn, self.scope.tenant, (r["fact_id"] for r in rows))
         return [

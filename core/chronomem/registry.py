@@ -79,7 +79,9 @@ class Registry:
     ) -> list[dict[str, str]]:
         """Rows that persist ``spec``; an alias already bound elsewhere is an error."""
         rows = []
-        names = [spec.name, *(fold_predicate(a) for a in spec.aliases)]
+        names = list(dict.fromkeys([spec.name, *(fold_predicate(a) for a in spec.aliases)]))
+        if any(len(n) > 255 for n in names):
+            raise UnknownPredicate("predicate names and aliases are at most 255 characters")
         for n in names:
             other = existing.get(n)
             if n != spec.name and other is not None and other.name != spec.name:

@@ -88,8 +88,8 @@ predicates = Table(
     "cm_predicates",
     metadata,
     Column("tenant", String(255), nullable=False),
-    Column("name", String(255), nullable=False),  # a canonical name or an alias
-    Column("canonical", String(255), nullable=False),
+    Column("name", SafeText, nullable=False),  # a canonical name or an alias
+    Column("canonical", SafeText, nullable=False),
     Column("cardinality", String(8), nullable=False),
     Column("volatility", String(8), nullable=False),
     Column("origin", String(32), nullable=False, server_default="user"),
@@ -114,7 +114,7 @@ versions = Table(
     Column("subject", SafeText, nullable=False),
     Column("subject_key", SafeText, nullable=False),
     Column("subject_hash", String(40), nullable=False),  # sha1 of subject_key, for indexes
-    Column("predicate", String(255), nullable=False),
+    Column("predicate", SafeText, nullable=False),
     Column("object", SafeText, nullable=False),
     Column("object_key", SafeText, nullable=False),
     Column("valid_from", BigInteger, nullable=False),

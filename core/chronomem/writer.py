@@ -13,7 +13,15 @@ from sqlalchemy import Connection, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
-from .errors import ChronomemError, InvalidInterval, NotFound, ScopeError, StaleFact, TimeTravel
+from .errors import (
+    ChronomemError,
+    InvalidInput,
+    InvalidInterval,
+    NotFound,
+    ScopeError,
+    StaleFact,
+    TimeTravel,
+)
 from .identity import fold, fold_predicate, key_hash, require_text
 from .model import Receipt
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
@@ -155,6 +163,8 @@ class Writer:
                 many = card is Cardinality.MANY
                 skey = fold(op.subject)
                 okey = fold(op.obj) if op.obj is not None else None
+            if len(name) > 255:
+                raise InvalidInput(f"predicate names are at most 255 characters; got {len(name)}")
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
                 own = scope.columns()

@@ -73,7 +73,10 @@ _WE = _rx(
 
 
 def _normalise(text: str) -> str:
-    t = _CASUAL.sub(lambda m: _CASUAL_WORDS[m.group(0).lower()], text.translate(_APOS))
+    # .get: a case-insensitive match can be a character whose .lower() is no key ("İ", "ſ")
+    t = _CASUAL.sub(
+        lambda m: _CASUAL_WORDS.get(m.group(0).lower(), m.group(0)), text.translate(_APOS)
+    )
     t = _WE.sub("we ", t)  # "my wife and I live in ..." -> "we live in ..."
     return re.sub(r"[ \t]+", " ", t).strip()
 

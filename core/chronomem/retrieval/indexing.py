@@ -15,6 +15,7 @@ from sqlalchemy import Connection, select
 from ..embedding import Embedder, embed_checked
 from ..errors import SchemaMismatch
 from ..schema import meta, vectors
+from ..writer import insert_ignore
 
 
 def fact_text(row: dict[str, Any]) -> str:
@@ -95,12 +96,9 @@ class Indexer:
 
 def check_embedder(conn: Connection, embedder: Embedder) -> str | None:
     """Record the store's embedder on first use; return the stored name when it differs."""
-    row = conn.execute(select(meta.c.value).where(meta.c.key == "embedder")).scalar()
-    if row is None:
-        conn.execute(
-            meta.insert().values(key="embedder", value=f"{embedder.name}\x1f{embedder.dim}")
-        )
-        return None
+    # insert-if-absent: two processes opening a new store at once must not collide
+    insert_ignore(conn, meta, [{"key": "embedder", "value": f"{embedder.name}\x1f{embedder.dim}"}])
+    row = conn.execute(select(meta.c.value).where(meta.c.key == "embedder")).scalar_one()
     name, _, dim = row.partition("\x1f")
     if name == embedder.name and int(dim) == embedder.dim:
         return None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("chronomem.search")
 
 FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
+MAX_CANDIDATES = 100_000
 EPISODE_LEGS = ("episode_lexical", "episode_vector")
 
 
@@ -117,7 +118,7 @@ def search(
     if k == 0 or not query.strip():
         return SearchResult()
     terms = legs.query_terms(query)
-    n = max(3 * k, 30)
+    n = min(max(3 * k, 30), MAX_CANDIDATES)  # per leg
     scope = mem.scope
     sh = mem._shared
     wanted = set(legs_enabled) if legs_enabled is not None else set(FACT_LEGS + EPISODE_LEGS)
