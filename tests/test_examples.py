@@ -37,3 +37,18 @@ def test_quickstart_output_is_the_one_in_the_readme() -> None:
     # The README shows this output verbatim.
     for line in now + replay:
         assert line in readme
+
+
+def test_readme_quick_start_runs_and_says_what_it_claims() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    ns: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    assert [f.object for f in ns["now"]] == ["Berlin"]  # type: ignore[attr-defined]
+    assert [(f.object, f.state.value) for f in ns["past"]] == [  # type: ignore[attr-defined]
+        ("Paris", "ended"),
+        ("Berlin", "live"),
+    ]
+    assert [f.object for f in ns["then"]] == ["Paris"]  # type: ignore[attr-defined]
+    assert ns["hits"][0].text == "alice lives in Berlin"  # type: ignore[index]
+    assert "alice lives in Berlin (since 2026-06-01)" in ns["block"]  # type: ignore[operator]
