@@ -15,6 +15,7 @@ from chronomem.timeutil import from_us, opt_dt
 from . import filters, keys, namespaces
 from .records import Record, alive, group
 
+MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
 SUBJECTS_PER_QUERY = 500  # items read by one facts(subjects=[...]) query
 
@@ -80,6 +81,12 @@ class Reader:
 
     def search(self, op: SearchOp) -> tuple[list[SearchItem], list[Record]]:
         """The page of results, and the records on it (for TTL refresh)."""
+        known_scores: dict[str, float] | None = None
+        if op.query and op.query.strip():
+            fast = self._hits_page(op)
+            if isinstance(fast, tuple):
+                return fast
+            known_scores = fast  # every hit there is (or None: too many to hold)
         recs = [
             r for r in self.records(op.namespace_prefix) if filters.matches(r.value(), op.filter)
         ]
@@ -88,12 +95,56 @@ class Reader:
             page = _newest_first(recs)[op.offset : end]
             return [to_search_item(r) for r in page], page
         by_subject = {r.subject: r for r in recs}
-        scores = self._scores(op, set(by_subject), end)
+        if known_scores is not None:
+            scores = {s: v for s, v in known_scores.items() if s in by_subject}
+        else:
+            scores = self._scores(op, set(by_subject), end)
         ranked = sorted(scores, key=lambda s: (-scores[s], s))
         rest = _newest_first([r for s, r in by_subject.items() if s not in scores])
         ordered = [(by_subject[s], scores[s]) for s in ranked] + [(r, None) for r in rest]
         page_scored = ordered[op.offset : end]
         return [to_search_item(r, s) for r, s in page_scored], [r for r, _ in page_scored]
+
+    def _hits_page(
+        self, op: SearchOp
+    ) -> tuple[list[SearchItem], list[Record]] | dict[str, float] | None:
+        """The page from the query's hits alone, loading only the items they name.
+        When the hits cannot fill it (every item under the prefix is then needed, for
+        the unmatched ones that follow the matched): all the hits' scores, or ``None``
+        past ``MAX_POOL`` hits."""
+        assert op.query is not None
+        end = op.offset + op.limit
+        k = max(end, 1) * SEARCH_POOL
+        while k <= MAX_POOL:
+            hits = self.memory.search(
+                op.query,
+                k=k,
+                subject_prefix=keys.namespace_prefix(op.namespace_prefix),
+                exact=True,
+                **self._times(),
+            )
+            best: dict[str, float] = {}
+            for h in hits:
+                f = h.fact
+                indexed = f is not None and f.predicate.startswith(keys.INDEX_PREFIX)
+                if indexed and f is not None and h.score > best.get(f.subject, float("-inf")):
+                    best[f.subject] = h.score
+            records = self.items(best)
+            ranked = sorted(
+                (
+                    s
+                    for s, r in records.items()
+                    if r is not None and filters.matches(r.value(), op.filter)
+                ),
+                key=lambda s: (-best[s], s),
+            )
+            if len(ranked) >= end:
+                page = [(records[s], best[s]) for s in ranked[op.offset : end]]
+                return [to_search_item(r, sc) for r, sc in page if r], [r for r, _ in page if r]
+            if len(hits) < k:
+                return best  # exhausted: the page needs unmatched items too
+            k *= 4
+        return None
 
     def _scores(self, op: SearchOp, wanted: set[str], end: int) -> dict[str, float]:
         """Best hit score per item subject, widening the search until the page is full."""
