@@ -250,3 +250,25 @@ def test_hashing_embedder_is_deterministic_and_unit_length() -> None:
     sim = e.embed(["alice lived in paris"])[0] @ a[0]
     far = e.embed(["quantum chromodynamics lecture"])[0] @ a[0]
     assert sim > far
+
+
+def test_identical_episodes_rank_the_same_in_every_ingest(url: str | None) -> None:
+    """Ties that even the content hash cannot break (same text, same time) break by
+    creation order, which two ingests of one corpus share."""
+
+    def ingest() -> list[int]:
+        m = Memory(url, tenant=f"t{random.random()}")
+        t = utc(2024, 1, 1)
+        m.add_episodes(
+            [
+                {"text": f"same words {i % 3}", "occurred_at": t, "metadata": {"i": i}}
+                for i in range(30)
+            ]
+        )
+        out = [h.episode.metadata["i"] for h in m.search("same words", k=20, include_episodes=True)]
+        m.close()
+        return out
+
+    first = ingest()
+    assert first == ingest()
+    assert len(set(first)) == 20  # twenty distinct episodes, in one fixed order

@@ -28,7 +28,10 @@ Valid-time rules, in one place:
 
 from __future__ import annotations
 
+import itertools
 import secrets
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +39,17 @@ from typing import Any
 SUPERSEDED, ENDED, RETRACTED = "superseded", "ended", "retracted"
 
 
+_counter = itertools.count()
+_id_lock = threading.Lock()
+
+
 def new_id() -> str:
-    return secrets.token_hex(10)
+    """A 24-character id that sorts in creation order within a process: microseconds,
+    a counter, then 32 random bits. Creation order makes ties in search break the
+    same way in every ingest of one corpus; the random tail keeps processes apart."""
+    with _id_lock:
+        n = next(_counter) & 0xFFF
+    return f"{time.time_ns() // 1000:013x}{n:03x}{secrets.token_hex(4)}"
 
 
 @dataclass

@@ -153,7 +153,12 @@ def _lexical(
     if not terms:
         return []
     name = tbl.name
-    tiebreak = [tbl.c.content_hash, *([tbl.c.occurred_at] if "occurred_at" in tbl.c else [])]
+    # ties: content hash, (time,) then id, which sorts in creation order
+    tiebreak = [
+        tbl.c.content_hash,
+        *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
+        tbl.c.id,
+    ]
     if conn.dialect.name == "sqlite":
         fts = table(f"{name}_fts", column("rowid"))
         rank: Any = literal_column(f"bm25({name}_fts)")

@@ -109,7 +109,11 @@ def _leg(
 ) -> Ranking:
     _prepare(conn)
     dist = _distance(q)
-    tiebreak = [tbl.c.content_hash, *([tbl.c.occurred_at] if "occurred_at" in tbl.c else [])]
+    tiebreak = [
+        tbl.c.content_hash,
+        *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
+        tbl.c.id,
+    ]
     stmt = (
         select(tbl.c.id, dist.label("d"), tbl.c.content_hash)
         .select_from(

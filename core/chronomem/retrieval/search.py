@@ -268,13 +268,16 @@ def _score(
                 continue
             pred = mirror.preds.names[int(mirror.v.pred.a[p])]
             age = valid_at - int(mirror.v.start.a[p])
-            finish(f, recency(age, _half_life(mem, conn, pred, half)), mirror.v.hashes[p])
+            # ties: content hash, then insertion order (the same in every ingest)
+            finish(
+                f, recency(age, _half_life(mem, conn, pred, half)), f"{mirror.v.hashes[p]}:{p:012d}"
+            )
         else:
             p = mirror.e.pos.get(f.id)
             if p is None:
                 missing.append(f)
                 continue
-            finish(f, 1.0, f"{mirror.e.hashes[p]}:{int(mirror.e.start.a[p]):020d}:{f.id}")
+            finish(f, 1.0, f"{mirror.e.hashes[p]}:{int(mirror.e.start.a[p]):020d}:{p:012d}")
     for f in missing:  # committed after the mirror's sync (PostgreSQL, read committed)
         row: Any
         if f.kind == "fact":
