@@ -116,19 +116,7 @@ class Reader:
         end = op.offset + op.limit
         k = max(end, 1) * SEARCH_POOL
         while k <= MAX_POOL:
-            hits = self.memory.search(
-                op.query,
-                k=k,
-                subject_prefix=keys.namespace_prefix(op.namespace_prefix),
-                exact=True,
-                **self._times(),
-            )
-            best: dict[str, float] = {}
-            for h in hits:
-                f = h.fact
-                indexed = f is not None and f.predicate.startswith(keys.INDEX_PREFIX)
-                if indexed and f is not None and h.score > best.get(f.subject, float("-inf")):
-                    best[f.subject] = h.score
+            n_hits, best = self._best_per_item(op, k)
             records = self.items(best)
             ranked = sorted(
                 (
@@ -141,7 +129,7 @@ class Reader:
             if len(ranked) >= end:
                 page = [(records[s], best[s]) for s in ranked[op.offset : end]]
                 return [to_search_item(r, sc) for r, sc in page if r], [r for r, _ in page if r]
-            if len(hits) < k:
+            if n_hits < k:
                 return best  # exhausted: the page needs unmatched items too
             k *= 4
         return None
@@ -151,20 +139,27 @@ class Reader:
         assert op.query is not None
         k = max(end, 1) * SEARCH_POOL
         while True:
-            hits = self.memory.search(
-                op.query,
-                k=k,
-                subject_prefix=keys.namespace_prefix(op.namespace_prefix),
-                exact=True,
-                **self._times(),
-            )
-            best: dict[str, float] = {}
-            for h in hits:
-                f = h.fact
-                if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
-                    continue
-                if f.subject in wanted and h.score > best.get(f.subject, float("-inf")):
-                    best[f.subject] = h.score
-            if len(hits) < k or len(best) >= min(end, len(wanted)):
+            n_hits, scored = self._best_per_item(op, k)
+            best = {s: v for s, v in scored.items() if s in wanted}
+            if n_hits < k or len(best) >= min(end, len(wanted)):
                 return best
             k *= 4
+
+    def _best_per_item(self, op: SearchOp, k: int) -> tuple[int, dict[str, float]]:
+        """Core search over the prefix: the number of hits, and each item's best score."""
+        assert op.query is not None
+        hits = self.memory.search(
+            op.query,
+            k=k,
+            subject_prefix=keys.namespace_prefix(op.namespace_prefix),
+            exact=True,
+            **self._times(),
+        )
+        best: dict[str, float] = {}
+        for h in hits:
+            f = h.fact
+            if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
+                continue
+            if h.score > best.get(f.subject, float("-inf")):
+                best[f.subject] = h.score
+        return len(hits), best
