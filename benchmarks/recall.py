@@ -27,6 +27,8 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   object (memvara through its ``Embedder`` protocol); with minilm the passages are
   embedded once up front and shared, so ingest time excludes the model (queries are not
   pre-embedded, so search latency includes them).
+* ``memvara-native``: memvara with its own HashingEmbedder (512 dims), the configuration
+  of memvara's published harness — a check of this harness, not a same-embedder arm.
 * memvara: ``read_max_episodes`` raised to the depth (its default cap of 3 turns would
   truncate the curve, as its own harness does); ``episodes`` arm with extraction off
   (``write_evidence_roles=()``); ``facts`` arm with its rule extractor on, LoCoMo turns
