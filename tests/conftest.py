@@ -11,11 +11,13 @@ import os
 import secrets
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from chronomem import Memory
+from chronomem_adapters.conformance.clock import KitClock
 
 PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("CHRONOMEM_REQUIRE_PG") == "1"
@@ -46,21 +48,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-class ManualClock:
-    """An injectable clock: each call returns the current instant; tests move it."""
+class ManualClock(KitClock):
+    """The kit's injectable clock, starting at T0 and standing still between calls
+    unless a test gives it a tick; tests move it with ``advance``."""
 
     def __init__(self, start: datetime = T0, tick: timedelta = timedelta(0)):
-        self.now = start
-        self.tick = tick
-
-    def __call__(self) -> datetime:
-        value = self.now
-        self.now = self.now + self.tick
-        return value
-
-    def advance(self, **kw: float) -> datetime:
-        self.now = self.now + timedelta(**kw)
-        return self.now
+        super().__init__(start, tick)
 
 
 _pg_state: dict[str, dict[str, object]] = {}
@@ -139,6 +132,20 @@ def pgvector_url() -> Iterator[str]:
         yield url
     finally:
         drop_pg_schema(schema, PGVECTOR_URL)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store that outlives its processes: a SQLite file, or a PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+        return
+    require_pg()
+    url, schema = make_pg_schema()
+    try:
+        yield url
+    finally:
+        drop_pg_schema(schema)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

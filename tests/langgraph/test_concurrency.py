@@ -6,11 +6,7 @@ under a subject lock, by ``EndOthersOp``)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from chronomem import State
 from chronomem.timeutil import to_us
@@ -18,27 +14,12 @@ from langgraph.store.chronomem import ChronomemStore, keys
 from langgraph.store.chronomem.reading import Reader
 from langgraph.store.chronomem.writes import plan_put, prepare
 
-from ..conftest import drop_pg_schema, make_pg_schema, require_pg
 from .conftest import StoreFactory
 
 NS, KEY = ("race",), "doc"
 AB, AC = {"a": 1, "b": 2}, {"a": 1, "c": 3}
 WORKERS = 4
 ROUNDS = 12
-
-
-@pytest.fixture(params=["sqlite-file", "postgres"])
-def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database several connections can share: a SQLite file or a PostgreSQL schema."""
-    if request.param == "sqlite-file":
-        yield str(tmp_path / "race.db")
-        return
-    require_pg()
-    url, schema = make_pg_schema()
-    try:
-        yield url
-    finally:
-        drop_pg_schema(schema)
 
 
 def _live_fields(store: ChronomemStore) -> set[str]:
@@ -59,11 +40,11 @@ def _overlapping(store: ChronomemStore, x: str, y: str) -> list[tuple[Any, Any]]
     ]
 
 
-def test_concurrent_puts_leave_exactly_one_field_set(shared_url: str) -> None:
+def test_concurrent_puts_leave_exactly_one_field_set(durable_url: str) -> None:
     """Worker stores (one connection each) put {a, b} and {a, c} to one key at
     once, round after round: after every round the live fields are one of the
     two sets, and in valid time b and c were never live together."""
-    stores = [ChronomemStore(shared_url) for _ in range(WORKERS)]
+    stores = [ChronomemStore(durable_url) for _ in range(WORKERS)]
     check = stores[0]
     barrier = threading.Barrier(WORKERS + 1)
     errors: list[BaseException] = []
@@ -95,7 +76,7 @@ def test_concurrent_puts_leave_exactly_one_field_set(shared_url: str) -> None:
             s.close()
     assert not errors, errors
     assert all(fields in ({"a", "b"}, {"a", "c"}) for fields in seen), seen
-    reopened = ChronomemStore(shared_url)
+    reopened = ChronomemStore(durable_url)
     try:
         item = reopened.get(NS, KEY)
         assert item is not None and item.value in (AB, AC)

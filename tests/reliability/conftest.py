@@ -7,32 +7,13 @@ import multiprocessing
 import multiprocessing.process
 import os
 import signal
-from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import drop_pg_schema, make_pg_schema, require_pg
-
 from . import _worker
 
 SLOW = os.environ.get("CHRONOMEM_SLOW") == "1"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def durable_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A store that outlives its processes: a SQLite file, or a PostgreSQL schema."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-        return
-    require_pg()
-    url, schema = make_pg_schema()
-    try:
-        yield url
-    finally:
-        drop_pg_schema(schema)
 
 
 _CTX = multiprocessing.get_context("forkserver")
