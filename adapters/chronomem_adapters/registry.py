@@ -46,9 +46,20 @@ ADAPTERS: tuple[AdapterEntry, ...] = (
         "langchain_chronomem:ChronomemChatMessageHistory",
     ),
     AdapterEntry(
+        "LangChain agent middleware",
+        "langchain-chronomem",
+        "langchain_chronomem:ChronomemMiddleware",
+    ),
+    AdapterEntry(
         "LlamaIndex memory",
         "llama-index-memory-chronomem",
         "llama_index.memory.chronomem:ChronomemMemory",
     ),
-    AdapterEntry("CrewAI memory", "crewai-chronomem", "crewai_chronomem:ChronomemStorage"),
+    AdapterEntry(
+        "LlamaIndex retriever",
+        "llama-index-memory-chronomem",
+        "llama_index.memory.chronomem:ChronomemRetriever",
+    ),
+    AdapterEntry("CrewAI memory", "crewai-chronomem", "crewai_chronomem:ChronomemMemory"),
+    AdapterEntry("CrewAI storage", "crewai-chronomem", "crewai_chronomem:ChronomemStorage"),
 )

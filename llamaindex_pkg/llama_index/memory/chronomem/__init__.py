@@ -1,0 +1,1 @@
+"""Package under construction; see the package README."""
