@@ -1,0 +1,140 @@
+"""A conversation transcript kept as chronomem episodes of one scope.
+
+Chat histories and agent memories of every framework need the same thing:
+append messages (never overwrite), read them back exactly and in order, hide
+them from current reads without destroying them, and erase them for real.
+
+- Each message is one episode of the memory's own scope, with a JSON payload
+  (the framework's own serialisation of the message) in its metadata, so the
+  framework can rebuild the exact object. Messages come back in the order they
+  were appended (transaction time, then creation order), not by their claimed
+  timestamps.
+- ``append`` skips messages whose id is already in the visible transcript, so
+  frameworks that re-send a whole history (LlamaIndex ``aset``) never
+  duplicate anything.
+- ``clear`` appends a marker episode: current reads start after the last
+  marker, the audit view (``messages(known_at=…)`` before the clear, or
+  ``messages(include_cleared=True)``) still shows everything. Nothing is lost.
+- ``erase`` is the physical delete: ``Memory.purge`` of the scope.
+
+See docs/design.md §5 (episodes and scope)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chronomem import Episode, InvalidType, Memory
+
+KEY = "chronomem_transcript"  # metadata key: {"kind", "message_id", "payload"} or a marker
+CLEARED = "cleared"
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    """One message as the transcript stores it."""
+
+    role: str
+    text: str
+    message_id: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)  # JSON-safe framework data
+    occurred_at: datetime | None = None
+
+
+def _marker(ep: Episode, kind: str) -> bool:
+    tag = ep.metadata.get(KEY)
+    return isinstance(tag, dict) and tag.get("kind") == kind and tag.get("marker") == CLEARED
+
+
+def _member(ep: Episode, kind: str) -> bool:
+    tag = ep.metadata.get(KEY)
+    return isinstance(tag, dict) and tag.get("kind") == kind and "marker" not in tag
+
+
+class Transcript:
+    """The transcript named ``kind`` in ``memory``'s scope (exactly that scope:
+    a session's transcript never shows its user's or a sibling's messages)."""
+
+    def __init__(self, memory: Memory, kind: str = "chat"):
+        if not isinstance(memory, Memory):
+            raise InvalidType(f"memory must be a chronomem Memory, not {type(memory).__name__}")
+        self.memory = memory
+        self.kind = kind
+
+    def _own(self, known_at: datetime | None) -> list[Episode]:
+        own = {k.removesuffix("_id"): v for k, v in self.memory.scope.columns().items() if v}
+        eps = [
+            e
+            for e in self.memory.episodes(known_at=known_at)
+            if KEY in e.metadata and e.scope == own
+        ]
+        eps.sort(key=lambda e: (e.recorded_at, e.id))
+        return eps
+
+    def episodes(
+        self, *, known_at: datetime | None = None, include_cleared: bool = False
+    ) -> list[Episode]:
+        """The transcript's message episodes, in append order."""
+        eps = self._own(known_at)
+        if not include_cleared:
+            last = max((i for i, e in enumerate(eps) if _marker(e, self.kind)), default=-1)
+            eps = eps[last + 1 :]
+        return [e for e in eps if _member(e, self.kind)]
+
+    def messages(
+        self, *, known_at: datetime | None = None, include_cleared: bool = False
+    ) -> list[TranscriptMessage]:
+        return [
+            _to_message(e)
+            for e in self.episodes(known_at=known_at, include_cleared=include_cleared)
+        ]
+
+    def append(self, messages: Sequence[TranscriptMessage]) -> list[Episode]:
+        """Store the messages not already in the visible transcript (by id), in
+        one transaction; returns the episodes written."""
+        seen = {
+            e.metadata[KEY].get("message_id")
+            for e in self.episodes()
+            if e.metadata[KEY].get("message_id") is not None
+        }
+        items = []
+        for m in messages:
+            if not isinstance(m, TranscriptMessage):
+                raise InvalidType(f"expected a TranscriptMessage, not {type(m).__name__}")
+            if m.message_id is not None:
+                if m.message_id in seen:
+                    continue
+                seen.add(m.message_id)
+            tag = {"kind": self.kind, "message_id": m.message_id, "payload": m.payload}
+            items.append(
+                {
+                    "text": m.text,
+                    "role": m.role,
+                    "occurred_at": m.occurred_at,
+                    "metadata": {KEY: tag},
+                }
+            )
+        return self.memory.add_episodes(items) if items else []
+
+    def clear(self) -> None:
+        """Hide the current transcript from current reads; the audit view keeps it."""
+        tag = {"kind": self.kind, "marker": CLEARED}
+        self.memory.add_episodes([{"text": "", "role": "system", "metadata": {KEY: tag}}])
+
+    def erase(self) -> dict[str, int]:
+        """Physically delete this scope's memory (transcript, facts, indexes)."""
+        return self.memory.purge()
+
+
+def _to_message(e: Episode) -> TranscriptMessage:
+    tag = e.metadata[KEY]
+    payload = tag.get("payload")
+    return TranscriptMessage(
+        role=e.role or "",
+        text=e.text,
+        message_id=tag.get("message_id"),
+        payload=payload if isinstance(payload, dict) else {},
+        occurred_at=e.occurred_at,
+    )
