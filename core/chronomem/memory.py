@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, select, update
 
 from . import reads
+from .arguments import collection, names
 from .backends import Backend, open_backend
 from .embedding import Embedder
 from .errors import (
@@ -301,9 +302,7 @@ class Memory:
     def remember_many(self, facts: Iterable[AssertOp | Mapping[str, Any]]) -> Receipt:
         """Batched ingest: many facts, one transaction, one transaction time."""
         ops: list[WriteOp] = []
-        if isinstance(facts, str | bytes | Mapping) or not hasattr(facts, "__iter__"):
-            raise InvalidType("remember_many takes an iterable of facts (mappings or AssertOps)")
-        for f in facts:
+        for f in collection(facts, "remember_many", of="facts (mappings or AssertOps)"):
             if isinstance(f, AssertOp):
                 ops.append(f)
             elif isinstance(f, Mapping):
@@ -381,16 +380,13 @@ class Memory:
     ) -> PredicateSpec:
         """Persist a predicate (and its aliases) in this tenant's registry."""
         self._check_open()
-        if isinstance(aliases, str | bytes) or not hasattr(aliases, "__iter__"):
-            raise InvalidType(
-                "aliases must be a list of names (a str would be one alias per character)"
-            )
+        alias_names = names(aliases, "aliases")
         try:
             spec = PredicateSpec(
                 fold_predicate(require_text(name, "name")),
                 Cardinality(cardinality),
                 Volatility(volatility),
-                tuple(require_text(a, "alias") for a in aliases),
+                alias_names,
             )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
@@ -459,7 +455,11 @@ class Memory:
         """Store several episodes in one transaction (same transaction time)."""
         self._check_open()
         prepared = []
-        for item in items:
+        for item in collection(items, "add_episodes", of="episodes (mappings)"):
+            if not isinstance(item, Mapping):
+                raise InvalidType(
+                    f"add_episodes: each episode is a mapping, not {type(item).__name__}"
+                )
             text = item.get("text")
             if not isinstance(text, str):
                 raise InvalidType(f"episode text must be a str, not {type(text).__name__}")
@@ -619,7 +619,7 @@ class Memory:
                 predicates=preds,
                 object_key=key(obj, "obj") if obj is not None else None,
                 subject_prefix=subject_prefix,
-                subject_keys=[key(x, "subject") for x in subjects]
+                subject_keys=[key(x, "subjects") for x in names(subjects, "subjects")]
                 if subjects is not None
                 else None,
             )
@@ -805,7 +805,7 @@ class Memory:
             min_score=min_score,
             subject=subject,
             subject_prefix=subject_prefix,
-            predicates=predicates,
+            predicates=names(predicates, "predicates") if predicates is not None else None,
             exact=exact,
         )
 
