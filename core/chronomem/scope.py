@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from . import keycodec
 from .errors import InvalidInput, InvalidType
 
 LEVELS = ("user", "agent", "session")
@@ -82,5 +83,6 @@ class Scope:
 
     @property
     def key(self) -> str:
-        """An unambiguous one-string form (used in slot keys)."""
-        return "\x1f".join(self.columns().values())
+        """An unambiguous one-string form (used in slot keys): an injective join
+        (names cannot hold control characters anyway, so it is the plain join)."""
+        return keycodec.join(self.columns().values(), keycodec.SEP_FIELD)

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
+from . import keycodec
 from .errors import (
     ChronomemError,
     InvalidInput,
@@ -31,6 +32,7 @@ from .registry import Registry
 from .schema import episodes as episodes_table
 from .schema import sources, txclock, versions
 from .scope import Scope
+from .slotkeys import slot_key
 from .statemachine import SlotPlan, SlotVersion
 from .timeutil import from_us
 
@@ -38,13 +40,9 @@ from .timeutil import from_us
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
 
 
-def slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | None) -> str:
-    raw = "\x1e".join((scope.key, subject_key, predicate, object_key or ""))
-    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def content_hash(*parts: object) -> str:
-    raw = "\x1f".join(str(p) for p in parts)
+    """A digest of the parts (injective join: no two part lists share a raw form)."""
+    raw = keycodec.join((str(p) for p in parts), keycodec.SEP_FIELD)
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 

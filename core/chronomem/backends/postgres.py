@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, create_engine, text
 
+from ..keycodec import SEP_FIELD, join
 from .base import Backend
+
+
+def lock_key(tenant: str, slot: str) -> str:
+    """The advisory-lock name of a slot: an injective join of tenant and slot key."""
+    return join((tenant, slot), SEP_FIELD)
 
 
 class PostgresBackend(Backend):
@@ -35,7 +41,7 @@ class PostgresBackend(Backend):
                 "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) "
                 "FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
             ),
-            {"keys": sorted({f"{tenant}\x1f{s}" for s in slots})},
+            {"keys": sorted({lock_key(tenant, s) for s in slots})},
         )
 
     @property
