@@ -1,104 +1,95 @@
-"""Precision and recall of the rule extractor on a hand-labelled set of turns.
+"""Precision and recall of the rule extractor on hand-labelled turns, and the
+trap corpus that must yield no fact about the user.
 
-``labelled_turns.jsonl`` holds one turn a line with the facts a careful human
-would record, as ``[predicate, object, op]`` (object ``null`` for "ends whatever
-value": "I quit my job"). Objects are compared by identity key (``fold``).
-
-Two parts, measured separately, because they mean different things:
-- ``dev`` (every tag but ``heldout``): written while the rules were built and
-  used to fix them; its numbers say the rules do what they were built to do.
-- ``heldout``: written afterwards and never used to change a rule; its numbers
-  are the honest estimate for unseen phrasing (high precision, modest recall:
-  rules miss what they have no pattern for, and that is by design).
-The floors sit just under the measured values, so any regression fails."""
+See ``labelled.py`` for the data and the development / held-out split rule.
+The floors sit just under the measured values, so a regression fails; the
+held-out figures are the honest estimate for unseen phrasing."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from chronomem.extraction import RuleExtractor, Turn
-from chronomem.identity import fold
+from chronomem.extraction import RuleExtractor
 
+from . import labelled
 from .conftest import REF
-
-DATA = Path(__file__).with_name("labelled_turns.jsonl")
 
 FLOORS = {
     # split: (precision floor, recall floor)
-    "dev": (0.98, 0.98),
-    "heldout": (0.88, 0.38),
+    "dev": (0.98, 0.80),
+    "heldout": (0.90, 0.60),
 }
+PREDICATES = {
+    "name", "lives_in", "works_at", "job_title", "born_in", "birthday", "nationality", "age",
+    "married_to", "email", "phone", "likes", "dislikes", "speaks", "allergic_to", "has",
+    "plans", "working_on",
+}  # fmt: skip
 
 
-def _rows() -> list[dict]:
-    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
-
-
-def _key(fact: list | tuple) -> tuple[str, str | None, str]:
-    predicate, obj, op = fact
-    return predicate, (fold(obj) if obj else None), op
-
-
-def _score(rows: list[dict]) -> tuple[float, float, int, int, int, list[str]]:
-    extractor = RuleExtractor()
-    tp = fp = fn = 0
-    misses = []
-    for row in rows:
-        expected = {_key(f) for f in row["expected"]}
-        (result,) = extractor.extract([Turn(row["text"], occurred_at=REF)])
-        got = {_key((f.predicate, f.obj, f.op)) for f in result.facts}
-        tp += len(expected & got)
-        fp += len(got - expected)
-        fn += len(expected - got)
-        if expected != got:
-            misses.append(
-                f"{row['text']!r}: missing {sorted(expected - got, key=str)}, "
-                f"extra {sorted(got - expected, key=str)}"
-            )
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    return precision, recall, tp, fp, fn, misses
-
-
-def test_labelled_set_is_big_and_well_formed():
-    rows = _rows()
-    assert len(rows) >= 150
-    negatives = [r for r in rows if not r["expected"]]
-    assert len(negatives) >= 60  # support-desk text, questions, hypotheticals, third person
+@pytest.mark.parametrize("split", ["dev", "heldout"])
+def test_labelled_files_are_well_formed(split: str):
+    rows = labelled.rows(split)
+    assert rows
     for r in rows:
-        assert isinstance(r["text"], str) and r["text"]
+        assert isinstance(r["text"], str) and r["text"].strip()
+        assert isinstance(r["tag"], str) and r["round"] in (1, 2)
         for predicate, obj, op in r["expected"]:
+            assert predicate in PREDICATES
             assert op in ("assert", "end")
-            assert obj is None or isinstance(obj, str)
-            assert isinstance(predicate, str)
+            assert obj is None or (isinstance(obj, str) and obj.strip())
+
+
+def test_the_set_is_big_and_varied():
+    dev, held = labelled.rows("dev"), labelled.rows("heldout")
+    assert len(dev) + len(held) >= 400
+    assert len(held) >= 100
+    everything = dev + held
+    assert sum(not r["expected"] for r in everything) >= 150  # non-facts, support, traps
+    tags = {r["tag"].split("/")[0] for r in everything}
+    assert {"support", "small_talk", "job_title", "phone", "plans", "working_on"} <= tags
+    texts = [" ".join(r["text"].split()).lower() for r in everything]
+    assert len(texts) == len(set(texts)), "a turn is in the set twice"
+
+
+def test_split_rule_holds():
+    """Held-out turns are exactly the ones the hash puts there (round-1 dev
+    turns, tuned on before the rule existed, stay in dev)."""
+    for r in labelled.rows("heldout"):
+        assert labelled.is_heldout(r["text"]), r["text"]
+    for r in labelled.rows("dev"):
+        if r["round"] >= 2 or r["tag"] == "heldout":
+            assert not labelled.is_heldout(r["text"]), r["text"]
 
 
 @pytest.mark.parametrize("split", ["dev", "heldout"])
 def test_precision_and_recall(split: str, capsys: pytest.CaptureFixture[str]):
-    rows = [r for r in _rows() if (r["tag"] == "heldout") == (split == "heldout")]
-    precision, recall, tp, fp, fn, misses = _score(rows)
+    rows = labelled.rows(split)
+    s = labelled.score(rows, REF)
     with capsys.disabled():
         print(
-            f"\n[rule extractor, {split}] turns={len(rows)} expected facts={tp + fn} "
-            f"precision={precision:.3f} recall={recall:.3f} (tp={tp} fp={fp} fn={fn})"
+            f"\n[rule extractor, {split}] turns={len(rows)} expected facts={s.tp + s.fn} "
+            f"precision={s.precision:.3f} recall={s.recall:.3f} (tp={s.tp} fp={s.fp} fn={s.fn})"
         )
+    # held-out misses are never listed: rules are not tuned on them
+    detail = "\n".join(s.misses) if split == "dev" else f"{len(s.misses)} turns differ"
     p_floor, r_floor = FLOORS[split]
-    assert precision >= p_floor, "\n".join(misses)
-    assert recall >= r_floor, "\n".join(misses)
+    assert s.precision >= p_floor, detail
+    assert s.recall >= r_floor, detail
 
 
-def test_support_desk_and_non_statements_extract_nothing():
+def test_trap_corpus_yields_no_user_facts():
+    """Weather in a city, visits, questions, hedges, hypotheticals, quotes,
+    reported speech, third persons, sarcasm, fillers, support-desk text."""
     extractor = RuleExtractor()
-    quiet_tags = ("support", "question", "hypothetical", "third", "reported", "quote", "fiction",
-                  "example", "small_talk", "no_fact")  # fmt: skip
-    rows = [r for r in _rows() if r["tag"].split("/")[0] in quiet_tags and not r["expected"]]
-    assert len(rows) >= 60
-    noisy = []
-    for r in rows:
-        (res,) = extractor.extract([Turn(r["text"], occurred_at=REF)])
-        if res.facts:
-            noisy.append((r["text"], [(f.predicate, f.obj) for f in res.facts]))
-    assert noisy == []
+    traps = labelled.traps()
+    assert len(traps) >= 60
+    noisy = [(t, sorted(labelled.user_facts(extractor, t, REF), key=str)) for t in traps]
+    assert [(t, f) for t, f in noisy if f] == []
+
+
+def test_labelled_non_facts_yield_nothing():
+    extractor = RuleExtractor()
+    quiet = [r for r in labelled.rows("dev") if not r["expected"]]
+    assert len(quiet) >= 80
+    noisy = [(r["text"], labelled.user_facts(extractor, r["text"], REF)) for r in quiet]
+    assert [(t, f) for t, f in noisy if f] == []

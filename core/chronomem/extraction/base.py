@@ -71,7 +71,14 @@ class Extracted:
     the turn's time) until ``valid_to`` (``None``: the next known change).
     ``op="end"``: the value stopped holding at ``valid_to`` (falling back to
     ``valid_from``, then the turn's time); ``obj=None`` ends whatever value the
-    slot has ("I quit my job")."""
+    slot has ("I quit my job").
+
+    ``held`` (ends only): the speaker says the value *did* hold until then ("I
+    quit Deloitte", "I used to live in Madrid", "I no longer work at IBM"), as
+    opposed to a plain denial ("I don't speak German"). An end that is held is
+    a fact even when the store knows no earlier value: ingestion writes it as
+    the value holding from an unknown start until ``valid_to`` (see
+    ``chronomem.extraction.ingest``). A plain denial only ends what is known."""
 
     subject: str
     predicate: str
@@ -81,6 +88,7 @@ class Extracted:
     valid_to: datetime | None = None
     confidence: float = 1.0
     evidence: str | None = None  # the part of the text the fact was read from
+    held: bool = False  # an end the speaker says was true until then (see above)
 
     def __post_init__(self) -> None:
         if self.op not in OPS:

@@ -11,6 +11,19 @@
    extractor, and all of them go through ONE ``Memory.apply`` call: the same
    supersession state machine as every other write, one transaction time.
 
+An end the speaker says *held* ("I quit Deloitte", "I used to live in
+Madrid", "I no longer work at IBM"; ``Extracted.held``) is a fact even when the
+store knows no earlier value: "worked at Deloitte until now". Core has no
+"unknown" valid-time start, so such an end is written as an assertion from
+the earliest instant it can have held -- the end of the slot's latest earlier
+value (of any value for a one-valued predicate, of the same value for a
+many-valued one), else the Unix epoch -- until the end time, with metadata
+``{"valid_from": "unknown"}`` so readers can tell the start is not known. If
+the store believes a different value of a one-valued predicate at that time
+("works at Google" when told "I no longer work at IBM"), nothing is written:
+the statement contradicts what is known and the transcript keeps it. A plain
+denial ("I don't speak German") only ends what the store already holds.
+
 The returned receipt says what the write did plus how extraction went:
 ``extracted`` (facts written), ``skipped`` (turns the salience gate dropped),
 ``unextracted`` (turns read but yielding nothing), ``failed``/``errors`` (turns
@@ -25,11 +38,11 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ..errors import ChronomemError, InvalidInput, InvalidType
-from ..identity import fold_predicate, require_text
+from ..identity import fold, fold_predicate, require_text
 from ..model import Receipt
 from ..ops import EndOp, WriteOp
 from ..predicates import BUILTIN, Cardinality
-from ..timeutil import to_us
+from ..timeutil import EPOCH, to_us
 from .base import (
     DEFAULT_SPEAKER,
     Extracted,
@@ -134,20 +147,75 @@ def _canonical(memory: Any, name: str, cache: dict[str, str]) -> str:
     return cache[name]
 
 
+UNKNOWN_START = "unknown"  # metadata["valid_from"] of an end written with an unknown start
+
+# (subject, predicate, object) identity keys asserted earlier in the same batch
+_Batch = set[tuple[str, str, str]]
+
+
+def _batch_key(
+    memory: Any, subject: str, predicate: str, obj: str, cache: dict[str, str]
+) -> tuple[str, str, str]:
+    return (fold(subject), _canonical(memory, predicate, cache), fold(obj))
+
+
+def _held_start(
+    memory: Any, subject: str, predicate: str, obj: str, at: datetime
+) -> datetime | None:
+    """Where an end with an unknown start begins, or ``None`` if nothing should
+    be written (the value is known and live: end it; or another value of a
+    one-valued slot is believed then)."""
+    spec = memory.predicate(predicate)
+    key = fold(obj)
+    start = EPOCH
+    for f in memory.history(subject, spec.name):
+        same = f.object_key == key or fold(f.object) == key
+        if f.valid_from < at and (f.valid_to is None or f.valid_to >= at):
+            if same or spec.cardinality is Cardinality.ONE:
+                return None  # live then: a plain end (same) or a contradiction (other)
+            continue
+        slot_value = same or spec.cardinality is Cardinality.ONE
+        if slot_value and f.valid_to is not None and start < f.valid_to <= at:
+            start = f.valid_to
+    return start if start < at else None
+
+
 def _ops_for(
-    memory: Any, turn: Turn, fact: Extracted, label: str, cache: dict[str, str]
+    memory: Any,
+    turn: Turn,
+    fact: Extracted,
+    label: str,
+    cache: dict[str, str],
+    batch: _Batch | None = None,
 ) -> list[WriteOp]:
     """The write operations for one extracted fact (validated by ``Memory.assertion``)."""
     at_turn = turn.occurred_at
     assert at_turn is not None  # set by add_messages before extraction
     subject = fact.subject or turn.speaker or DEFAULT_SPEAKER
+    batch = batch if batch is not None else set()
     if fact.op == "end":
         at = fact.valid_to or fact.valid_from or at_turn
         require_text(subject, "subject")
         require_text(fact.predicate, "predicate")
-        if fact.obj is not None:
-            require_text(fact.obj, "obj")
-        return [EndOp(subject, fact.predicate, fact.obj, to_us(at, "valid_to"))]
+        end = EndOp(subject, fact.predicate, fact.obj, to_us(at, "valid_to"))
+        if fact.obj is None:
+            return [end]
+        require_text(fact.obj, "obj")
+        if not fact.held or _batch_key(memory, subject, fact.predicate, fact.obj, cache) in batch:
+            return [end]
+        start = _held_start(memory, subject, fact.predicate, fact.obj, at)
+        if start is None:
+            return [end]  # a known live value is ended; a contradiction ends nothing
+        meta_end: dict[str, Any] = {
+            "confidence": round(float(fact.confidence), 3),
+            "valid_from": UNKNOWN_START,
+        }
+        return [
+            memory.assertion(
+                subject, fact.predicate, fact.obj, valid_from=start, valid_to=at,
+                source=turn.episode_id, metadata=meta_end, extractor=label,
+            )
+        ]  # fmt: skip
     assert fact.obj is not None  # Extracted refuses an assert without an object
     vf = fact.valid_from or at_turn
     vt = fact.valid_to
@@ -160,6 +228,7 @@ def _ops_for(
         subject, fact.predicate, fact.obj, valid_from=vf, valid_to=vt,
         source=turn.episode_id, metadata=meta, extractor=label,
     )  # fmt: skip
+    batch.add(_batch_key(memory, subject, fact.predicate, fact.obj, cache))
     ops: list[WriteOp] = []
     other = COMPLEMENTS.get(_canonical(memory, fact.predicate, cache))
     if other is not None:
@@ -234,6 +303,7 @@ def add_messages(
 
     ops: list[WriteOp] = []
     cache: dict[str, str] = {}
+    batch: _Batch = set()
     extracted = skipped = unextracted = 0
     errors: dict[int, str] = {}
     for i, (turn, res) in enumerate(zip(turns, results, strict=True)):
@@ -249,7 +319,7 @@ def add_messages(
         turn_ops: list[WriteOp] = []
         try:
             for fact in res.facts:
-                turn_ops += _ops_for(memory, turn, fact, label, cache)
+                turn_ops += _ops_for(memory, turn, fact, label, cache, batch)
         except ChronomemError as exc:  # a fact the store refuses: drop the turn's facts
             errors[i] = f"invalid fact: {exc}"
             unextracted += 1

@@ -166,6 +166,20 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+# A hedge anywhere in the clause ("I like pizza, I guess", "a programmer, sort of").
+_HEDGE = _rx(
+    r"\b(?:I\s+guess|I\s+suppose|I\s+think|I\s+believe|I\s+reckon|I\s+assume|sort\s+of|"
+    r"kind\s+of|or\s+something|or\s+whatever|not\s+sure|I'm\s+not\s+sure|probably|maybe|"
+    r"perhaps|apparently|allegedly|supposedly|in\s+theory|technically|I\s+was\s+told|"
+    r"(?:was|were)\s+(?:going|gonna|planning|supposed)\s+to|it's\s+complicated)\b"
+)
+# Sarcasm openers: "Oh sure, I just love waiting", "Yeah right, I'm the Queen of England".
+_SARCASM = _rx(
+    r"^\s*(?:oh\s+)?(?:sure|great|fantastic|wonderful|brilliant|perfect|lovely|yeah\s+right|"
+    r"right|yeah,?\s+sure|as\s+if)\s*[,!.]"
+)
+
+
 def _is_question(clause: str) -> bool:
     return clause.rstrip().endswith("?") or bool(_QUESTION_START.match(clause))
 
@@ -261,6 +275,19 @@ _PLACE_CUT = re.compile(
     r"to|after|before|but|so|when|while|if|then|until|till|from|in|at|on|by|and\s+(?=[a-z])|"
     r"and\s+(?=I\b)|now|last|next|this|ago|lol|haha|btw|tho|though)\b"
 )
+# Discourse markers and fillers: never part of an object ("cats, by the way").
+_DISCOURSE = (
+    r"by\s+the\s+way|btw|just\s+so\s+you\s+know|fyi|for\s+what\s+it's\s+worth|to\s+be\s+honest|"
+    r"to\s+be\s+fair|tbh|unfortunately|fortunately|luckily|sadly|thankfully|honestly|actually|"
+    r"you\s+know|you\s+see|I\s+mean|as\s+you\s+know|as\s+I\s+said|of\s+course|anyway|anyways|"
+    r"if\s+that\s+matters|if\s+you\s+must\s+know|in\s+case\s+you\s+(?:were\s+)?wonder\w*|"
+    r"for\s+the\s+record|just\s+saying|lol|haha\w*|lmao|fwiw|imo|imho|though|tho|too|"
+    r"as\s+well|in\s+fact|basically|obviously|really|remember|mind\s+you|no\s+joke"
+)
+_DISCOURSE_CUT = re.compile(
+    r"\s*,?\s*\b(?:" + _DISCOURSE + r")\b.*$|\s*,\s*(?:" + _DISCOURSE + r")\b.*$", _I
+)
+
 _FREE_CUT = re.compile(
     r"\s*,\s*(?=(?:but|because|since|though|although|which|who|so|if|when|while|especially|"
     r"like|lol|haha|tbh|btw|and\s+(?:I|it|that|they))\b)|\s*[(:!?]|\s+[-\u2013\u2014]\s|"
@@ -296,6 +323,7 @@ def _tail(text: str) -> str:
 
 
 def _cut(text: str, pattern: re.Pattern[str]) -> str:
+    text = _DISCOURSE_CUT.sub("", text)
     m = pattern.search(text)
     return _tail(text[: m.start()] if m else text)
 
@@ -402,7 +430,7 @@ def _free(obj: str, *, allow_list: bool = True, max_words: int = 6) -> list[str]
             if f"to_{m.group(1).lower()}" in FREE_REJECT_FIRST:
                 return []
             item = _gerund(m.group(1)) + m.group(2)
-        words = item.lower().split()
+        words = [w.strip(".,;:!?'\"") for w in item.lower().split()]
         if not words or len(words) > max_words:
             return []
         first_two = "_".join(words[:2])
@@ -410,8 +438,8 @@ def _free(obj: str, *, allow_list: bool = True, max_words: int = 6) -> list[str]
             return []
         if any(w.strip(".,!?'\"") in SUPPORT_WORDS for w in words):
             return []
-        if item.lower() in MONTH_WORDS:
-            return []
+        if item.lower() in MONTH_WORDS or item.lower()[:-1] in MONTH_WORDS:
+            return []  # "allergic to Mondays"
         out.append(item)
     return out
 
@@ -547,6 +575,8 @@ class _Hit:
     timed: bool = True  # the clause's time expressions apply to this fact
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    held: bool | None = None  # an end: the value held until then (None: ends from a rule do)
+    subject: str | None = None  # None: the speaker; else a third person ("Lily")
 
 
 Handler = Callable[[re.Match[str], _Ctx], list[_Hit]]
@@ -1109,9 +1139,9 @@ class RuleExtractor:
         lower = _lowercase_mode(text)
         norm = _normalise(text)
         facts: list[Extracted] = []
-        seen: set[tuple[str, str, str]] = set()
+        seen: set[tuple[str, str, str, str]] = set()
         for sentence in _sentences(norm):
-            if _FRAME.match(sentence):
+            if _FRAME.match(sentence) or _SARCASM.match(sentence):
                 continue
             clauses = _clauses(sentence)
             if not clauses:
@@ -1120,7 +1150,7 @@ class RuleExtractor:
                 continue  # "Do you think I should move to Berlin, or stay?"
             hits = self._sentence_hits(sentence, clauses, ref, lower)
             for hit, evidence in hits:
-                key = (hit.predicate, fold(hit.obj) if hit.obj else "", hit.op)
+                key = (hit.subject or "", hit.predicate, fold(hit.obj) if hit.obj else "", hit.op)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -1130,7 +1160,7 @@ class RuleExtractor:
     # -- internals -------------------------------------------------------------------------
     def _fact(self, hit: _Hit, evidence: str, speaker: str) -> Extracted:
         return Extracted(
-            subject=speaker,
+            subject=hit.subject or speaker,
             predicate=hit.predicate,
             obj=hit.obj,
             op=hit.op,
@@ -1138,6 +1168,7 @@ class RuleExtractor:
             valid_to=hit.valid_to,
             confidence=hit.confidence,
             evidence=evidence.strip(),
+            held=bool(hit.held) and hit.op == "end",
         )
 
     def _sentence_hits(
@@ -1149,11 +1180,15 @@ class RuleExtractor:
             name = _name(g.group("obj"), lower)
             if name:
                 out.append((_Hit("name", name, "assert", 0.85, timed=False), sentence))
-        for clause in clauses:
+        for i, clause in enumerate(clauses):
+            after = clauses[i + 1] if i + 1 < len(clauses) else ""
+            if _HEDGE.match(after) and len(after.split()) <= 4:
+                continue  # "I like pizza, I guess."
             if (
                 len(clause) > _MAX_CLAUSE
                 or not _FIRST_PERSON.search(clause)
                 or _is_question(clause)
+                or _HEDGE.search(clause)
             ):
                 continue
             out += [(h, clause) for h in self._clause_hits(clause, ref, lower)]
@@ -1228,7 +1263,12 @@ class RuleExtractor:
                 elif h.predicate in ("birthday", "born_in", "name", "age", "nationality"):
                     continue  # "my name isn't ...": nothing to end reliably
                 else:
-                    h = _Hit(h.predicate, h.obj, "end", h.confidence, h.timed)
+                    # "I no longer work at IBM" says it held; "I don't speak German" does not
+                    h = _Hit(h.predicate, h.obj, "end", h.confidence, h.timed, held=pol.ceased)
+            elif h.op == "end" and (pol.negated or pol.ceased):
+                continue  # "I didn't quit my job", "I never left Paris"
+            elif h.op == "end" and h.held is None:
+                h.held = True  # "I quit Deloitte", "I moved out of London"
             if fut and not usable and h.predicate in _INTENT and not pol.negated:
                 # "I'm moving to Berlin" with no date: an intention, not yet a fact
                 verb = _INTENT[h.predicate][0 if h.op == "assert" else 1]
@@ -1245,7 +1285,7 @@ class RuleExtractor:
                     if vt is not None and vf is not None and vt <= vf:
                         vt = None
                     if vt is not None and vf is None and vt <= ref:
-                        h = _Hit(h.predicate, h.obj, "end", h.confidence, h.timed)
+                        h = _Hit(h.predicate, h.obj, "end", h.confidence, h.timed, held=True)
             h.valid_from, h.valid_to = vf, vt
             out.append(h)
         return out

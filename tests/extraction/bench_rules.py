@@ -1,0 +1,54 @@
+"""Benchmark: rule extraction time per turn, and the labelled-set figures.
+
+Run: ``.venv/bin/python -m tests.extraction.bench_rules [--repeat N]``
+
+Not a test (speed is measured, never asserted). Prints the median over
+``--repeat`` passes of the mean time per turn over every labelled turn and
+every trap sentence, then precision / recall on the development and held-out
+parts and the number of trap sentences that yielded a fact about the user."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from chronomem.extraction import RuleExtractor, Turn
+
+from . import labelled
+from .conftest import REF
+
+
+def per_turn_seconds(texts: list[str], repeat: int) -> float:
+    ex = RuleExtractor()
+    turns = [Turn(t, occurred_at=REF) for t in texts]
+    ex.extract(turns)  # warm up (patterns compile lazily in re's cache)
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        ex.extract(turns)
+        runs.append((time.perf_counter() - start) / len(turns))
+    return statistics.median(runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    rows = labelled.rows("dev") + labelled.rows("heldout")
+    texts = [r["text"] for r in rows] + labelled.traps()
+    t = per_turn_seconds(texts, args.repeat)
+    print(f"rule extraction: {t * 1e3:.3f} ms per turn (median of {args.repeat} passes "
+          f"over {len(texts)} turns)")  # fmt: skip
+    for split in ("dev", "heldout"):
+        part = labelled.rows(split)
+        s = labelled.score(part, REF)
+        print(f"{split}: turns={len(part)} facts={s.tp + s.fn} precision={s.precision:.3f} "
+              f"recall={s.recall:.3f} (tp={s.tp} fp={s.fp} fn={s.fn})")  # fmt: skip
+    ex = RuleExtractor()
+    noisy = [x for x in labelled.traps() if labelled.user_facts(ex, x, REF)]
+    print(f"traps: {len(noisy)} of {len(labelled.traps())} yielded a fact about the user")
+
+
+if __name__ == "__main__":
+    main()
