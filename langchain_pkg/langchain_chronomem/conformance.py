@@ -1,0 +1,157 @@
+"""Conformance-kit harnesses for the LangChain classes (see ``chronomem_adapters.conformance``).
+
+Reads go through LangChain's own API: the retriever's ``invoke`` (with its
+per-call ``valid_at``/``known_at``/``states`` keywords), the chat history's
+``messages``/``add_messages``/``clear``, and the middleware's injected recall
+block as a fake chat model receives it inside a real ``create_agent`` run.
+
+Writes of *facts* go through the adapter's ``memory`` handle
+(``Memory.remember``/``end``/``retract``/``erase``): a LangChain retriever and
+a middleware have no write verb for a given fact (the middleware writes what
+its extractor reads from a conversation, which is not a way to set "ada's city
+is Paris" exactly). An entity is a subject, an attribute a predicate
+registered as single-valued."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from chronomem import Memory, State
+from chronomem.identity import fold
+from chronomem_adapters.conformance import (
+    Entry,
+    HarnessBase,
+    KitClock,
+    NotExpressible,
+    Status,
+    Timed,
+)
+
+from .retriever import ChronomemRetriever
+
+BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
+ATTRIBUTES = ("city", "job")  # the kit's attributes: single-valued predicates
+_STATUS = {
+    State.LIVE: Status.CURRENT,
+    State.ENDED: Status.PAST,
+    State.RETRACTED: Status.RETRACTED,
+    State.SCHEDULED: Status.SCHEDULED,
+}
+
+
+def _sibling_scope(kind: str, name: str) -> dict[str, str]:
+    if kind == "user":
+        return {"user": name}
+    if kind == "tenant":
+        return {"tenant": name, **BASE_SCOPE}
+    if kind == "session":
+        return {"user": BASE_SCOPE["user"], "session": name}
+    raise ValueError(f"unknown sibling kind {kind!r}")
+
+
+class _FactHarness(HarnessBase):
+    """Fact writes through the adapter's ``memory`` handle (see the module docstring)."""
+
+    siblings = frozenset({"user", "tenant", "session"})
+
+    def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
+        self.root = root
+        self.clock = clock
+        self.scope = dict(scope or BASE_SCOPE)
+        self.memory = root.scoped(**self.scope)
+        for name in ATTRIBUTES:  # per tenant: a sibling tenant registers its own
+            self.memory.register_predicate(name, cardinality="one")
+
+    def write(self, entity: str, attribute: str, value: str) -> None:
+        self.memory.remember(entity, attribute, value)
+
+    def end(self, entity: str, attribute: str) -> None:
+        self.memory.end(entity, attribute)
+
+    def write_with_source(self, entity: str, attribute: str, value: str, source: str) -> None:
+        episode = self.memory.add_episode(source, role="user")
+        self.memory.remember(entity, attribute, value, source=episode)
+
+
+class RetrieverHarness(_FactHarness):
+    """``ChronomemRetriever``: every read is ``invoke(f"{entity} {attribute}", ...)``,
+    filtered to the entity's attribute by the documents' metadata."""
+
+    adapter = ChronomemRetriever
+
+    def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
+        super().__init__(root, clock, scope)
+        self.retriever = ChronomemRetriever(memory=self.memory, k=50)
+
+    def _docs(self, entity: str, attribute: str, **kw: Any) -> list[Any]:
+        docs = self.retriever.invoke(f"{entity} {attribute}", **kw)
+        return [
+            d
+            for d in docs
+            if d.metadata.get("kind") == "fact"
+            and fold(d.metadata["subject"]) == fold(entity)
+            and d.metadata["predicate"] == attribute
+        ]
+
+    def _values(self, entity: str, attribute: str, **kw: Any) -> list[str]:
+        return [d.metadata["object"] for d in self._docs(entity, attribute, **kw)]
+
+    def delete(self, entity: str, attribute: str) -> None:
+        for fact in self.memory.facts(subject=entity, predicate=attribute):
+            self.memory.retract(fact.id)
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        return self._values(entity, attribute)
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        return self._values(entity, attribute, valid_at=valid_at, known_at=known_at)
+
+    def _entries(self, entity: str, attribute: str, states: Sequence[str]) -> list[Entry]:
+        docs = self._docs(entity, attribute, states=list(states))
+        entries = [
+            Entry(
+                d.metadata["object"],
+                _STATUS[State(d.metadata["state"])],
+                datetime.fromisoformat(d.metadata["valid_from"]),
+                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
+            )
+            for d in docs
+        ]
+        return sorted(entries, key=lambda e: e.valid_from or datetime.min)
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, ["live", "ended"])
+
+    def audit(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, ["live", "ended", "retracted"])
+
+    def erase(self, entity: str, attribute: str) -> None:
+        raise NotExpressible("a LangChain retriever only reads (erase is Memory.erase)")
+
+    def provenance(self, entity: str, attribute: str) -> list[str]:
+        # The documents name their source episodes; LangChain's retriever API has
+        # no lookup by id, so the ids are resolved through the adapter's memory.
+        ids = [i for d in self._docs(entity, attribute) for i in d.metadata["source_episode_ids"]]
+        return [self.memory.get_episode(i).text for i in ids]
+
+    def read_timed(self, entity: str, attribute: str) -> list[Timed]:
+        return [
+            Timed(
+                d.metadata["object"],
+                datetime.fromisoformat(d.metadata["valid_from"]),
+                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
+            )
+            for d in self._docs(entity, attribute)
+        ]
+
+    def sibling(self, kind: str, name: str) -> RetrieverHarness:
+        return RetrieverHarness(self.root, self.clock, _sibling_scope(kind, name))

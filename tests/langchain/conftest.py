@@ -1,0 +1,33 @@
+"""Fixtures for the LangChain package tests: offline, no telemetry, a scoped memory
+per backend on the shared manual clock."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from chronomem import Memory
+
+from ..conftest import ManualClock
+
+# Offline: no LangSmith tracing or telemetry from anything LangChain imports.
+for _var in ("LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"):
+    os.environ[_var] = "false"
+os.environ.setdefault("LANGSMITH_API_KEY", "")
+
+
+@pytest.fixture
+def root(url: str | None, clock: ManualClock) -> Iterator[Memory]:
+    m = Memory(url, clock=clock)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+@pytest.fixture
+def mem(root: Memory) -> Memory:
+    """The memory a LangChain app hands the adapters: scoped to one user."""
+    return root.scoped(user="ada")

@@ -1,0 +1,21 @@
+"""The shared conformance kit, run against each LangChain class on both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from chronomem import Memory
+from chronomem_adapters.conformance import ConformanceTests, KitClock
+from langchain_chronomem.conformance import RetrieverHarness
+
+
+class TestRetrieverConformance(ConformanceTests):
+    @pytest.fixture
+    def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[RetrieverHarness]:
+        root = Memory(url, clock=kit_clock)
+        try:
+            yield RetrieverHarness(root, kit_clock)
+        finally:
+            root.close()
