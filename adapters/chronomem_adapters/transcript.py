@@ -9,6 +9,8 @@ them from current reads without destroying them, and erase them for real.
   framework can rebuild the exact object. Messages come back in the order they
   were appended (transaction time, then creation order), not by their claimed
   timestamps.
+- ``record`` is ``append`` plus fact extraction (``Memory.add``) over the new
+  messages, with the transcript's own episodes as the facts' sources.
 - ``append`` skips messages whose id is already in the visible transcript, so
   frameworks that re-send a whole history (LlamaIndex ``aset``) never
   duplicate anything.
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from chronomem import Episode, InvalidType, Memory
+from chronomem import Episode, InvalidType, Memory, Receipt
 
 KEY = "chronomem_transcript"  # metadata key: {"kind", "message_id", "payload"} or a marker
 CLEARED = "cleared"
@@ -91,9 +93,9 @@ class Transcript:
             for e in self.episodes(known_at=known_at, include_cleared=include_cleared)
         ]
 
-    def append(self, messages: Sequence[TranscriptMessage]) -> list[Episode]:
-        """Store the messages not already in the visible transcript (by id), in
-        one transaction; returns the episodes written."""
+    def _new(self, messages: Sequence[TranscriptMessage]) -> list[dict[str, Any]]:
+        """The episodes to write for the messages not already in the visible
+        transcript (by id), validated before anything is written."""
         seen = {
             e.metadata[KEY].get("message_id")
             for e in self.episodes()
@@ -116,7 +118,36 @@ class Transcript:
                     "metadata": {KEY: tag},
                 }
             )
+        return items
+
+    def append(self, messages: Sequence[TranscriptMessage]) -> list[Episode]:
+        """Store the messages not already in the visible transcript (by id), in
+        one transaction; returns the episodes written."""
+        items = self._new(messages)
         return self.memory.add_episodes(items) if items else []
+
+    def record(self, messages: Sequence[TranscriptMessage], *, extractor: Any = None) -> Receipt:
+        """``append`` and extract facts from the new messages in one go
+        (``Memory.add``): the transcript's episodes are the ones the facts cite,
+        so nothing is stored twice. ``extractor``: default the offline rule
+        extractor. Facts land in this memory's scope. Returns the receipt
+        (``episode_ids`` are the new messages' episodes)."""
+        from chronomem.extraction import Turn
+
+        items = self._new(messages)
+        if not items:
+            return Receipt()
+        turns = [
+            Turn(
+                text=i["text"],
+                role=i["role"],
+                occurred_at=i["occurred_at"],
+                speaker="user" if i["role"] == "user" else (i["role"] or "user"),
+                metadata=i["metadata"],
+            )
+            for i in items
+        ]
+        return self.memory.add(turns, extractor=extractor)
 
     def clear(self) -> None:
         """Hide the current transcript from current reads; the audit view keeps it."""
