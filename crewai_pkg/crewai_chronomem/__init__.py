@@ -1,1 +1,16 @@
-"""Package under construction; see the package README."""
+"""chronomem for CrewAI 1.x: bitemporal memory for crews.
+
+- ``ChronomemMemory``: a ``crewai.memory.Memory`` whose saves and recalls are
+  chronomem's (facts with validity intervals, supersession, time travel; no
+  LLM needed). Use it as ``Crew(memory=ChronomemMemory(memory=mem))``.
+- ``ChronomemStorage``: a CrewAI ``StorageBackend`` over chronomem for users who
+  keep CrewAI's own ``Memory`` (``Memory(storage="chronomem:<url>")``).
+
+See the package README for which to use when."""
+
+from __future__ import annotations
+
+from .errors import ReadOnlyView
+from .memory import ChronomemMemory
+
+__all__ = ["ChronomemMemory", "ReadOnlyView"]

@@ -1,0 +1,173 @@
+"""Conformance-kit harnesses for the CrewAI adapters (see
+``chronomem_adapters.conformance``): every request goes through CrewAI's
+``Memory`` API (``remember``/``recall``/``forget``/``list_records``) plus the
+adapter's own time arguments and ``erase``.
+
+An entity is the CrewAI scope ``/kit/<entity>``; a write is a remembered text
+whose facts a small deterministic extractor reads (``KitExtractor``: the text
+is a JSON object naming the entity, attribute and value), so the kit tests the
+adapter's plumbing, not the rule extractor's coverage. Siblings are the same
+database seen from another chronomem scope (user, tenant or session)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from chronomem import Memory
+from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
+from chronomem_adapters.timeselect import parse_instant
+
+from .memory import ChronomemMemory
+
+BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
+ATTRIBUTES = ("city", "job")  # single-valued in the kit's world
+_STATUS = {"live": Status.CURRENT, "ended": Status.PAST, "retracted": Status.RETRACTED}
+
+
+class KitExtractor:
+    """Reads ``{"entity", "attribute", "value"}`` (or ``"end": true``) from a turn,
+    and the facts ``expect``-ed for a given source text."""
+
+    name = "kit"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.expected: dict[str, tuple[str, str, str]] = {}
+
+    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
+        out = []
+        for t in turns:
+            if t.text in self.expected:
+                e, a, v = self.expected[t.text]
+                out.append(ExtractionResult(t, [Extracted(e, a, v)]))
+                continue
+            try:
+                data = json.loads(t.text)
+            except ValueError:
+                out.append(ExtractionResult(t, []))
+                continue
+            if data.get("end"):
+                fact = Extracted(data["entity"], data["attribute"], None, op="end")
+            else:
+                fact = Extracted(data["entity"], data["attribute"], data["value"])
+            out.append(ExtractionResult(t, [fact]))
+        return out
+
+
+def _scope(entity: str) -> str:
+    return f"/kit/{entity}"
+
+
+class CrewAIMemoryHarness(HarnessBase):
+    adapter = ChronomemMemory
+    siblings = frozenset({"user", "tenant", "session"})
+
+    def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
+        self.root = root
+        self.clock = clock
+        self.scope = dict(scope or BASE_SCOPE)
+        store = root.scoped(**self.scope)
+        for a in ATTRIBUTES:
+            store.register_predicate(a, cardinality="one")
+        self.extractor = KitExtractor()
+        self.memory = ChronomemMemory(memory=store, extractor=self.extractor)
+
+    def write(self, entity: str, attribute: str, value: str) -> None:
+        text = json.dumps({"entity": entity, "attribute": attribute, "value": value})
+        self.memory.remember(text, scope=_scope(entity))
+
+    def end(self, entity: str, attribute: str) -> None:
+        text = json.dumps({"entity": entity, "attribute": attribute, "end": True})
+        self.memory.remember(text, scope=_scope(entity))
+
+    def _matches(self, entity: str, attribute: str, **kw: Any) -> list[Any]:
+        found = self.memory.recall(f"{entity} {attribute}", scope=_scope(entity), limit=100, **kw)
+        return [
+            m
+            for m in found
+            if m.record.metadata.get("kind") == "fact"
+            and m.record.metadata.get("subject") == entity
+            and m.record.metadata.get("predicate") == attribute
+        ]
+
+    def _fact_ids(self, entity: str, attribute: str) -> list[str]:
+        return [m.record.id for m in self._matches(entity, attribute)]
+
+    def delete(self, entity: str, attribute: str) -> None:
+        self.memory.forget(record_ids=self._fact_ids(entity, attribute))
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        return [m.record.metadata["object"] for m in self._matches(entity, attribute)]
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        found = self._matches(entity, attribute, valid_at=valid_at, known_at=known_at)
+        return [m.record.metadata["object"] for m in found]
+
+    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
+        found = self._matches(entity, attribute, include_history=True, include_retracted=audit)
+        metas = sorted((m.record.metadata for m in found), key=lambda d: d["valid_from"])
+        return [
+            Entry(
+                d["object"],
+                _STATUS[d["state"]],
+                parse_instant(d["valid_from"], "valid_from"),
+                parse_instant(d["valid_to"], "valid_to"),
+            )
+            for d in metas
+            if d["state"] in _STATUS
+        ]
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, audit=False)
+
+    def audit(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, audit=True)
+
+    def erase(self, entity: str, attribute: str) -> None:
+        found = self._matches(entity, attribute, include_history=True, include_retracted=True)
+        self.memory.erase(sorted({m.record.id for m in found}))
+
+    def write_with_source(self, entity: str, attribute: str, value: str, source: str) -> None:
+        self.extractor.expected[source] = (entity, attribute, value)
+        self.memory.remember(source, scope=_scope(entity))
+
+    def provenance(self, entity: str, attribute: str) -> list[str]:
+        return [
+            t for m in self._matches(entity, attribute) for t in m.record.metadata["source_texts"]
+        ]
+
+    def read_timed(self, entity: str, attribute: str) -> list[Timed]:
+        return [
+            Timed(
+                m.record.metadata["object"],
+                parse_instant(m.record.metadata["valid_from"], "valid_from"),
+                parse_instant(m.record.metadata["valid_to"], "valid_to"),
+            )
+            for m in self._matches(entity, attribute)
+        ]
+
+    def find(self, prefix: str) -> set[str]:
+        records = self.memory.list_records(scope=_scope(prefix), limit=1000)
+        return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
+
+    def sibling(self, kind: str, name: str) -> CrewAIMemoryHarness:
+        if kind == "user":
+            scope = {"user": name}
+        elif kind == "tenant":
+            scope = {"tenant": name, **BASE_SCOPE}
+        elif kind == "session":
+            scope = {"user": BASE_SCOPE["user"], "session": name}
+        else:
+            raise ValueError(f"unknown sibling kind {kind!r}")
+        return CrewAIMemoryHarness(self.root, self.clock, scope)
