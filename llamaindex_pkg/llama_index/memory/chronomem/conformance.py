@@ -1,0 +1,266 @@
+"""Conformance-kit harnesses (``chronomem_adapters.conformance``) for the
+LlamaIndex classes.
+
+``MemoryHarness`` drives ``ChronomemMemory`` through ``BaseMemory`` only:
+a write is a user message put into the memory, a read is ``get(input=…)``
+and the facts recalled in its system message. So that the kit tests the
+memory and not the English of the rule extractor, the harness gives the
+memory ``KitExtractor``, which reads kit messages (a JSON object naming the
+entity, attribute and value) exactly; everything else (``put``, extraction
+through ``Memory.add``, recall, time keywords, transcript) is the real path.
+Siblings: another user and another tenant. Sessions of one user share the
+user's facts by design (that is what "remembered across sessions" means);
+their transcripts are isolated, which the package's own tests check.
+
+``RetrieverHarness`` drives ``ChronomemRetriever``: it only reads, so the
+kit's writes go to the store it reads (``Memory.remember``/``end``/
+``retract``), and every read is a ``retrieve`` with the kit's instants and
+``states``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+
+from chronomem import Cardinality, Memory, State
+from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem.render import flatten
+from chronomem_adapters.conformance import (
+    Entry,
+    HarnessBase,
+    KitClock,
+    NotExpressible,
+    Status,
+    Timed,
+)
+
+from .memory import ChronomemMemory
+from .retriever import ChronomemRetriever
+
+BASE_USER = "kit-user"
+BASE_SESSION = "kit-session"
+KIT = "chronomem-kit"
+
+
+def kit_message(op: str, entity: str, attribute: str, value: str | None = None) -> str:
+    return json.dumps({KIT: op, "entity": entity, "attribute": attribute, "value": value})
+
+
+class KitExtractor:
+    """Reads the harness's own messages exactly; learns attributes as single-valued."""
+
+    name = "kit"
+    version = "1"
+
+    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
+        out = []
+        for t in turns:
+            try:
+                data = json.loads(t.text)
+            except ValueError:
+                data = None
+            if not isinstance(data, dict) or KIT not in data:
+                out.append(ExtractionResult(t, [], skipped=True))
+                continue
+            op = "end" if data[KIT] == "end" else "assert"
+            fact = Extracted(data["entity"], data["attribute"], data["value"], op=op)
+            out.append(ExtractionResult(t, [fact]))
+        return out
+
+    def cardinality_of(self, predicate: str, example: Extracted | None = None) -> str | None:
+        return "one"
+
+
+def recalled(messages: list[ChatMessage], entity: str, attribute: str) -> list[str]:
+    """The values of ``entity attribute`` in a ``get`` result's recall block."""
+    if not messages or messages[0].role.value != "system":
+        return []
+    head = f"- {flatten(entity)} {flatten(attribute.replace('_', ' '))} "
+    values = []
+    for line in (messages[0].content or "").splitlines():
+        if line.startswith(head) and line.endswith(")") and " (" in line:
+            values.append(line[len(head) : line.rindex(" (")])
+    return values
+
+
+class MemoryHarness(HarnessBase):
+    adapter = ChronomemMemory
+    siblings = frozenset({"user", "tenant"})
+
+    def __init__(
+        self,
+        root: Memory,
+        clock: KitClock,
+        *,
+        tenant: str | None = None,
+        user: str = BASE_USER,
+        session: str = BASE_SESSION,
+    ):
+        self.root = root
+        self.clock = clock
+        self.durable = root.scoped(tenant=tenant, user=user)
+        self.memory = ChronomemMemory.from_defaults(
+            memory=self.durable, session_id=session, extractor=KitExtractor(), recall_k=50
+        )
+
+    def _put(self, text: str) -> None:
+        self.memory.put(ChatMessage(role="user", content=text))
+
+    def write(self, entity: str, attribute: str, value: str) -> None:
+        self._put(kit_message("set", entity, attribute, value))
+
+    def end(self, entity: str, attribute: str) -> None:
+        self._put(kit_message("end", entity, attribute))
+
+    def delete(self, entity: str, attribute: str) -> None:
+        raise NotExpressible("BaseMemory has no way to delete one remembered fact")
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        return recalled(self.memory.get(input=f"{entity} {attribute}"), entity, attribute)
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        got = self.memory.get(input=f"{entity} {attribute}", valid_at=valid_at, known_at=known_at)
+        return recalled(got, entity, attribute)
+
+    def erase(self, entity: str, attribute: str) -> None:
+        self.memory.erase(subject=entity)
+
+    def read_timed(self, entity: str, attribute: str) -> list[Timed]:
+        raise NotExpressible("the recall block shows validity to the day, not the instant")
+
+    def append(self, messages: Sequence[tuple[str, str]]) -> None:
+        self.memory.put_messages([ChatMessage(role=r, content=t) for r, t in messages])
+
+    def transcript(self) -> list[tuple[str, str]]:
+        return [(m.role.value, m.content or "") for m in self.memory.get_all()]
+
+    def sibling(self, kind: str, name: str) -> MemoryHarness:
+        if kind == "user":
+            return MemoryHarness(self.root, self.clock, user=name)
+        if kind == "tenant":
+            return MemoryHarness(self.root, self.clock, tenant=name)
+        raise ValueError(f"unknown sibling kind {kind!r}")
+
+
+_STATUS = {
+    State.LIVE: Status.CURRENT,
+    State.ENDED: Status.PAST,
+    State.RETRACTED: Status.RETRACTED,
+    State.SCHEDULED: Status.SCHEDULED,
+}
+
+
+def _instant(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+class RetrieverHarness(HarnessBase):
+    adapter = ChronomemRetriever
+    siblings = frozenset({"user", "tenant", "session"})
+
+    def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
+        self.root = root
+        self.clock = clock
+        self.scope = dict(scope or {"user": BASE_USER, "session": BASE_SESSION})
+        self.store = root.scoped(**self.scope)
+        self.retriever = ChronomemRetriever(self.store, k=100)
+        self._known: set[str] = set()
+
+    def _slot(self, attribute: str) -> None:
+        if attribute not in self._known:
+            self.store.register_predicate(attribute, cardinality=Cardinality.ONE)
+            self._known.add(attribute)
+
+    def write(self, entity: str, attribute: str, value: str) -> None:
+        self._slot(attribute)
+        self.store.remember(entity, attribute, value)
+
+    def end(self, entity: str, attribute: str) -> None:
+        self.store.end(entity, attribute)
+
+    def delete(self, entity: str, attribute: str) -> None:
+        for fact in self.store.facts(subject=entity, predicate=attribute):
+            self.store.retract(fact.id)
+
+    def _nodes(self, entity: str, attribute: str, **kw: Any) -> list[Any]:
+        got = self.retriever.retrieve(f"{entity} {attribute}", **kw)
+        return [
+            n
+            for n in got
+            if n.node.metadata.get("subject") == entity
+            and n.node.metadata.get("predicate") == attribute
+        ]
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        return [n.node.metadata["object"] for n in self._nodes(entity, attribute)]
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        nodes = self._nodes(entity, attribute, valid_at=valid_at, known_at=known_at)
+        return [n.node.metadata["object"] for n in nodes]
+
+    def _entries(self, entity: str, attribute: str, states: list[str]) -> list[Entry]:
+        nodes = self._nodes(entity, attribute, states=states)
+        entries = [
+            Entry(
+                n.node.metadata["object"],
+                _STATUS[State(n.node.metadata["state"])],
+                _instant(n.node.metadata["valid_from"]),
+                _instant(n.node.metadata["valid_to"]),
+            )
+            for n in nodes
+        ]
+        return sorted(entries, key=lambda e: (e.valid_from or datetime.min, e.value))
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, ["live", "ended"])
+
+    def audit(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, ["live", "ended", "retracted"])
+
+    def erase(self, entity: str, attribute: str) -> None:
+        raise NotExpressible("a BaseRetriever only reads")
+
+    def provenance(self, entity: str, attribute: str) -> list[str]:
+        raise NotExpressible("nodes carry source episode ids in metadata, not source texts")
+
+    def read_timed(self, entity: str, attribute: str) -> list[Timed]:
+        return [
+            Timed(
+                n.node.metadata["object"],
+                _instant(n.node.metadata["valid_from"]),
+                _instant(n.node.metadata["valid_to"]),
+            )
+            for n in self._nodes(entity, attribute)
+        ]
+
+    def transcript(self) -> list[tuple[str, str]]:
+        raise NotExpressible("a BaseRetriever returns nodes, not a message log")
+
+    def sibling(self, kind: str, name: str) -> RetrieverHarness:
+        if kind == "user":
+            scope = {"user": name}
+        elif kind == "tenant":
+            scope = {"tenant": name, "user": BASE_USER, "session": BASE_SESSION}
+        elif kind == "session":
+            scope = {"user": BASE_USER, "session": name}
+        else:
+            raise ValueError(f"unknown sibling kind {kind!r}")
+        return RetrieverHarness(self.root, self.clock, scope)

@@ -1,0 +1,335 @@
+"""``ChronomemMemory``: the ``BaseMemory`` a LlamaIndex agent is given.
+
+How an agent uses it (``FunctionAgent``/``AgentWorkflow``, see
+``llama_index/core/agent/workflow/base_agent.py``): ``aset(chat_history)``
+when a history is passed, ``aput(user_msg)``, ``aget()``, later
+``aget(input=…)``, ``aput(response)`` and ``aput_messages(scratchpad)``.
+
+- **Writes** (``put``/``put_messages``/``set``) store the messages at once as
+  episodes of the session transcript (``chronomem_adapters.transcript``) and
+  run extraction on the user and assistant text (on by default: the offline
+  rule extractor, or the LlamaIndex ``LLM`` given as ``llm=``). Facts land in
+  the memory's *durable* scope (the ``memory=`` you pass, e.g. a user), so the
+  next session of that user recalls them; the transcript lands in
+  ``session_id`` under it. ``set`` never overwrites: it appends only the
+  messages the stored transcript does not already end with.
+- **Reads** (``get``/``aget``) return one system message with
+  ``Memory.recall`` of the input (or the last user message) — live facts with
+  their validity, framed as reference data, never instructions — followed by
+  the most recent transcript messages that fit ``token_limit`` (whole oldest
+  messages are dropped).
+- **Time travel**: ``get(..., valid_at=, known_at=, as_of=)`` per call, and
+  ``as_of(t)`` returns a read-only view (writes raise ``UnsupportedSemantics``).
+- **Forgetting**: ``reset`` hides the session transcript from current reads
+  (the audit view keeps it); ``erase()`` physically deletes the session
+  transcript, ``erase(subject=…)`` every fact about a subject.
+
+URL, scope, session and settings are pydantic fields, so ``to_dict``/
+``from_dict`` (and a workflow ``Context.to_dict``/``from_dict`` holding the
+memory) round-trip; the open ``Memory`` is a private attribute (see
+``_handles``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.memory.types import BaseMemory
+from llama_index.core.utils import get_tokenizer
+
+from chronomem import InvalidInput, InvalidType, Memory
+from chronomem.extraction import Extractor
+from chronomem_adapters.declaration import declare
+from chronomem_adapters.semantics import Semantic, TimeKeeping, UnsupportedSemantics
+from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
+from chronomem_adapters.transcript import Transcript
+
+from . import messages as msgs
+from ._handles import open_scope, scope_fields
+
+DEFAULT_TOKEN_LIMIT = 3000
+TRANSCRIPT_KIND = "llamaindex"
+
+
+def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -> int:
+    """How many leading ``given`` messages are already stored: ``len(given)`` when
+    ``given`` occurs in ``stored`` as a run, else the longest prefix of ``given``
+    that ends the stored transcript (an agent re-sending its whole history)."""
+    n = len(given)
+    if n == 0:
+        return 0
+    for start in range(len(stored) - n + 1):
+        if list(stored[start : start + n]) == list(given):
+            return n
+    for k in range(min(len(stored), n), 0, -1):
+        if list(stored[len(stored) - k :]) == list(given[:k]):
+            return k
+    return 0
+
+
+@declare(
+    {
+        Semantic.CURRENT_VIEW,
+        Semantic.SUPERSESSION,
+        Semantic.VALID_TIME,
+        Semantic.TRANSACTION_TIME,
+        Semantic.ERASURE,
+        Semantic.TRANSCRIPT,
+    },
+    as_of=TimeKeeping.PER_CALL,
+    name="ChronomemMemory",
+    notes={
+        Semantic.HISTORY: "recall shows live facts; use the retriever with states=",
+        Semantic.RETRACTION: "BaseMemory has no per-fact delete; reset() hides the transcript",
+        Semantic.PROVENANCE: "the recall block carries no sources; use the retriever",
+        Semantic.TIME_IN_OUTPUT: "recall shows validity to the day only",
+    },
+)
+class ChronomemMemory(BaseMemory):
+    """Bitemporal agent memory for LlamaIndex (see the module docstring)."""
+
+    url: str | None = Field(default=None, description="The chronomem store's URL.")
+    store_key: str | None = Field(
+        default=None, description="In-process key of an in-memory store (no URL names it)."
+    )
+    tenant: str = Field(default="default", description="Durable scope: tenant.")
+    user: str | None = Field(default=None, description="Durable scope: user.")
+    agent: str | None = Field(default=None, description="Durable scope: agent.")
+    session: str | None = Field(default=None, description="Durable scope: session.")
+    session_id: str | None = Field(
+        default=None, description="The conversation's session under the durable scope."
+    )
+    token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0)
+    recall_k: int = Field(default=8, gt=0, le=200)
+    extract: bool = Field(default=True, description="Extract facts from stored messages.")
+    valid_at: str | None = Field(default=None, description="A view's valid instant (ISO).")
+    known_at: str | None = Field(default=None, description="A view's belief instant (ISO).")
+    as_of_instant: str | None = Field(default=None, description="A view's as_of (ISO).")
+
+    _memory: Memory = PrivateAttr()
+    _session_memory: Memory = PrivateAttr()
+    _transcript: Transcript = PrivateAttr()
+    _extractor: Extractor | None = PrivateAttr(default=None)
+    _count: Any = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        memory: Memory | None = None,
+        *,
+        extractor: Extractor | None = None,
+        **data: Any,
+    ) -> None:
+        if memory is not None:
+            fields = scope_fields(memory)
+            clash = [k for k in fields if data.get(k) not in (None, fields[k]) and k != "store_key"]
+            if clash:
+                raise InvalidInput(f"memory= and {clash} name different stores or scopes")
+            data.update(fields)
+        super().__init__(**data)
+        self._time()  # validate the view's instants now, not at the first read
+        if memory is None:
+            memory = open_scope(
+                self.url,
+                self.tenant,
+                self.user,
+                self.agent,
+                self.session,
+                store_key=self.store_key,
+            )
+        self._memory = memory
+        self._session_memory = memory.scoped(session=self.session_id) if self.session_id else memory
+        self._transcript = Transcript(self._session_memory, TRANSCRIPT_KIND)
+        self._extractor = extractor
+        self._count = msgs.token_counter(get_tokenizer())
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ChronomemMemory"
+
+    @classmethod
+    def from_defaults(
+        cls,
+        memory: Memory | None = None,
+        *,
+        url: str | None = None,
+        session_id: str | None = None,
+        llm: Any = None,
+        extractor: Extractor | None = None,
+        extract: bool = True,
+        token_limit: int = DEFAULT_TOKEN_LIMIT,
+        recall_k: int = 8,
+        embed_model: Any = None,
+        **kwargs: Any,
+    ) -> ChronomemMemory:
+        """``memory=``: an open, already scoped chronomem ``Memory`` (facts are
+        written there); or ``url=`` (plus ``tenant``/``user``/``agent``/``session``
+        keywords) to open one, with ``embed_model=`` a LlamaIndex ``BaseEmbedding``
+        as its embedder. ``session_id``: the conversation under that scope.
+        ``llm``: a LlamaIndex ``LLM`` that extracts facts (default: the offline
+        rule extractor); ``extractor``: any chronomem extractor."""
+        if kwargs.pop("chat_history", None):
+            raise InvalidInput("pass the history to set() or the agent's chat_history")
+        kwargs.pop("llm_kwargs", None)
+        if llm is not None and extractor is not None:
+            raise InvalidInput("pass llm= or extractor=, not both")
+        if llm is not None:
+            from .extraction import LlamaIndexExtractor
+
+            extractor = LlamaIndexExtractor(llm)
+        if memory is None:
+            if url is None:
+                raise InvalidInput("pass memory= (a chronomem Memory) or url=")
+            scope = {k: kwargs.pop(k, None) for k in ("tenant", "user", "agent", "session")}
+            embedder = None
+            if embed_model is not None:
+                from .embeddings import embedder_from
+
+                embedder = embedder_from(embed_model)
+            memory = Memory(url, embedder=embedder).scoped(
+                tenant=scope["tenant"],
+                user=scope["user"],
+                agent=scope["agent"],
+                session=scope["session"],
+            )
+        elif url is not None or embed_model is not None:
+            raise InvalidInput("url= and embed_model= open a store; memory= is one already")
+        return cls(
+            memory,
+            extractor=extractor,
+            session_id=session_id,
+            extract=extract,
+            token_limit=token_limit,
+            recall_k=recall_k,
+            **kwargs,
+        )
+
+    # -- time ------------------------------------------------------------------------
+    def _time(self) -> TimeSelection:
+        return select_time(self.valid_at, self.known_at, self.as_of_instant)
+
+    @property
+    def is_view(self) -> bool:
+        return not self._time().is_present
+
+    def as_of(
+        self,
+        as_of: datetime | str | None = None,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> ChronomemMemory:
+        """A read-only view of this memory at a past instant (``as_of`` for both
+        clocks, or ``valid_at``/``known_at``); an agent can read through it,
+        writes raise ``UnsupportedSemantics``."""
+        sel = select_time(valid_at, known_at, as_of)
+        if sel.is_present:
+            raise InvalidInput("as_of() needs an instant (as_of, valid_at or known_at)")
+        iso = sel.to_json()
+        view = self.model_copy(
+            update={
+                "valid_at": iso["valid_at"],
+                "known_at": iso["known_at"],
+                "as_of_instant": iso["as_of"],
+            }
+        )
+        return view
+
+    def _writable(self) -> None:
+        if self.is_view:
+            raise UnsupportedSemantics(
+                Semantic.TRANSACTION_TIME,
+                "ChronomemMemory view",
+                "a view at a past instant is read-only: the past is not rewritten",
+            )
+
+    # -- reading ---------------------------------------------------------------------
+    def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        """A system message recalling what is relevant to ``input`` (default: the
+        last user message), then the recent transcript within ``token_limit``.
+        ``valid_at``/``known_at``/``as_of`` read at a past instant."""
+        sel = self._time().override(pop_time(kwargs))
+        if input is not None and not isinstance(input, str):
+            raise InvalidType(f"input must be a str, not {type(input).__name__}")
+        history = self._messages(sel)
+        query = input.strip() if input and input.strip() else msgs.last_user_text(history)
+        out: list[ChatMessage] = []
+        budget = self.token_limit
+        if query:
+            block = self._session_memory.recall(
+                query,
+                k=self.recall_k,
+                valid_at=sel.valid_at,
+                known_at=sel.known_at,
+                as_of=sel.as_of,
+            )
+            if block:
+                system = ChatMessage(role="system", content=block)
+                out.append(system)
+                budget -= self._count(system)
+        return out + msgs.fit(history, max(budget, 0), self._count)
+
+    def get_all(self) -> list[ChatMessage]:
+        """The session transcript, exactly as stored, in order."""
+        return self._messages(self._time())
+
+    def _messages(self, sel: TimeSelection) -> list[ChatMessage]:
+        known = sel.as_of or sel.known_at
+        return [msgs.from_transcript(m) for m in self._transcript.messages(known_at=known)]
+
+    def history(self, *, known_at: datetime | str | None = None) -> list[ChatMessage]:
+        """The audit view: every message of the session, cleared ones included."""
+        at = select_time(known_at=known_at).known_at
+        return [
+            msgs.from_transcript(m)
+            for m in self._transcript.messages(known_at=at, include_cleared=True)
+        ]
+
+    # -- writing ---------------------------------------------------------------------
+    def put(self, message: ChatMessage) -> None:
+        self.put_messages([msgs.checked_one(message)])
+
+    def put_messages(self, messages: list[ChatMessage]) -> None:
+        """Store the messages at once and extract facts from them."""
+        self._writable()
+        self._store(msgs.checked(messages))
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        """Append the messages the transcript does not already hold. Agents call
+        this with a whole history: nothing is duplicated, nothing deleted."""
+        self._writable()
+        given = msgs.checked(messages)
+        stored = [m.payload for m in self._transcript.messages()]
+        payloads = [msgs.payload_of(m) for m in given]
+        self._store(given[overlap(stored, payloads) :])
+
+    def _store(self, messages: list[ChatMessage]) -> None:
+        if not messages:
+            return
+        self._transcript.append([msgs.to_transcript(m) for m in messages])
+        if self.extract:
+            turns = msgs.to_turns(messages, self.session_id)
+            if turns:
+                self._memory.add(turns, extractor=self._extractor)
+
+    def reset(self) -> None:
+        """Hide the session transcript from current reads (``history()`` keeps it).
+        Facts already learnt stay: forget them with ``erase(subject=…)``."""
+        self._writable()
+        self._transcript.clear()
+
+    def erase(self, subject: str | None = None) -> dict[str, int]:
+        """Physically delete: the session transcript (``subject=None``; the whole
+        scope when the memory has no ``session_id``), or every fact about
+        ``subject`` in the durable scope with its evidence. Irreversible."""
+        self._writable()
+        if subject is None:
+            return self._transcript.erase()
+        return self._memory.erase_subject(subject)
+
+    @property
+    def memory(self) -> Memory:
+        """The chronomem ``Memory`` facts are written to."""
+        return self._memory
