@@ -137,7 +137,8 @@ HAS_KINDS = {
     "guinea pig": "guinea pigs", "ferret": "ferrets", "chicken": "chickens", "gecko": "geckos",
     "son": "sons", "daughter": "daughters", "kid": "kids", "child": "children", "baby": "babies",
     "toddler": "toddlers", "stepson": "stepsons", "stepdaughter": "stepdaughters",
-    "twin": "twins", "brother": "brothers", "sister": "sisters", "husband": "husbands",
+    "twin": "twins", "grandchild": "grandchildren", "grandson": "grandsons",
+    "granddaughter": "granddaughters", "grandkid": "grandkids", "brother": "brothers", "sister": "sisters", "husband": "husbands",
     "wife": "wives", "boyfriend": "boyfriends", "girlfriend": "girlfriends",
     "fiance": "fiances", "fiancee": "fiancees", "car": "cars", "bike": "bikes",
     "bicycle": "bicycles", "motorcycle": "motorcycles", "motorbike": "motorbikes",
@@ -145,5 +146,37 @@ HAS_KINDS = {
 }  # fmt: skip
 CHILD_KINDS = _words(
     "son sons daughter daughters kid kids child children baby babies toddler toddlers twin twins "
-    "stepson stepdaughter"
+    "stepson stepdaughter grandchild grandchildren grandson grandsons granddaughter "
+    "granddaughters grandkid grandkids"
+)
+
+# Kinds that can carry a name after them: "my daughter Lily", "our dog Biscuit".
+NAMED_KINDS = _words(
+    """son daughter kid child baby toddler twin stepson stepdaughter grandson granddaughter
+    brother sister husband wife boyfriend girlfriend fiance fiancee partner dog puppy cat kitten
+    hamster rabbit bunny parrot bird turtle tortoise snake lizard horse pony ferret gecko"""
+)
+
+# Head nouns of job titles: "I'm a (high school) teacher", "I work as a data analyst".
+JOB_HEADS = _words(
+    """engineer developer programmer coder designer architect nurse doctor physician surgeon
+    dentist hygienist pharmacist therapist psychologist psychiatrist counselor counsellor
+    paramedic midwife veterinarian vet teacher professor lecturer tutor instructor coach
+    trainer analyst scientist researcher economist statistician mathematician accountant
+    auditor bookkeeper lawyer attorney solicitor barrister paralegal judge manager director
+    executive administrator coordinator consultant specialist officer supervisor assistant
+    secretary receptionist clerk cashier banker broker trader realtor agent recruiter
+    writer author journalist reporter editor copywriter translator interpreter photographer
+    videographer filmmaker artist illustrator animator painter sculptor musician composer
+    singer producer actor actress dancer chef cook baker butcher barista bartender waiter
+    waitress server plumber electrician carpenter mechanic technician welder builder
+    contractor roofer painter gardener landscaper farmer fisherman driver pilot
+    firefighter policeman policewoman cop detective soldier sailor marine librarian
+    archivist curator pastor priest rabbi imam minister chaplain nanny caregiver carer
+    housekeeper cleaner janitor entrepreneur founder ceo cto cfo coo freelancer intern
+    apprentice scientist biologist chemist physicist geologist astronomer pharmacologist
+    optometrist radiologist anesthesiologist pediatrician surveyor planner strategist
+    marketer salesman saleswoman salesperson representative rep tester sysadmin devops
+    investigator inspector dispatcher paramedic optician podcaster youtuber streamer
+    influencer blogger"""
 )

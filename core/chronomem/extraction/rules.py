@@ -28,9 +28,11 @@ from .lexicon import (
     FREE_REJECT_FIRST,
     GENERIC_NOUNS,
     HAS_KINDS,
+    JOB_HEADS,
     LANGUAGES,
     MONTH_WORDS,
     NAME_STOP,
+    NAMED_KINDS,
     NATIONALITIES,
     PLACES,
     SUPPORT_WORDS,
@@ -93,7 +95,8 @@ _CLAUSE = _rx(
     r"\s+(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|now\s+I)\b)|"
     r",\s+(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|but|and|so|what|where|when|why|how|who"
     r"|which|do|does|did|are|is|can|could|would|will|should|right|ok|okay|though|btw|anyway"
-    r"|because|now|also|any|thanks|thank)\b)"
+    r"|because|now|also|any|thanks|thank|these\s+days|nowadays|currently|lately|recently"
+    r"|since\s+then|at\s+the\s+moment)\b)"
 )
 
 
@@ -113,7 +116,8 @@ _FIRST_SUBJECT = _rx(
 )
 _SUBJECTLESS = _rx(
     r"^\s*(?=(?:just\s+|recently\s+|finally\s+|also\s+)?(?:moved|relocated|joined|started|"
-    r"quit|left|got|adopted|bought|turned|live|work|love|speak)\b)"
+    r"quit|left|got|adopted|bought|turned|live|work|love|speak|accepted|resigned|retired|"
+    r"finished|used\s+to)\b)"
 )
 
 
@@ -217,7 +221,8 @@ _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = 
     (
         _rx(
             r"\b(I|we)\s+(?:do\s+not|don't|did\s+not|didn't|never|have\s+not|haven't|"
-            r"can't(?!\s+(?:stand|bear|deal))|cannot(?!\s+(?:stand|bear))|can\s+not)\s+"
+            r"can't(?!\s+(?:stand|bear|deal|get\s+enough))|cannot(?!\s+(?:stand|bear|get\s+enough))|"
+            r"can\s+not)\s+"
         ),
         lambda m: f"{m.group(1)} ",
         "negated",
@@ -262,7 +267,7 @@ _ADVS = (
     r"truly|genuinely|honestly|seriously|definitely|kinda|kind\s+of|sort\s+of|pretty\s+much|"
     r"literally|do|does|did|even|always|mainly|primarily|full[\s-]time|part[\s-]time|remotely|"
     r"gladly|proudly|sometimes|usually|generally|both|all|been|got|gotten|super|so|very|quite|"
-    r"officially|temporarily|legally|technically|obviously|personally|definitely"
+    r"officially|temporarily|legally|technically|obviously|personally|definitely|be"
 )
 _ADV = rf"(?:\s+(?:{_ADVS}))*"
 _FUT = r"(?:\s+(?:going\s+to|gonna|about\s+to|will|shall)" + _ADV + r")?"
@@ -413,7 +418,9 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
-def _free(obj: str, *, allow_list: bool = True, max_words: int = 6) -> list[str]:
+def _free(
+    obj: str, *, allow_list: bool = True, max_words: int = 6, support: bool = True
+) -> list[str]:
     """Objects of tastes and projects: noun phrases, lists split, junk refused."""
     text = _cut(obj, _FREE_CUT)
     if not text:
@@ -436,7 +443,7 @@ def _free(obj: str, *, allow_list: bool = True, max_words: int = 6) -> list[str]
         first_two = "_".join(words[:2])
         if words[0] in FREE_REJECT_FIRST or first_two in FREE_REJECT_FIRST:
             return []
-        if any(w.strip(".,!?'\"") in SUPPORT_WORDS for w in words):
+        if support and any(w in SUPPORT_WORDS for w in words):
             return []
         if item.lower() in MONTH_WORDS or item.lower()[:-1] in MONTH_WORDS:
             return []  # "allergic to Mondays"
@@ -564,6 +571,8 @@ class _Ctx:
     lower: bool
     clause: str
     pol: _Polarity
+    raw: str = ""  # the clause as said (before negation rewrite and time stripping)
+    sentence: str = ""  # the whole sentence
 
 
 @dataclass
@@ -689,8 +698,20 @@ def _allergy(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("allergic_to", o, "assert", 0.9) for o in _free(m.group("obj"), max_words=4)]
 
 
+_HAS_AND = _rx(r"\s+and\s+(?=(?:a|an|one|two|three|four|five|six|\d)\s)")
+
+
 def _has(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
-    parsed = _has_object(m.group("obj"))
+    first, *more = _HAS_AND.split(m.group("obj"), maxsplit=3)
+    hits = _has_one(first, m)
+    if hits:
+        for part in more:
+            hits += _has_one(part, m)
+    return hits
+
+
+def _has_one(text: str, m: re.Match[str]) -> list[_Hit]:
+    parsed = _has_object(text)
     if parsed is None:
         return []
     obj, kind = parsed
@@ -723,8 +744,6 @@ def _has_gone(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 
 
 def _plans(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
-    if not _we_ok(m):
-        return []
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
 
@@ -739,7 +758,7 @@ def _working_on(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 def _married(op: Op) -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         raw = m.groupdict().get("obj")
-        if raw is None:
+        if raw is None or not raw.strip(" .!,"):  # "I got divorced ." (a time was cut out)
             return [_Hit("married_to", None, "end", 0.8)]
         name = _name(raw, ctx.lower)
         return [_Hit("married_to", name, op, 0.85)] if name else []
@@ -762,6 +781,150 @@ def _nationality(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 def _age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     n = int(m.group("obj"))
     return [_Hit("age", str(n), "assert", 0.85, timed=False)] if 1 <= n <= 120 else []
+
+
+# -- coverage added in round two: titles, contacts, projects, named family, "now I'm in" ----
+
+
+def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I'm a (freelance) photographer": the head noun must be a job."""
+    words = m.group("title").lower().split()
+    while words and words[0] in _TITLE_STOP:
+        words = words[1:]  # "the new office manager" -> "office manager"
+    if not words or words[-1] not in JOB_HEADS or len(words) > 4:
+        return []
+    if any(w in FREE_REJECT_FIRST or w in UI_WORDS or w in _TITLE_STOP for w in words):
+        return []
+    return [_Hit("job_title", " ".join(words), "assert", 0.85)]
+
+
+_PHONE = r"(?P<obj>\+?\(?\d[\d\s().-]{5,18}\d)"
+
+
+def _phone(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    raw = m.group("obj").strip()
+    digits = sum(ch.isdigit() for ch in raw)
+    if not 7 <= digits <= 15 or raw.count("(") != raw.count(")"):
+        return []
+    return [_Hit("phone", raw, "assert", 0.9, timed=False)]
+
+
+def _email(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    return [_Hit("email", m.group("obj").rstrip("."), "assert", 0.95, timed=False)]
+
+
+# Objects of "working on a ..." that are support-desk business, not projects.
+_TASK_WORDS = words(
+    "ticket tickets issue issues bug bugs problem problems error errors fix export import "
+    "migration refund login password account settings invoice billing subscription complaint "
+    "review reply response email message comment note letter it this that something assumption "
+    "request order report-back question answer"
+)
+
+
+_APP = frozenset({"app", "apps", "website", "site"})
+_GONE_AFTER = _rx(
+    r"^\s*,?\s*(?:just\s+)?(?:died|passed|ran\s+away|was\s+put|is\s+gone|went\s+missing)"
+)
+
+
+def _project(pred: str, op: Op = "assert") -> Handler:
+    def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+        if not _we_ok(m):
+            return []
+        raw = m.group("obj").strip()
+        article = re.match(r"^(?:a|an|my|our)\s", raw, _I) is not None
+        objs = _free(raw, allow_list=False, max_words=8, support=not article)
+        out = []
+        for o in objs:
+            ws = [w.strip(".,!?") for w in o.lower().split()]
+            if any(w in _TASK_WORDS or (w in UI_WORDS and w not in _APP) for w in ws):
+                continue
+            if re.match(r"^\w+ing\b", o) and pred == "working_on":
+                continue  # "working on getting the export to run"
+            out.append(_Hit(pred, o, op, 0.8, held=False if op == "end" else None))
+        return out
+
+    return handle
+
+
+_DAY_PRECISE = _rx(
+    r"\b(?:today|tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"\d{1,2}(?:st|nd|rd|th)?(?!\d)|\d{4}-\d{2}-\d{2})\b"
+)
+_NOT_DAY = _rx(r"\b(?:week|weekend|month|year|spring|summer|autumn|fall|winter|ago)\b")
+
+
+def _turning(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I turn 40 next week": age 40 from then; a day-precise date is a birthday.
+    "My daughter Lily turns 7 on Friday": Lily's birthday (and age), Lily the subject."""
+    n = int(m.group("obj"))
+    if not 1 <= n <= 120:
+        return []
+    who = m.groupdict().get("name")
+    if who and (ctx.lower or who.lower() in NAME_STOP):
+        return []
+    times = [t for t in find_times(m.group("rest"), ctx.ref, future=True) if t.value]
+    if not times:
+        return []
+    when, at = times[0], times[0].value
+    assert at is not None
+    hits = [_Hit("age", str(n), "assert", 0.8, timed=False, valid_from=at, subject=who)]
+    if _DAY_PRECISE.search(when.text) and not _NOT_DAY.search(when.text):
+        day = f"{_MONTH_NAMES[at.month - 1]} {at.day}"
+        hits.append(_Hit("birthday", day, "assert", 0.8, timed=False, subject=who))
+    return hits
+
+
+def _dated_plan(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I'm going to learn Spanish this summer": a plan only with a future date."""
+    if not [t for t in find_times(m.group("obj"), ctx.ref, future=True) if t.value]:
+        return []
+    return _plans(m, ctx)
+
+
+def _plan_np(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    objs = _free(m.group("obj"), allow_list=False, max_words=10)
+    return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
+
+
+_VISIT = _rx(
+    r"\b(?:for\s+(?:the|a|this|my|our|work|business)\b|visit\w*|vacation|holiday|trip|"
+    r"conference|meeting|weekend|tonight|today|right\s+now|at\s+the\s+moment|layover|staying|"
+    r"airport|hotel|stuck)\b"
+)
+_NOW = _rx(r"\b(?:now|these\s+days|nowadays)\b")
+_LIVE_CUE = _rx(r"\b(?:live[ds]?|living|moved|relocated|used\s+to|settled)\b")
+
+
+def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "now I'm in Rome" after a move; never "I'm in Rome for the weekend"."""
+    if not _we_ok(m) or _VISIT.search(ctx.clause) or _VISIT.search(ctx.sentence):
+        return []
+    if not (ctx.pol.used_to or _NOW.search(ctx.raw)):
+        return []
+    place = _proper(m.group("obj"), ctx.lower)
+    if not place or not (_looks_like_place(place) or _LIVE_CUE.search(ctx.sentence)):
+        return []
+    return [_Hit("lives_in", place, "assert", 0.75)]
+
+
+def _named_member(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "My daughter Lily ...": has daughter named Lily (married_to for a spouse)."""
+    if ctx.lower:
+        return []
+    kind = m.group("kind").lower()
+    name = m.group("name")
+    low = name.lower()
+    if kind not in NAMED_KINDS or low in NAME_STOP or low in MONTH_WORDS or low in PLACES:
+        return []
+    if low in LANGUAGES or low in NATIONALITIES:
+        return []
+    if _GONE_AFTER.match(ctx.clause[m.end() :]):
+        return []  # "my cat Luna passed away": an end, read by another rule
+    if kind in _SPOUSES:
+        return [_Hit("married_to", name, "assert", 0.8, timed=False)]
+    return [_Hit("has", f"{kind} named {name}", "assert", 0.85, timed=False)]
 
 
 _KIND = r"(?P<kind>" + _KINDS_RX + r")"
@@ -1010,15 +1173,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD
-            + r"\s+(?:sold|gave\s+away|rehomed|gave\s+up|lost)\s+(?:my|our)\s+"
-            + _KIND
-            + r"(?:\s+(?P<name>[A-Z][a-z]+))?"
+            + r"\s+(?:had\s+to\s+)?(?:sold|sell|gave\s+away|give\s+away|rehomed|rehome|gave\s+up"
+            r"|lost)\s+(?:my|our)\s+" + _KIND + r"(?:\s+(?P<name>[A-Z][a-z]+))?"
         ),
         _has_gone,
-        ("sold", "gave", "rehomed", "lost"),
+        ("sold", "sell", "gave", "give", "rehome", "lost"),
     ),
     # working_on
-    (_rx(HEAD + r"\s+(?:working|work|worked)\s+on" + _OBJ), _working_on, ("work",)),
+    (_rx(HEAD + r"\s+(?:working|work|worked)\s+on" + _OBJ), _project("working_on"), ("work",)),
     (
         _rx(r"\bmy\s+(?:current\s+|latest\s+|new\s+|side\s+|main\s+)?project\s+is" + _OBJ),
         lambda m, ctx: [
@@ -1034,6 +1196,106 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _married("end"),
         ("divorced",),
     ),
+    # round two: job titles, projects, "now I'm in", named family members, more job changes
+    (
+        _rx(
+            r"\b(?P<who>I)(?:'m|\s+am|'ve\s+been|\s+have\s+been)(?:\s+(?:now|currently|also|"
+            r"actually|still|just|already|officially|proudly))*\s+(?:a|an)\s+"
+            r"(?P<title>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,4}?)(?=\s*$|\s*[,.!;:)]|\s+(?:by\s+"
+            r"(?:trade|profession)|at|for|with|in|and|who|since|from|now|here|myself|too|"
+            r"full[\s-]time|part[\s-]time|on)\b)"
+        ),
+        _job_title,
+        (" a ", " an "),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:writing|building|developing|designing|coding|renovating|restoring|"
+            r"composing|recording|programming)\s+(?=(?:a|an|my|our)\s)" + r"(?P<obj>.+)"
+        ),
+        _project("working_on"),
+        (
+            "writ",
+            "build",
+            "develop",
+            "design",
+            "cod",
+            "renovat",
+            "restor",
+            "compos",
+            "record",
+            "program",
+        ),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:finished|completed|wrapped\s+up|submitted|shipped)\s+"
+            r"(?=(?:my|our)\s)(?P<obj>.+)"
+        ),
+        _project("working_on", "end"),
+        ("finish", "complet", "wrapped", "submit", "shipped"),
+    ),
+    (
+        _rx(
+            r"\b(?P<who>I|we)(?:'m|\s+am|'re|\s+are|\s+be)(?:\s+(?:now|currently|back|still|"
+            r"living|based|finally))*\s+in\s+(?P<obj>.+)"
+        ),
+        _now_in,
+        (" in ",),
+    ),
+    (
+        _rx(r"(?P<who>)^\s*home\s+(?:for\s+me\s+|for\s+us\s+)?is\s+(?P<obj>.+)"),
+        _place_hit("lives_in", conf=0.75),
+        ("home",),
+    ),
+    (
+        _rx(
+            r"\b(?:my|our)\s+(?:(?:little|baby|younger|older|eldest|oldest|youngest|big|new)\s+)?"
+            r"(?P<kind>" + "|".join(sorted(NAMED_KINDS, key=len, reverse=True)) + r")\s+"
+            r"(?P<name>(?-i:[A-Z][a-z]+))\b(?!['\u2019]s\b)(?!\s+(?-i:[A-Z]))"
+        ),
+        _named_member,
+        ("my ", "our "),
+    ),
+    (
+        _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
+        _org_hit("end", 0.8),
+        ("resign",),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:handed|handing|hand)\s+in\s+(?:my|our)\s+(?:notice|resignation)"
+            r"\s+(?:at|to)" + _OBJ
+        ),
+        _org_hit("end", 0.8),
+        ("hand",),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:accepted|accepting)\s+(?:an?\s+|the\s+)?(?:job\s+)?offer\s+"
+            r"(?:from|at|with)" + _OBJ
+        ),
+        _org_hit(conf=0.8),
+        ("accept",),
+    ),
+    (
+        _rx(HEAD + r"\s+(?:work|works|worked|working)\s+in\s+(?:[a-z]+\s+){1,2}?(?:for|at)" + _OBJ),
+        _org_hit(conf=0.8),
+        ("work",),
+    ),
+    (
+        _rx(HEAD + r"\s+(?:can't|cannot|can\s+not)\s+get\s+enough\s+of" + _OBJ),
+        _taste("likes"),
+        ("enough",),
+    ),
+    (
+        _rx(HEAD + r"\s+(?:gone|went|going)\s+off" + _OBJ),
+        lambda m, ctx: (
+            [_Hit("likes", o, "end", 0.75) for o in _free(m.group("obj"))] if _we_ok(m) else []
+        ),
+        ("off",),
+    ),
+    (_rx(HEAD + r"\s+grew\s+up\s+speaking" + _OBJ), _speaks, ("speaking",)),
     # nationality, age, email
     (
         _rx(
@@ -1049,8 +1311,9 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (_rx(HEAD + r"\s+(?:just\s+)?turned\s+(?P<obj>\d{1,3})\b"), _age, ("turned",)),
     (
         _rx(
-            r"\b(?:my\s+(?:e-?mail|email\s+address)\s+(?:is|'s)|(?:reach|email|contact)\s+me\s+at)"
-            r"\s+(?P<obj>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+            r"\b(?:my\s+(?:(?:new|work|personal|current|home|private|school|other|main)\s+)*"
+            r"e-?mail(?:\s+address)?(?:\s+is|'s|:|,)?|(?:reach|email|e-mail|contact|mail)\s+me"
+            r"\s+(?:at|on))\s+(?P<obj>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
         ),
         _simple("email", 0.95, timed=False),
         ("@",),
@@ -1071,6 +1334,43 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
         _plans,
     ),
     (_rx(r"(?P<who>)\bmy\s+plan\s+is\s+to" + _OBJ), _plans),
+    (
+        _rx(HEAD + r"\s+(?:planning|organi[sz]ing)\s+(?=(?:a|an|my|our)\s)(?P<obj>.+)"),
+        _plan_np,
+    ),
+    (_rx(HEAD + r"\s+saving\s+(?:up\s+)?for\s+(?P<obj>(?:a|an|my|our)\s.+)"), _plan_np),
+    (
+        _rx(
+            r"\b(?P<who>I|we)(?:'m|\s+am|'re|\s+are)\s+(?:going\s+to|gonna)\s+(?P<obj>(?:learn|"
+            r"visit|run|take|buy|build|travel|study|open|launch|write|adopt|retire|attend|apply|"
+            r"train|climb|hike|sell|finish|start)\b.+)"
+        ),
+        _dated_plan,
+    ),
+    (
+        _rx(
+            r"(?:\bmy\s+(?:(?:new|cell|mobile|home|work|personal|direct|private|main)\s+)*"
+            r"(?:phone(?:\s+number)?|cell(?:\s+phone)?(?:\s+number)?|mobile(?:\s+number)?|number|"
+            r"telephone(?:\s+number)?|whatsapp)(?:\s+is|'s|:)?|\b(?:reach|call|text|ring|contact)"
+            r"\s+me\s+(?:at|on))\s+" + _PHONE
+        ),
+        _phone,
+    ),
+    (
+        _rx(
+            r"\b(?P<who>I)(?:(?:'m|\s+am)\s+(?:turning|going\s+to\s+turn|gonna\s+turn)|"
+            r"'ll\s+turn|\s+will\s+turn|\s+turn)\s+(?P<obj>\d{1,3})\b(?P<rest>.*)"
+        ),
+        _turning,
+    ),
+    (
+        _rx(
+            r"\b(?:my|our)\s+(?:[a-z]+\s+)?(?P<kind>" + "|".join(sorted(NAMED_KINDS)) + r")\s+"
+            r"(?P<name>(?-i:[A-Z][a-z]+))\s+(?:turns|is\s+turning|will\s+turn|'s\s+turning)\s+"
+            r"(?P<obj>\d{1,3})\b(?P<rest>.*)"
+        ),
+        _turning,
+    ),
 ]
 _BIRTHDAY = _rx(
     r"\bmy\s+(?:birthday|bday|b-day|birth\s*date|date\s+of\s+birth|dob)\s+(?:is|was|'s|"
@@ -1085,7 +1385,8 @@ _GREETING_NAME = _rx(
 )
 _BARE_NAME = re.compile(
     r"^\s*(?:(?:and|so|well|oh|also)\s+)?I(?:'m|\s+am)\s+"
-    r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?[\s.!]*$"
+    r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?"
+    r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?[\s.!]*$"
 )
 _FIRST_PERSON = _rx(r"\b(?:I|I'm|I've|me|my|we|we're|we've|mine|our)\b")
 
@@ -1191,10 +1492,12 @@ class RuleExtractor:
                 or _HEDGE.search(clause)
             ):
                 continue
-            out += [(h, clause) for h in self._clause_hits(clause, ref, lower)]
+            out += [(h, clause) for h in self._clause_hits(clause, ref, lower, sentence)]
         return out
 
-    def _clause_hits(self, clause: str, ref: datetime, lower: bool) -> list[_Hit]:
+    def _clause_hits(
+        self, clause: str, ref: datetime, lower: bool, sentence: str = ""
+    ) -> list[_Hit]:
         hits: list[_Hit] = []
         # birthdays and birthplaces: their dates are the object
         m = _BIRTHDAY.search(clause)
@@ -1211,17 +1514,23 @@ class RuleExtractor:
                 name = _name(bare.group("obj"), lower)
                 if name and fold(name) not in PLACES:
                     hits.append(_Hit("name", name, "assert", 0.7, timed=False))
+                    if bare.group("title"):  # "I'm Dana, the new office manager."
+                        hits += _job_title(bare, _Ctx(ref, lower, clause, _Polarity()))
         rewritten, pol = _rewrite_negation(clause)
         fut = is_future(rewritten)
         for pattern, handler in _PLANS:
             m = pattern.search(rewritten)
             if m and _gate_ok(rewritten, m.start()):
                 hits += self._polarise(
-                    handler(m, _Ctx(ref, lower, rewritten, pol)), pol, [], ref, fut=False
+                    handler(m, _Ctx(ref, lower, rewritten, pol, clause, sentence)),
+                    pol,
+                    [],
+                    ref,
+                    fut=False,
                 )
         times = find_times(rewritten, ref, future=fut)
         stripped = strip_times(rewritten, times)
-        ctx = _Ctx(ref, lower, stripped, pol)
+        ctx = _Ctx(ref, lower, stripped, pol, clause, sentence)
         low = stripped.lower()
         for (pattern, handler, _keys), needs in zip(RULES, _NEEDS, strict=True):
             if not needs.search(low):
@@ -1286,6 +1595,7 @@ class RuleExtractor:
                         vt = None
                     if vt is not None and vf is None and vt <= ref:
                         h = _Hit(h.predicate, h.obj, "end", h.confidence, h.timed, held=True)
-            h.valid_from, h.valid_to = vf, vt
+            if h.timed:
+                h.valid_from, h.valid_to = vf, vt
             out.append(h)
         return out
