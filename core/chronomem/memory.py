@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, delete, func, or_, select, update
 
 from . import reads
 from .arguments import collection, names
@@ -39,6 +40,7 @@ from .timeutil import Clock, opt_us, system_clock, to_us
 from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
 SourceLike = str | Episode
+FactRef = str | Fact  # a fact id, the id of one of its versions, or a Fact
 MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
 TimeArgs = tuple[int, int | None]
 
@@ -68,6 +70,13 @@ def _check_json_keys(value: Any, name: str) -> None:
     elif isinstance(value, list | tuple):
         for v in value:
             _check_json_keys(v, name)
+
+
+def _ref_id(ref: object) -> str:
+    """The id a fact reference gives: a ``Fact``'s fact id, or the id as passed."""
+    if isinstance(ref, Fact):
+        return require_id(ref.id, "fact_id")
+    return require_id(ref, "fact_id")
 
 
 def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, ...]:
@@ -199,6 +208,52 @@ class Memory:
     def _now_us(self) -> int:
         return to_us(self._shared.clock(), "clock()")
 
+    # -- facts by id -------------------------------------------------------------
+    def _fact_id(self, conn: Connection, ref: object) -> str:
+        """The fact a reference names. ``Receipt.added`` and ``Fact.version_id`` are
+        version ids; a version belongs to exactly one fact, so its id names that fact
+        as well as the fact id does. A ``Fact`` names its ``id``."""
+        if isinstance(ref, Fact):
+            return _ref_id(ref)
+        rid = _ref_id(ref)
+        found = conn.execute(
+            select(versions.c.fact_id)
+            .where(
+                versions.c.tenant == self.scope.tenant,
+                or_(versions.c.fact_id == rid, versions.c.id == rid),
+            )
+            .limit(1)
+        ).scalar()
+        return str(found) if found is not None else rid
+
+    def _own_fact(self, conn: Connection, ref: object) -> str:
+        """The fact id a write by id (retract, correct, erase) may change, or
+        NotFound (quoting the reference as given, never another scope's fact id) /
+        ScopeError (the fact is an enclosing scope's shared memory)."""
+        fid = self._fact_id(conn, ref)
+        owned = conn.execute(
+            select(versions.c.id)
+            .where(reads.scope_within(versions, self.scope), versions.c.fact_id == fid)
+            .limit(1)
+        ).first()
+        if owned is None:
+            err = missing_fact(conn, self.scope, fid)
+            if isinstance(err, NotFound):
+                raise NotFound(f"no fact {_ref_id(ref)!r} in this scope")
+            raise err
+        return fid
+
+    def _resolve_ids(self, conn: Connection, ops: Sequence[WriteOp]) -> Sequence[WriteOp]:
+        """Writes by id name a fact by any of its ids: resolved to the fact id."""
+        if not any(isinstance(op, RetractOp | CorrectOp) for op in ops):
+            return ops
+        return [
+            replace(op, fact_id=self._own_fact(conn, op.fact_id))
+            if isinstance(op, RetractOp | CorrectOp)
+            else op
+            for op in ops
+        ]
+
     # -- writing ---------------------------------------------------------------------
     def apply(self, ops: Sequence[WriteOp], *, recorded_at: datetime | None = None) -> Receipt:
         """Apply write operations in one transaction with one transaction time."""
@@ -212,7 +267,7 @@ class Memory:
             return writer.apply(
                 conn,
                 self.scope,
-                ops,
+                self._resolve_ids(conn, ops),
                 self._now_us(),
                 lock=sh.backend.lock_slots,
                 for_update=sh.backend.for_update,
@@ -329,14 +384,16 @@ class Memory:
         at_us = to_us(at, "at") if at is not None else self._now_us()
         return self.apply([EndOp(subject, predicate, obj, at_us)])
 
-    def retract(self, fact_id: str) -> Receipt:
+    def retract(self, fact_id: FactRef) -> Receipt:
         """The record was wrong ("we misheard"): the fact's current versions are closed
-        as retracted; their valid time is untouched."""
-        return self.apply([RetractOp(require_id(fact_id, "fact_id"))])
+        as retracted; their valid time is untouched. ``fact_id`` may also be the id of
+        any version of the fact (``Receipt.added``) or a ``Fact``."""
+        return self.apply([RetractOp(_ref_id(fact_id))])
 
-    def correct(self, fact_id: str, obj: str) -> Receipt:
-        """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write."""
-        return self.apply([CorrectOp(require_id(fact_id, "fact_id"), require_text(obj, "obj"))])
+    def correct(self, fact_id: FactRef, obj: str) -> Receipt:
+        """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write
+        (a version id or a ``Fact`` names its fact too)."""
+        return self.apply([CorrectOp(_ref_id(fact_id), require_text(obj, "obj"))])
 
     def import_fact(
         self,
@@ -649,11 +706,13 @@ class Memory:
         found = self.facts(subject=subject, predicate=predicate, known_at=known_at, states=states)
         return sorted(found, key=lambda f: (f.predicate, f.valid_from, f.recorded_at, f.version_id))
 
-    def get(self, fact_id: str, *, known_at: datetime | None = None) -> list[Fact]:
-        """The versions of one fact known at ``known_at`` (default: now current)."""
+    def get(self, fact_id: FactRef, *, known_at: datetime | None = None) -> list[Fact]:
+        """The versions of one fact known at ``known_at`` (default: now current).
+        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         self._check_open()
         v, k = self._times(None, known_at, None)
         with self._shared.backend.read() as conn:
+            fact_id = self._fact_id(conn, fact_id)
             rows = (
                 conn.execute(
                     reads.facts_query(
@@ -663,7 +722,7 @@ class Memory:
                         states=frozenset(
                             {State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}
                         ),
-                        fact_ids=[require_id(fact_id, "fact_id")],
+                        fact_ids=[fact_id],
                     )
                 )
                 .mappings()
@@ -674,13 +733,15 @@ class Memory:
             reads.to_fact(r, v, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
         ]
 
-    def why(self, fact_id: str) -> Provenance:
+    def why(self, fact_id: FactRef) -> Provenance:
         """Where a fact came from: every version of it ever recorded, its source
-        episodes, the extractors that wrote it, and what its writes superseded."""
+        episodes, the extractors that wrote it, and what its writes superseded.
+        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         self._check_open()
-        require_id(fact_id, "fact_id")
+        ref = _ref_id(fact_id)
         v = self._now_us()
         with self._shared.backend.read() as conn:
+            fact_id = self._fact_id(conn, fact_id)
             rows = (
                 conn.execute(
                     select(versions)
@@ -691,7 +752,7 @@ class Memory:
                 .all()
             )
             if not rows:
-                raise NotFound(f"no fact {fact_id!r} in this scope")
+                raise NotFound(f"no fact {ref!r} in this scope")
             ids = [r["id"] for r in rows]
             src = reads.sources_of(conn, self.scope.tenant, [fact_id]).get(fact_id, [])
             cited_by = set(
@@ -856,11 +917,11 @@ class Memory:
         self._retrieval.reranker = reranker
 
     # -- erasure -----------------------------------------------------------------------
-    def erase(self, fact_id: str) -> dict[str, int]:
+    def erase(self, fact_id: FactRef) -> dict[str, int]:
         """Physically delete every version of a fact, its vectors and text index
-        entries, and its source episodes that no surviving fact cites. Irreversible."""
-        require_id(fact_id, "fact_id")
-        return self._erase(versions.c.fact_id == fact_id, fact_id=fact_id)
+        entries, and its source episodes that no surviving fact cites. Irreversible.
+        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
+        return self._erase(None, fact_ref=_ref_id(fact_id))
 
     def erase_subject(self, subject: str, *, exact: bool = False) -> dict[str, int]:
         """``erase`` every fact about ``subject`` (every predicate, every belief state)."""
@@ -868,23 +929,24 @@ class Memory:
         return self._erase(reads.subject_is(key), subject=subject)
 
     def _erase(
-        self, which: Any, *, fact_id: str | None = None, subject: str | None = None
+        self, which: Any, *, fact_ref: str | None = None, subject: str | None = None
     ) -> dict[str, int]:
         """Erase the facts ``which`` selects in this scope and the scopes under it (never
         an enclosing scope's shared memory: that is erased through its own scope)."""
         self._check_open()
         sh = self._shared
         with sh.backend.write() as conn:
-            fids = list(
-                conn.execute(
-                    select(versions.c.fact_id)
-                    .where(reads.scope_within(versions, self.scope), which)
-                    .distinct()
-                ).scalars()
-            )
+            if fact_ref is not None:
+                fids = [self._own_fact(conn, fact_ref)]
+            else:
+                fids = list(
+                    conn.execute(
+                        select(versions.c.fact_id)
+                        .where(reads.scope_within(versions, self.scope), which)
+                        .distinct()
+                    ).scalars()
+                )
             if not fids:
-                if fact_id is not None:
-                    raise missing_fact(conn, self.scope, fact_id)
                 raise NotFound(f"no facts about {subject!r} in this scope")
             counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
             for i in range(0, len(fids), 500):
