@@ -1320,11 +1320,17 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
 ]
 
-# Cheap keyword gates: a rule's regex only runs if one of its keywords is in the clause.
-_NEEDS = [re.compile("|".join(re.escape(k) for k in keys)) for _p, _h, keys in RULES]
+# Cheap keyword gates: a rule's regex only runs if one of its keywords is in the clause
+# (plain substring tests on the lowercased clause, far cheaper than a regex per rule).
+_NEEDS = [keys for _p, _h, keys in RULES]
+
+
+def _needed(keys: tuple[str, ...], low: str) -> bool:
+    return any(k in low for k in keys)
+
 
 # Rules that read the raw clause (their dates are the object, not the validity).
-_PLANS: list[tuple[re.Pattern[str], Handler]] = [
+_PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD
@@ -1332,13 +1338,19 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
             + _OBJ
         ),
         _plans,
+        ("plan", "intend", "aim"),
     ),
-    (_rx(r"(?P<who>)\bmy\s+plan\s+is\s+to" + _OBJ), _plans),
+    (_rx(r"(?P<who>)\bmy\s+plan\s+is\s+to" + _OBJ), _plans, ("plan",)),
     (
         _rx(HEAD + r"\s+(?:planning|organi[sz]ing)\s+(?=(?:a|an|my|our)\s)(?P<obj>.+)"),
         _plan_np,
+        ("planning", "organi"),
     ),
-    (_rx(HEAD + r"\s+saving\s+(?:up\s+)?for\s+(?P<obj>(?:a|an|my|our)\s.+)"), _plan_np),
+    (
+        _rx(HEAD + r"\s+saving\s+(?:up\s+)?for\s+(?P<obj>(?:a|an|my|our)\s.+)"),
+        _plan_np,
+        ("saving",),
+    ),
     (
         _rx(
             r"\b(?P<who>I|we)(?:'m|\s+am|'re|\s+are)\s+(?:going\s+to|gonna)\s+(?P<obj>(?:learn|"
@@ -1346,6 +1358,7 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
             r"train|climb|hike|sell|finish|start)\b.+)"
         ),
         _dated_plan,
+        ("going to", "gonna"),
     ),
     (
         _rx(
@@ -1355,6 +1368,7 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
             r"\s+me\s+(?:at|on))\s+" + _PHONE
         ),
         _phone,
+        ("phone", "number", "cell", "mobile", "whatsapp", " me at", " me on"),
     ),
     (
         _rx(
@@ -1362,6 +1376,7 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
             r"'ll\s+turn|\s+will\s+turn|\s+turn)\s+(?P<obj>\d{1,3})\b(?P<rest>.*)"
         ),
         _turning,
+        ("turn",),
     ),
     (
         _rx(
@@ -1370,6 +1385,7 @@ _PLANS: list[tuple[re.Pattern[str], Handler]] = [
             r"(?P<obj>\d{1,3})\b(?P<rest>.*)"
         ),
         _turning,
+        ("turn",),
     ),
 ]
 _BIRTHDAY = _rx(
@@ -1518,7 +1534,10 @@ class RuleExtractor:
                         hits += _job_title(bare, _Ctx(ref, lower, clause, _Polarity()))
         rewritten, pol = _rewrite_negation(clause)
         fut = is_future(rewritten)
-        for pattern, handler in _PLANS:
+        rewritten_low = rewritten.lower()
+        for pattern, handler, keys in _PLANS:
+            if not _needed(keys, rewritten_low):
+                continue
             m = pattern.search(rewritten)
             if m and _gate_ok(rewritten, m.start()):
                 hits += self._polarise(
@@ -1533,7 +1552,7 @@ class RuleExtractor:
         ctx = _Ctx(ref, lower, stripped, pol, clause, sentence)
         low = stripped.lower()
         for (pattern, handler, _keys), needs in zip(RULES, _NEEDS, strict=True):
-            if not needs.search(low):
+            if not _needed(needs, low):
                 continue
             m = pattern.search(stripped)
             if m is None or not _gate_ok(stripped, m.start()):
