@@ -5,7 +5,7 @@ Run: ``.venv/bin/python -m tests.extraction.bench_rules [--repeat N]``
 Not a test (speed is measured, never asserted). Prints the median over
 ``--repeat`` passes of the mean time per turn over every labelled turn and
 every trap sentence, then precision / recall on the development and held-out
-parts and the number of trap sentences that yielded a fact about the user."""
+parts and the number of trap sentences that yielded a belief about the user (an assertion or a held end)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,10 @@ def main() -> None:
         print(f"{split}: turns={len(part)} facts={s.tp + s.fn} precision={s.precision:.3f} "
               f"recall={s.recall:.3f} (tp={s.tp} fp={s.fp} fn={s.fn})")  # fmt: skip
     ex = RuleExtractor()
-    noisy = [x for x in labelled.traps() if labelled.user_facts(ex, x, REF)]
-    print(f"traps: {len(noisy)} of {len(labelled.traps())} yielded a fact about the user")
+    noisy = [x for x in labelled.traps() if labelled.beliefs(ex, x, REF)]
+    print(
+        f"traps: {len(noisy)} of {len(labelled.traps())} yielded a belief about the user (an assertion or a held end)"
+    )
 
 
 if __name__ == "__main__":

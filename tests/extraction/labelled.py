@@ -75,6 +75,17 @@ class Score:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
 
 
+def beliefs(extractor: RuleExtractor, text: str, at: datetime) -> set[tuple]:
+    """What a text would make the store believe about the user: assertions and
+    held ends (a plain end only ends what is already known, so it adds none)."""
+    (result,) = extractor.extract([Turn(text, occurred_at=at)])
+    return {
+        key((f.predicate, f.obj, f.op))
+        for f in result.facts
+        if f.subject == "user" and (f.op == "assert" or f.held)
+    }
+
+
 def user_facts(extractor: RuleExtractor, text: str, at: datetime) -> set[tuple]:
     (result,) = extractor.extract([Turn(text, occurred_at=at)])
     return {key((f.predicate, f.obj, f.op)) for f in result.facts if f.subject == "user"}

@@ -103,7 +103,8 @@ _CLAUSE = _rx(
 # A sentence framed as an example, a hypothesis or a request for text is not a statement.
 _FRAME = _rx(
     r"^\s*(?:for\s+example|for\s+instance|e\.g\.?|imagine|suppose|supposing|let's\s+say|"
-    r"pretend|hypothetically|what\s+if|if|write|translate|in\s+(?:a|my|this)\s+story)\b"
+    r"pretend|hypothetically|what\s+if|if|write|translate|in\s+(?:a|my|this|the|our|your)\s+"
+    r"(?:story|novel|book|game|film|movie|show|play|dream|scene|script|scenario|roleplay))\b"
 )
 # "I quit Acme and joined Lumen": the second verb shares the first clause's subject.
 _AND_VERB = _rx(
@@ -624,7 +625,16 @@ def _left(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         return []
     if _looks_like_place(obj):
         return [_Hit("lives_in", obj, "end", 0.7)]
-    return [_Hit("works_at", obj, "end", 0.7)]
+    # "I left Google" may be a job or an app: it ends a known employer, asserts no past one
+    return [_Hit("works_at", obj, "end", 0.7, held=False)]
+
+
+def _quit_bare(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I quit Facebook": a job or a habit; ends a known employer only."""
+    return [
+        _Hit(h.predicate, h.obj, h.op, h.confidence, held=False)
+        for h in _org_hit("end", 0.6)(m, ctx)
+    ]
 
 
 _TITLE_STOP = words(
@@ -822,6 +832,12 @@ _TASK_WORDS = words(
 )
 
 
+# What one "finishes" that was a project ("my dissertation"; not "my coffee").
+_PROJECT_NOUNS = (
+    r"thesis|dissertation|novel|book|memoir|degree|course|project|app|website|paper|album|"
+    r"painting|renovation|phd|masters|master's|certification|bootcamp|training|apprenticeship|"
+    r"startup|game|film|documentary|podcast|quilt|garden|studies|research|manuscript"
+)
 _APP = frozenset({"app", "apps", "website", "site"})
 _GONE_AFTER = _rx(
     r"^\s*,?\s*(?:just\s+)?(?:died|passed|ran\s+away|was\s+put|is\s+gone|went\s+missing)"
@@ -869,6 +885,8 @@ def _turning(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         return []
     when, at = times[0], times[0].value
     assert at is not None
+    if at <= ctx.ref:
+        return []  # "I'm turning 30 this year": when is not known
     hits = [_Hit("age", str(n), "assert", 0.8, timed=False, valid_from=at, subject=who)]
     if _DAY_PRECISE.search(when.text) and not _NOT_DAY.search(when.text):
         day = f"{_MONTH_NAMES[at.month - 1]} {at.day}"
@@ -903,8 +921,10 @@ def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         return []
     if not (ctx.pol.used_to or _NOW.search(ctx.raw)):
         return []
+    if not _LIVE_CUE.search(ctx.sentence) or ctx.sentence.rstrip().endswith("?"):
+        return []  # "I'm in New York now, what should I see?": a visit
     place = _proper(m.group("obj"), ctx.lower)
-    if not place or not (_looks_like_place(place) or _LIVE_CUE.search(ctx.sentence)):
+    if not place:
         return []
     return [_Hit("lives_in", place, "assert", 0.75)]
 
@@ -1029,7 +1049,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("fired", "laid", "let go", "sacked", "retired"),
     ),
     (_rx(HEAD + r"\s+(?:left|leave|leaving)" + _OBJ), _left, ("left", "leav")),
-    (_rx(HEAD + r"\s+(?:quit|quitting)" + _OBJ), _org_hit("end", 0.6), ("quit",)),
+    (_rx(HEAD + r"\s+(?:quit|quitting)" + _OBJ), _quit_bare, ("quit",)),
     # name
     (
         _rx(
@@ -1230,7 +1250,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:finished|completed|wrapped\s+up|submitted|shipped)\s+"
-            r"(?=(?:my|our)\s)(?P<obj>.+)"
+            r"(?=(?:my|our)\s+(?:[\w-]+\s+){0,2}?(?:" + _PROJECT_NOUNS + r")\b)(?P<obj>.+)"
         ),
         _project("working_on", "end"),
         ("finish", "complet", "wrapped", "submit", "shipped"),
