@@ -55,7 +55,7 @@ def test_a_known_value_is_ended_not_duplicated(mem: Memory):
 
 def test_unknown_start_begins_after_the_last_known_value(mem: Memory):
     add_messages(mem, "I work at Acme until March.", occurred_at=utc(2024, 1, 10))
-    add_messages(mem, "I left Globex.", occurred_at=utc(2024, 6, 12))
+    add_messages(mem, "I quit my job at Globex.", occurred_at=utc(2024, 6, 12))
     history = mem.history("user", "works_at")
     assert [f.object for f in history] == ["Acme", "Globex"]
     assert history[1].valid_from == history[0].valid_to
@@ -86,3 +86,12 @@ def test_starting_next_monday(mem: Memory):
     add_messages(mem, "I'm starting at Stripe next Monday.", occurred_at=utc(2024, 6, 12))
     assert values(mem, "works_at", utc(2024, 6, 14)) == []
     assert values(mem, "works_at", utc(2024, 6, 17) + timedelta(hours=1)) == ["Stripe"]
+
+
+def test_leaving_a_bare_name_ends_only_a_known_employer(mem: Memory):
+    add_messages(mem, "I quit Facebook last year.", occurred_at=utc(2024, 6, 12))
+    assert mem.facts(subject="user", predicate="works_at", states=ALL) == []
+    add_messages(mem, "I work at Initech.", occurred_at=utc(2024, 7, 1))
+    add_messages(mem, "I left Initech.", occurred_at=utc(2024, 9, 1))
+    (f,) = mem.history("user", "works_at")
+    assert (f.object, f.valid_from, f.valid_to) == ("Initech", utc(2024, 7, 1), utc(2024, 9, 1))
