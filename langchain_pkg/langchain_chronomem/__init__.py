@@ -4,6 +4,7 @@ extractor built from a LangChain chat model. See the package README."""
 
 from __future__ import annotations
 
+from .history import ChronomemChatMessageHistory
 from .retriever import ChronomemRetriever
 
-__all__ = ["ChronomemRetriever"]
+__all__ = ["ChronomemChatMessageHistory", "ChronomemRetriever"]

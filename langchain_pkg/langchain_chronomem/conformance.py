@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
+
 from chronomem import Memory, State
 from chronomem.identity import fold
 from chronomem_adapters.conformance import (
@@ -29,6 +31,7 @@ from chronomem_adapters.conformance import (
     Timed,
 )
 
+from .history import ChronomemChatMessageHistory
 from .retriever import ChronomemRetriever
 
 BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
@@ -155,3 +158,24 @@ class RetrieverHarness(_FactHarness):
 
     def sibling(self, kind: str, name: str) -> RetrieverHarness:
         return RetrieverHarness(self.root, self.clock, _sibling_scope(kind, name))
+
+
+class HistoryHarness(HarnessBase):
+    """``ChronomemChatMessageHistory``: ``append`` is ``add_messages``, ``transcript``
+    reads ``messages``. A chat history holds messages, not attributes, so the
+    kit's attribute requests are not expressible (isolation between sessions
+    is tested in tests/langchain/test_history.py)."""
+
+    adapter = ChronomemChatMessageHistory
+
+    def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
+        self.clock = clock
+        self.chat = ChronomemChatMessageHistory(root.scoped(**(scope or BASE_SCOPE)))
+
+    def append(self, messages: Sequence[tuple[str, str]]) -> None:
+        kinds = {"user": HumanMessage, "assistant": AIMessage}
+        self.chat.add_messages([kinds[role](content=text) for role, text in messages])
+
+    def transcript(self) -> list[tuple[str, str]]:
+        roles = {"human": "user", "ai": "assistant"}
+        return [(roles[m.type], str(m.content)) for m in self.chat.messages]

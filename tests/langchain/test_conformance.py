@@ -8,7 +8,7 @@ import pytest
 
 from chronomem import Memory
 from chronomem_adapters.conformance import ConformanceTests, KitClock
-from langchain_chronomem.conformance import RetrieverHarness
+from langchain_chronomem.conformance import HistoryHarness, RetrieverHarness
 
 
 class TestRetrieverConformance(ConformanceTests):
@@ -17,5 +17,15 @@ class TestRetrieverConformance(ConformanceTests):
         root = Memory(url, clock=kit_clock)
         try:
             yield RetrieverHarness(root, kit_clock)
+        finally:
+            root.close()
+
+
+class TestHistoryConformance(ConformanceTests):
+    @pytest.fixture
+    def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[HistoryHarness]:
+        root = Memory(url, clock=kit_clock)
+        try:
+            yield HistoryHarness(root, kit_clock)
         finally:
             root.close()

@@ -261,6 +261,8 @@ def check_prefix_not_widened(h: Harness) -> None:
             h.write(entity, "city", f"city of {entity}")
         except ValueError:  # the framework refuses the name: it cannot widen anything
             continue
+        except NotExpressible as exc:  # a message log has no named records at all
+            pytest.skip(f"not expressible through the framework's API: {exc}")
         written.add(entity)
     if not _expressible(lambda: h.find("ab")):
         pytest.skip("the framework has no prefix read")
