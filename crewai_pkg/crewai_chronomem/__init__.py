@@ -11,6 +11,16 @@ See the package README for which to use when."""
 from __future__ import annotations
 
 from .errors import ReadOnlyView
+from .factory import register, spec_for, unregister
 from .memory import ChronomemMemory
+from .storage import ChronomemStorage, RecordVersion
 
-__all__ = ["ChronomemMemory", "ReadOnlyView"]
+__all__ = [
+    "ChronomemMemory",
+    "ChronomemStorage",
+    "ReadOnlyView",
+    "RecordVersion",
+    "register",
+    "spec_for",
+    "unregister",
+]

@@ -16,12 +16,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from crewai.memory.types import MemoryRecord
+
 from chronomem import Memory
 from chronomem.extraction import Extracted, ExtractionResult, Turn
 from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
 from chronomem_adapters.timeselect import parse_instant
 
 from .memory import ChronomemMemory
+from .storage import ChronomemStorage
 
 BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")  # single-valued in the kit's world
@@ -171,3 +174,90 @@ class CrewAIMemoryHarness(HarnessBase):
         else:
             raise ValueError(f"unknown sibling kind {kind!r}")
         return CrewAIMemoryHarness(self.root, self.clock, scope)
+
+
+def kit_embedder(texts: list[str]) -> list[list[float]]:
+    """A deterministic offline embedder (chronomem's hashing embedder, 64 dims)."""
+    from chronomem.embedding import HashingEmbedder
+
+    return [list(map(float, row)) for row in HashingEmbedder(64).embed(texts)]
+
+
+class CrewAIStorageHarness(HarnessBase):
+    """An entity's attribute is the record ``<entity>/<attribute>`` in scope
+    ``/kit/<entity>``, written with ``save``/``update`` as CrewAI's ``Memory`` does."""
+
+    adapter = ChronomemStorage
+    siblings = frozenset({"user", "tenant", "session"})
+
+    def __init__(self, storage: ChronomemStorage, clock: KitClock):
+        self.storage = storage
+        self.clock = clock
+
+    @staticmethod
+    def _id(entity: str, attribute: str) -> str:
+        return f"{entity}/{attribute}"
+
+    def write(self, entity: str, attribute: str, value: str) -> None:
+        record = MemoryRecord(
+            id=self._id(entity, attribute),
+            content=value,
+            scope=_scope(entity),
+            embedding=kit_embedder([value])[0],
+        )
+        self.storage.update(record)
+
+    def end(self, entity: str, attribute: str) -> None:
+        self.storage.end([self._id(entity, attribute)])
+
+    def delete(self, entity: str, attribute: str) -> None:
+        self.storage.delete(record_ids=[self._id(entity, attribute)])
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        r = self.storage.get_record(self._id(entity, attribute))
+        return [r.content] if r is not None else []
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        r = self.storage.as_of(valid_at=valid_at, known_at=known_at).get_record(
+            self._id(entity, attribute)
+        )
+        return [r.content] if r is not None else []
+
+    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
+        versions = self.storage.history(self._id(entity, attribute), include_retracted=audit)
+        return [
+            Entry(v.record.content, _STATUS[v.state.value], v.valid_from, v.valid_to)
+            for v in versions
+            if v.state.value in _STATUS
+        ]
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, audit=False)
+
+    def audit(self, entity: str, attribute: str) -> list[Entry]:
+        return self._entries(entity, attribute, audit=True)
+
+    def erase(self, entity: str, attribute: str) -> None:
+        self.storage.erase([self._id(entity, attribute)])
+
+    def find(self, prefix: str) -> set[str]:
+        records = self.storage.list_records(scope_prefix=_scope(prefix), limit=10_000)
+        return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
+
+    def sibling(self, kind: str, name: str) -> CrewAIStorageHarness:
+        if kind == "user":
+            storage = self.storage.scoped(user=name)
+        elif kind == "tenant":
+            storage = self.storage.scoped(tenant=name, **BASE_SCOPE)
+        elif kind == "session":
+            storage = self.storage.scoped(user=BASE_SCOPE["user"], session=name)
+        else:
+            raise ValueError(f"unknown sibling kind {kind!r}")
+        return CrewAIStorageHarness(storage, self.clock)

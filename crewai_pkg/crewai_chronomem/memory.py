@@ -567,9 +567,8 @@ class ChronomemMemory(Memory):
             return False
         if categories and not set(categories) & set(record.categories):
             return False
-        if record.private and not include_private and (source is None or record.source != source):
-            return False
-        return True
+        hidden = record.private and not include_private
+        return not (hidden and (source is None or record.source != source))
 
     def records(
         self, scope: str | None = None, *, as_of: object = None, known_at: object = None

@@ -8,7 +8,13 @@ import pytest
 
 from chronomem import Memory
 from chronomem_adapters.conformance import ConformanceTests, KitClock
-from crewai_chronomem.conformance import CrewAIMemoryHarness
+from crewai_chronomem import ChronomemStorage
+from crewai_chronomem.conformance import (
+    BASE_SCOPE,
+    CrewAIMemoryHarness,
+    CrewAIStorageHarness,
+    kit_embedder,
+)
 
 
 class TestCrewAIMemoryConformance(ConformanceTests):
@@ -19,3 +25,13 @@ class TestCrewAIMemoryConformance(ConformanceTests):
             yield CrewAIMemoryHarness(root, kit_clock)
         finally:
             root.close()
+
+
+class TestCrewAIStorageConformance(ConformanceTests):
+    @pytest.fixture
+    def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[CrewAIStorageHarness]:
+        storage = ChronomemStorage(url, embedder=kit_embedder, clock=kit_clock, **BASE_SCOPE)
+        try:
+            yield CrewAIStorageHarness(storage, kit_clock)
+        finally:
+            storage.close()

@@ -1,0 +1,469 @@
+"""``ChronomemStorage``: CrewAI's ``StorageBackend`` protocol over chronomem.
+
+For users who keep CrewAI's own ``Memory`` (its LLM analysis, its RecallFlow)
+and want its records kept bitemporally. Each ``MemoryRecord`` is one chronomem
+fact ``(record id, crewai_record, content)`` in a single-valued slot, with the
+record's scope, categories, importance, source, privacy and metadata in the
+fact's metadata, indexed with the vector CrewAI computed for it:
+
+- ``update`` (and ``save`` of an existing id) writes a new version; the old one
+  stays in ``history``; ``delete``/``reset`` retract (recoverable in the audit
+  view); ``end`` ends a record without deleting it; ``erase`` is irreversible.
+- ``search`` is chronomem's vector search over those vectors, restricted to the
+  current view (or the instant of an ``as_of`` view); scores are cosine in
+  [0, 1] as CrewAI expects. CrewAI passes only the query embedding, so no
+  lexical or temporal search runs here: use ``ChronomemMemory`` for that.
+- scopes are path-aware (``/a`` never matches ``/ab``); ``created_at`` is naive UTC.
+
+Thread-safe (one lock per store handle): CrewAI saves from a background pool."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from crewai.memory.types import MemoryRecord, ScopeInfo
+
+from chronomem import (
+    Cardinality,
+    EndOp,
+    Fact,
+    InvalidInput,
+    InvalidType,
+    RetractOp,
+    State,
+)
+from chronomem import (
+    Memory as Store,
+)
+from chronomem_adapters.declaration import declare
+from chronomem_adapters.embedders import CallableEmbedder
+from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.timeselect import TimeSelection, select_time
+
+from . import paths
+from .bridge import QUERY, VectorBridge
+from .embedders import as_embedder
+from .errors import ReadOnlyView
+from .handle import Handle
+
+PREDICATE = "crewai_record"
+MAX_LIMIT = 10_000
+
+
+def _iso(d: datetime) -> str:
+    """A naive (UTC) or aware datetime as an aware ISO string."""
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.astimezone(timezone.utc).isoformat()
+
+
+def _naive(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    d = datetime.fromisoformat(value)
+    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
+
+
+def _int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidType(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise InvalidInput(f"{name} must not be negative")
+    return min(value, MAX_LIMIT)
+
+
+def _meta_of(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "scope": paths.normalize(record.scope),
+        "categories": list(record.categories),
+        "metadata": dict(record.metadata),
+        "importance": float(record.importance),
+        "created_at": _iso(record.created_at),
+        "last_accessed": _iso(record.last_accessed),
+        "source": record.source,
+        "private": bool(record.private),
+    }
+
+
+def to_record(fact: Fact) -> MemoryRecord:
+    """A stored fact version back as the ``MemoryRecord`` CrewAI saved."""
+    m = fact.metadata
+    created = _naive(m.get("created_at")) or fact.recorded_at.replace(tzinfo=None)
+    return MemoryRecord(
+        id=fact.subject,
+        content=fact.object,
+        scope=paths.normalize(m.get("scope")),
+        categories=list(m.get("categories") or []),
+        metadata=dict(m.get("metadata") or {}),
+        importance=float(m.get("importance", 0.5)),
+        created_at=created,
+        last_accessed=_naive(m.get("last_accessed")) or created,
+        source=m.get("source"),
+        private=bool(m.get("private", False)),
+    )
+
+
+@dataclass(frozen=True)
+class RecordVersion:
+    """One version of a record in ``history``: the record, its state and validity."""
+
+    record: MemoryRecord
+    state: State
+    valid_from: datetime
+    valid_to: datetime | None
+
+
+@declare(
+    {
+        Semantic.CURRENT_VIEW,
+        Semantic.SUPERSESSION,
+        Semantic.VALID_TIME,
+        Semantic.TRANSACTION_TIME,
+        Semantic.HISTORY,
+        Semantic.RETRACTION,
+        Semantic.ERASURE,
+    },
+    as_of=TimeKeeping.VIEW,
+    name="CrewAI storage",
+    notes={
+        Semantic.TIME_IN_OUTPUT: "a MemoryRecord has no validity field; use ChronomemMemory",
+        Semantic.PROVENANCE: "CrewAI saves records, not the texts they came from",
+        Semantic.TRANSCRIPT: "a storage backend holds records, not messages",
+    },
+)
+class ChronomemStorage:
+    """CrewAI ``StorageBackend`` over a chronomem store (see the module docstring).
+
+    ``ChronomemStorage(url)`` or ``ChronomemStorage(memory=mem)``; ``embedder``: the
+    embedder CrewAI's ``Memory`` uses (an embedder object or a callable
+    ``list[str] -> vectors``), used when a record arrives without a vector and to
+    fix the dimension; or give ``dim`` alone to index only the vectors CrewAI sends."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        embedder: object = None,
+        dim: int | None = None,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+        clock: Any = None,
+        _handle: Handle | None = None,
+        _bridge: VectorBridge | None = None,
+        _time: TimeSelection | None = None,
+    ):
+        self._time = _time or TimeSelection()
+        if _handle is not None and _bridge is not None:
+            self._handle, self._bridge = _handle, _bridge
+            return
+        if url is not None and not isinstance(url, str):
+            raise InvalidType("url must be a str")
+        fallback: CallableEmbedder | None = as_embedder(embedder) if embedder is not None else None
+        if dim is None:
+            if fallback is None:
+                raise InvalidInput(
+                    "ChronomemStorage needs the embedding dimension: pass embedder= "
+                    "(the embedder your CrewAI Memory uses) or dim="
+                )
+            dim = fallback.dim
+        self._bridge = VectorBridge(dim, fallback=fallback)
+        root = Store(url, embedder=self._bridge, clock=clock)
+        try:
+            store = root.scoped(tenant=tenant, user=user, agent=agent, session=session)
+            store.register_predicate(PREDICATE, cardinality=Cardinality.ONE)
+        except Exception:
+            root.close()
+            raise
+        self._handle = Handle(store, owned=True)
+
+    def scoped(
+        self,
+        *,
+        tenant: str | None = None,
+        user: str | None = None,
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> ChronomemStorage:
+        """The same database seen from another chronomem scope (another user, tenant,
+        session): isolated from this one's records."""
+        store = self.chronomem.scoped(tenant=tenant, user=user, agent=agent, session=session)
+        store.register_predicate(PREDICATE, cardinality=Cardinality.ONE)
+        return ChronomemStorage(_handle=Handle(store), _bridge=self._bridge, _time=self._time)
+
+    # -- plumbing ------------------------------------------------------------------------
+    @property
+    def chronomem(self) -> Store:
+        return self._handle.memory
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ChronomemStorage:
+        return self  # one store, however many copies of the Memory hold it
+
+    def as_of(
+        self, t: object = None, *, valid_at: object = None, known_at: object = None
+    ) -> ChronomemStorage:
+        """A read-only view of the records at a past instant; writes raise ``ReadOnlyView``."""
+        sel = select_time(valid_at, known_at, t)
+        if sel.is_present:
+            raise InvalidInput("as_of() needs an instant (as_of, valid_at or known_at)")
+        return ChronomemStorage(_handle=self._handle, _bridge=self._bridge, _time=sel)
+
+    def _writable(self, what: str) -> None:
+        if not self._time.is_present:
+            raise ReadOnlyView(f"{what} on an as_of view of a ChronomemStorage")
+
+    def _current(self, states: set[State] | None = None) -> list[Fact]:
+        return [
+            f
+            for f in self.chronomem.facts(
+                predicate=PREDICATE, exact=True, states=states, **self._time.kwargs()
+            )
+            if f.predicate == PREDICATE
+        ]
+
+    def _select(self, scope_prefix: str | None) -> list[MemoryRecord]:
+        with self._handle.lock:
+            facts = self._current()
+        recs = [to_record(f) for f in facts]
+        if scope_prefix is not None:
+            recs = [r for r in recs if paths.within(r.scope, scope_prefix)]
+        recs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return recs
+
+    # -- writing -------------------------------------------------------------------------
+    def save(self, records: list[MemoryRecord]) -> None:
+        self._writable("save")
+        if not isinstance(records, list) or not all(isinstance(r, MemoryRecord) for r in records):
+            raise InvalidType("records must be a list of MemoryRecord")
+        if not records:
+            return
+        store = self.chronomem
+        vectors = {r.content: r.embedding for r in records if r.embedding}
+        with self._handle.lock, self._bridge.documents(vectors):
+            existing = {f.subject: f for f in self._current()}
+            ops: list[Any] = []
+            for r in records:
+                meta = _meta_of(r)
+                old = existing.get(r.id)
+                if old is not None and old.object == r.content and old.metadata != meta:
+                    # same text, new metadata: end the old version so a new one is written
+                    ops.append(EndOp(r.id, PREDICATE, None, None, exact=True))
+                indexed = bool(r.embedding) or self._bridge.fallback is not None
+                ops.append(
+                    store.assertion(
+                        r.id, PREDICATE, r.content, exact=True, metadata=meta,
+                        cardinality=Cardinality.ONE, index_text=r.content if indexed else "",
+                    )
+                )  # fmt: skip
+            store.apply(ops)
+
+    def update(self, record: MemoryRecord) -> None:
+        """A new version of the record (same id): the old one stays in ``history``."""
+        self.save([record])
+
+    def end(self, record_ids: list[str]) -> int:
+        """The records stopped holding (not a deletion): past in history, not retracted."""
+        self._writable("end")
+        ids = list(record_ids)
+        with self._handle.lock:
+            live = {f.subject for f in self._current() if f.subject in set(ids)}
+            if live:
+                self.chronomem.apply(
+                    [EndOp(rid, PREDICATE, None, None, exact=True) for rid in sorted(live)]
+                )
+            return len(live)
+
+    def delete(
+        self,
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        record_ids: list[str] | None = None,
+        older_than: datetime | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> int:
+        """Retract the matching records (they stay in the audit view)."""
+        self._writable("delete")
+        if older_than is not None and not isinstance(older_than, datetime):
+            raise InvalidType("older_than must be a datetime")
+        cutoff = (
+            older_than.astimezone(timezone.utc).replace(tzinfo=None)
+            if older_than is not None and older_than.tzinfo
+            else older_than
+        )
+        ids = set(record_ids) if record_ids is not None else None
+        with self._handle.lock:
+            chosen = []
+            for f in self._current():
+                r = to_record(f)
+                if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
+                    continue
+                if ids is not None and r.id not in ids:
+                    continue
+                if categories and not set(categories) & set(r.categories):
+                    continue
+                if cutoff is not None and not r.created_at < cutoff:
+                    continue
+                if metadata_filter and any(
+                    r.metadata.get(k) != v for k, v in metadata_filter.items()
+                ):
+                    continue
+                chosen.append(f)
+            if chosen:
+                self.chronomem.apply([RetractOp(f.id) for f in chosen])
+            return len(chosen)
+
+    def reset(self, scope_prefix: str | None = None) -> None:
+        """Retract every record in scope (recoverable; ``erase`` is irreversible)."""
+        self.delete(scope_prefix=scope_prefix)
+
+    def erase(self, record_ids: list[str] | None = None, scope_prefix: str | None = None) -> int:
+        """Irreversibly delete records, every version, from every past read too."""
+        self._writable("erase")
+        ids = set(record_ids) if record_ids is not None else None
+        with self._handle.lock:
+            facts = self._current({State.LIVE, State.ENDED, State.RETRACTED, State.SCHEDULED})
+            n = 0
+            for fid in sorted(
+                {
+                    f.id
+                    for f in facts
+                    if (ids is None or f.subject in ids)
+                    and (scope_prefix is None or paths.within(to_record(f).scope, scope_prefix))
+                }
+            ):
+                self.chronomem.erase(fid)
+                n += 1
+            return n
+
+    def touch_records(self, record_ids: list[str]) -> None:
+        """Access times are not versioned (a recall would otherwise write a version
+        per hit): a no-op."""
+
+    # -- reading -------------------------------------------------------------------------
+    def get_record(self, record_id: str) -> MemoryRecord | None:
+        if not isinstance(record_id, str):
+            raise InvalidType("record_id must be a str")
+        with self._handle.lock:
+            facts = [f for f in self._current() if f.subject == record_id]
+        return to_record(facts[-1]) if facts else None
+
+    def search(
+        self,
+        query_embedding: list[float],
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Vector search over the records current at this storage's instant."""
+        n = _int(limit, "limit")
+        if not isinstance(min_score, int | float) or min_score != min_score:
+            raise InvalidInput("min_score must be a number")
+        if n == 0 or not query_embedding:
+            return []
+        k = min(MAX_LIMIT, n * 5 + 50)
+        with self._handle.lock, self._bridge.query(query_embedding):
+            hits = self.chronomem.search(
+                QUERY, k=k, predicates=[PREDICATE], exact=True, **self._time.kwargs()
+            )
+        out: list[tuple[MemoryRecord, float]] = []
+        for hit in hits:
+            if hit.fact is None or hit.fact.predicate != PREDICATE:
+                continue
+            leg = (hit.explain or {}).get("legs", {}).get("fact_vector") or {}
+            score = max(0.0, min(1.0, float(leg.get("score", 0.0))))
+            if score < min_score:
+                continue
+            r = to_record(hit.fact)
+            if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
+                continue
+            if categories and not set(categories) & set(r.categories):
+                continue
+            if metadata_filter and any(r.metadata.get(k) != v for k, v in metadata_filter.items()):
+                continue
+            out.append((r, score))
+        out.sort(key=lambda p: -p[1])
+        return out[:n]
+
+    def list_records(
+        self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
+    ) -> list[MemoryRecord]:
+        start = _int(offset, "offset")
+        return self._select(scope_prefix)[start : start + _int(limit, "limit")]
+
+    def count(self, scope_prefix: str | None = None) -> int:
+        return len(self._select(scope_prefix))
+
+    def get_scope_info(self, scope: str) -> ScopeInfo:
+        path = paths.normalize(scope)
+        recs = self._select(path)
+        return ScopeInfo(
+            path=path,
+            record_count=len(recs),
+            categories=sorted({c for r in recs for c in r.categories}),
+            oldest_record=min((r.created_at for r in recs), default=None),
+            newest_record=max((r.created_at for r in recs), default=None),
+            child_scopes=self.list_scopes(path),
+        )
+
+    def list_scopes(self, parent: str = "/") -> list[str]:
+        recs = self._select(paths.normalize(parent))
+        return sorted({c for r in recs if (c := paths.child_of(r.scope, parent)) is not None})
+
+    def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self._select(scope_prefix):
+            for c in r.categories:
+                counts[c] = counts.get(c, 0) + 1
+        return counts
+
+    def history(self, record_id: str, *, include_retracted: bool = False) -> list[RecordVersion]:
+        """Every version of a record, oldest first (retracted ones with ``include_retracted``)."""
+        states = {State.LIVE, State.ENDED}
+        if include_retracted:
+            states.add(State.RETRACTED)
+        with self._handle.lock:
+            facts = self.chronomem.facts(
+                subject=record_id, predicate=PREDICATE, exact=True, states=states,
+                **self._time.kwargs(),
+            )  # fmt: skip
+        facts.sort(key=lambda f: (f.valid_from, f.recorded_at))
+        return [RecordVersion(to_record(f), f.state, f.valid_from, f.valid_to) for f in facts]
+
+    def close(self) -> None:
+        self._handle.close()
+
+    # -- async twins ---------------------------------------------------------------------
+    async def asave(self, records: list[MemoryRecord]) -> None:
+        await asyncio.to_thread(self.save, records)
+
+    async def asearch(
+        self,
+        query_embedding: list[float],
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+    ) -> list[tuple[MemoryRecord, float]]:
+        return await asyncio.to_thread(
+            self.search, query_embedding, scope_prefix, categories, metadata_filter, limit,
+            min_score,
+        )  # fmt: skip
+
+    async def adelete(
+        self,
+        scope_prefix: str | None = None,
+        categories: list[str] | None = None,
+        record_ids: list[str] | None = None,
+        older_than: datetime | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> int:
+        return await asyncio.to_thread(
+            self.delete, scope_prefix, categories, record_ids, older_than, metadata_filter
+        )
