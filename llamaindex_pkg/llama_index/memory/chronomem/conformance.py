@@ -66,8 +66,10 @@ class KitExtractor:
             if not isinstance(data, dict) or KIT not in data:
                 out.append(ExtractionResult(t, [], skipped=True))
                 continue
-            op = "end" if data[KIT] == "end" else "assert"
-            fact = Extracted(data["entity"], data["attribute"], data["value"], op=op)
+            if data[KIT] == "end":
+                fact = Extracted(data["entity"], data["attribute"], None, op="end")
+            else:
+                fact = Extracted(data["entity"], data["attribute"], data["value"])
             out.append(ExtractionResult(t, [fact]))
         return out
 

@@ -20,8 +20,9 @@ from datetime import datetime
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
+from pydantic_core import PydanticSerializationError
 
-from chronomem import InvalidType, NaiveDatetime
+from chronomem import InvalidInput, InvalidType, NaiveDatetime
 from chronomem.extraction import Turn
 from chronomem_adapters.transcript import TranscriptMessage
 
@@ -74,8 +75,11 @@ def text_of(message: ChatMessage) -> str:
 
 
 def payload_of(message: ChatMessage) -> dict[str, Any]:
-    """LlamaIndex's own JSON form of the message."""
-    data: dict[str, Any] = json.loads(message.model_dump_json())
+    """LlamaIndex's own JSON form of the message (``InvalidInput`` if it has none)."""
+    try:
+        data: dict[str, Any] = json.loads(message.model_dump_json())
+    except (PydanticSerializationError, ValueError) as exc:
+        raise InvalidInput(f"the message cannot be stored as JSON: {exc}") from None
     return data
 
 

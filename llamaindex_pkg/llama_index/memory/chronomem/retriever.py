@@ -111,7 +111,7 @@ class ChronomemRetriever(BaseRetriever):
     ) -> contextvars.Token[_Call | None]:
         return _CALL.set(_Call(select_time(valid_at, known_at, as_of), _states(states)))
 
-    def retrieve(  # type: ignore[override]
+    def retrieve(
         self,
         str_or_query_bundle: QueryType,
         *,
@@ -126,7 +126,7 @@ class ChronomemRetriever(BaseRetriever):
         finally:
             _CALL.reset(token)
 
-    async def aretrieve(  # type: ignore[override]
+    async def aretrieve(
         self,
         str_or_query_bundle: QueryType,
         *,
