@@ -229,11 +229,18 @@ class Memory:
     def _own_fact(self, conn: Connection, ref: object) -> str:
         """The fact id a write by id (retract, correct, erase) may change, or
         NotFound (quoting the reference as given, never another scope's fact id) /
-        ScopeError (the fact is an enclosing scope's shared memory)."""
+        ScopeError (the fact is an enclosing scope's shared memory).
+
+        A write by id reaches exactly this scope's facts: a read by id (``get``,
+        ``why``) sees this scope and its ancestors, so everything a write by id can
+        change, a read by id can see; an ancestor's fact is readable but owned
+        elsewhere (ScopeError), and a narrower scope's fact (a user's, seen from the
+        tenant) is NotFound for both. Erasure by subject and ``purge`` are the
+        administrative sweeps that do take narrower scopes."""
         fid = self._fact_id(conn, ref)
         owned = conn.execute(
             select(versions.c.id)
-            .where(reads.scope_within(versions, self.scope), versions.c.fact_id == fid)
+            .where(reads.scope_is(versions, self.scope), versions.c.fact_id == fid)
             .limit(1)
         ).first()
         if owned is None:
@@ -923,26 +930,38 @@ class Memory:
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         return self._erase(None, fact_ref=_ref_id(fact_id))
 
-    def erase_subject(self, subject: str, *, exact: bool = False) -> dict[str, int]:
-        """``erase`` every fact about ``subject`` (every predicate, every belief state)."""
+    def erase_subject(
+        self, subject: str, *, exact: bool = False, descendants: bool = True
+    ) -> dict[str, int]:
+        """``erase`` every fact about ``subject`` (every predicate, every belief state)
+        in this scope and, unless ``descendants=False``, in every scope under it (from
+        the tenant: every user's, agent's and session's facts about the subject)."""
         key = require_text(subject, "subject") if exact else fold(require_text(subject, "subject"))
-        return self._erase(reads.subject_is(key), subject=subject)
+        return self._erase(reads.subject_is(key), subject=subject, descendants=bool(descendants))
 
     def _erase(
-        self, which: Any, *, fact_ref: str | None = None, subject: str | None = None
+        self,
+        which: Any,
+        *,
+        fact_ref: str | None = None,
+        subject: str | None = None,
+        descendants: bool = True,
     ) -> dict[str, int]:
-        """Erase the facts ``which`` selects in this scope and the scopes under it (never
-        an enclosing scope's shared memory: that is erased through its own scope)."""
+        """Erase the facts ``which`` selects in this scope and (``descendants``) the
+        scopes under it, or the one fact ``fact_ref`` names, which must be this
+        scope's own. Never an enclosing scope's shared memory: that is erased
+        through its own scope."""
         self._check_open()
         sh = self._shared
         with sh.backend.write() as conn:
             if fact_ref is not None:
                 fids = [self._own_fact(conn, fact_ref)]
             else:
+                where = reads.scope_within if descendants else reads.scope_is
                 fids = list(
                     conn.execute(
                         select(versions.c.fact_id)
-                        .where(reads.scope_within(versions, self.scope), which)
+                        .where(where(versions, self.scope), which)
                         .distinct()
                     ).scalars()
                 )

@@ -66,6 +66,13 @@ def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
     return and_(*conds)
 
 
+def scope_is(table: Table, scope: Scope) -> ColumnElement[bool]:
+    """Rows of exactly this scope: what a write by id may change. It is what
+    ``scope_visible`` and ``scope_within`` share, so a write by id never reaches a
+    fact that a read by id of the same scope cannot see."""
+    return and_(*(table.c[column] == value for column, value in scope.columns().items()))
+
+
 class _StartsWith(FunctionElement[bool]):
     """``column`` starts with ``prefix``, by exact comparison, on every dialect."""
 
