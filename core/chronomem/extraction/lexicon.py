@@ -102,7 +102,8 @@ SUPPORT_WORDS = _words(
     option options solution fix workaround feedback tool tools app apps software download
     installation install integration api sdk endpoint server servers checkout cart order orders
     shipping delivery tracking notification notifications email emails message messages
-    link links file files upload uploads export import sync mode theme themes dark"""
+    link links file files upload uploads export import sync mode theme themes dark spam
+    newsletter newsletters unsubscribe"""
 )
 
 FREE_REJECT_FIRST = _words(

@@ -295,7 +295,7 @@ _DISCOURSE_CUT = re.compile(
 )
 
 _FREE_CUT = re.compile(
-    r"\s*,\s*(?=(?:but|because|since|though|although|which|who|so|if|when|while|especially|"
+    r"\s*,\s*(?=(?:but|because|since|though|although|which|who|so|if|when|while|especially|please|"
     r"like|lol|haha|tbh|btw|and\s+(?:I|it|that|they))\b)|\s*[(:!?]|\s+[-\u2013\u2014]\s|"
     r"\s+(?:because|since|but|though|although|when|whenever|while|if|unless|so\s+much|which|"
     r"who|whose|especially|except|lol|haha|tbh|btw|whereas|as\s+long\s+as|than|after|before|"
@@ -308,7 +308,8 @@ _TRAIL = re.compile(
     r"nowadays|at\s+the\s+moment|right\s+now|as\s+well|also|finally|recently|lately|ok|okay|"
     r"a\s+lot|so\s+much|very\s+much|more\s+than\s+anything|the\s+most|to\s+death|in\s+general|"
     r"a\s+ton|honestly|really|either|fluently|well|a\s+bit|a\s+little|here|there|today|"
-    r"at\s+all|:\)|:-\)|:D|<3))+$",
+    r"at\s+all|my\s+whole\s+life|all\s+my\s+life|my\s+entire\s+life|forever|for\s+ages|"
+    r":\)|:-\)|:D|<3))+$",
     _I,
 )
 _LEAD_FREE = _rx(r"^(?:a|an|my|some|our|all|any)\s+")
@@ -338,7 +339,11 @@ def _is_cap(token: str) -> bool:
     return token[:1].isupper() or token[:1].isdigit() or bool(re.match(r"^[a-z][A-Z]", token))
 
 
-_CALLED = _rx(r"^(?:a|an|the|this)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+")
+_CALLED = _rx(
+    r"^(?:(?:a|an|the|this)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+|(?:a|an|the|our|my)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:flat|apartment|house|condo|studio|loft|cottage|townhouse|place)"
+    r"\s+in\s+(?:(?:the\s+)?(?:center|centre|heart|middle|suburbs|outskirts)\s+of\s+)?)"
+)
 
 
 def _proper(obj: str, lower: bool, *, org: bool = False) -> str | None:
@@ -356,8 +361,9 @@ def _proper(obj: str, lower: bool, *, org: bool = False) -> str | None:
     low = [t.lower().strip(".,'") for t in tokens]
     if low[0] in MONTH_WORDS or low[0] in {"i", "me", "myself", "it", "you", "us"}:
         return None
-    if any(t in UI_WORDS for t in low) or low[-1] in CONNECTORS:
-        return None
+    named_org = org and not lower and len(tokens) == 1 and tokens[0][:1].isupper()
+    if (any(t in UI_WORDS for t in low) and not named_org) or low[-1] in CONNECTORS:
+        return None  # "the Pro plan"; but "I work for GitLab" names a company
     if lower:
         if low[0] in FREE_REJECT_FIRST or low[0] in {"a", "an", "my", "your", "our", "another"}:
             return None
@@ -901,6 +907,19 @@ def _dated_plan(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return _plans(m, ctx)
 
 
+_TENURE = _rx(r"\b(?:since|for\s+(?:over\s+|almost\s+|nearly\s+|about\s+)?(?:\w+|\d+)\s+years?)\b")
+
+
+def _tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I've been at Intel since 2015": an employer, said with a tenure (not a visit)."""
+    if not _TENURE.search(ctx.raw):
+        return []
+    obj = _proper(m.group("obj"), ctx.lower, org=True)
+    if not obj or _looks_like_place(obj):
+        return []
+    return [_Hit("works_at", obj, "assert", 0.75)]
+
+
 def _plan_np(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
@@ -976,7 +995,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("mov",),
     ),
     # works_at / job_title
-    (_rx(HEAD + r"\s+(?:work|works|worked|working)\s+(?:at|for)" + _OBJ), _org_hit(), ("work",)),
+    (
+        _rx(
+            HEAD + r"\s+(?:work|works|worked|working)(?:\s+(?:remotely|full[\s-]time|"
+            r"part[\s-]time|freelance|there|now|currently))*\s+(?:at|for)" + _OBJ
+        ),
+        _org_hit(),
+        ("work",),
+    ),
     (
         _rx(HEAD + r"\s+(?:employed|hired|recruited)\s+(?:at|by)" + _OBJ),
         _org_hit(),
@@ -1018,7 +1044,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     (
         _rx(
-            HEAD + r"\s+(?:work|works|worked|working)\s+as\s+(?:a|an|the)?\s*"
+            HEAD + r"\s+(?:work|works|worked|working)\s+as\s+(?:(?:a|an|the)\s+)?"
             r"(?P<title>[a-z][a-z -]{1,40}?)(?:\s+(?:at|for|with)" + _OBJ + r"|\s*$|\s*[,.!])"
         ),
         _title_at,
@@ -1071,7 +1097,8 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     # likes / dislikes
     (
         _rx(
-            HEAD + r"\s+(?P<verb>like|likes|liked|love|loves|loved|loving|enjoy|enjoys|enjoyed|"
+            HEAD
+            + r"\s+(?P<verb>like|likes|liked|liking|love|loves|loved|loving|enjoy|enjoys|enjoyed|"
             r"enjoying|adore|adores|adored|prefer|prefers|preferred|dig|into|fond\s+of|"
             r"crazy\s+about|passionate\s+about|obsessed\s+with|keen\s+on|addicted\s+to)" + _OBJ
         ),
@@ -1264,6 +1291,11 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         (" in ",),
     ),
     (
+        _rx(HEAD + r"\s+call\s+(?P<obj>.+?)\s+home\b"),
+        _place_hit("lives_in", conf=0.75),
+        ("home",),
+    ),
+    (
         _rx(r"(?P<who>)^\s*home\s+(?:for\s+me\s+|for\s+us\s+)?is\s+(?P<obj>.+)"),
         _place_hit("lives_in", conf=0.75),
         ("home",),
@@ -1276,6 +1308,11 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ),
         _named_member,
         ("my ", "our "),
+    ),
+    (
+        _rx(r"\b(?P<who>I|we)(?:'ve|\s+have)\s+been\s+(?:working\s+)?(?:at|with)" + _OBJ),
+        _tenure,
+        ("been",),
     ),
     (
         _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
@@ -1409,8 +1446,8 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
 ]
 _BIRTHDAY = _rx(
-    r"\bmy\s+(?:birthday|bday|b-day|birth\s*date|date\s+of\s+birth|dob)\s+(?:is|was|'s|"
-    r"falls\s+on)\s+(?P<obj>.+)"
+    r"\bmy\s+(?:birthday|bday|b-day|birth\s*date|date\s+of\s+birth|dob)(?:\s+is|\s+was|'s|"
+    r"\s+falls)(?:\s+on)?\s+(?P<obj>.+)"
 )
 _BORN = _rx(r"\bI\s+was\s+born\s+(?P<rest>.+)")
 _BORN_PLACE = _rx(r"^(?:(?:and\s+)?raised\s+)?(?:in|at)\s+(?P<obj>.+)")
@@ -1423,6 +1460,9 @@ _BARE_NAME = re.compile(
     r"^\s*(?:(?:and|so|well|oh|also)\s+)?I(?:'m|\s+am)\s+"
     r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?"
     r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?[\s.!]*$"
+)
+_HERE_NAME = re.compile(
+    r"^\s*(?i:hi|hello|hey|hiya|heya)\b[\s,!.]*(?P<obj>[A-Z][a-z][\w'-]*)\s+here[\s.!]*$"
 )
 _FIRST_PERSON = _rx(r"\b(?:I|I'm|I've|me|my|we|we're|we've|mine|our)\b")
 
@@ -1512,7 +1552,7 @@ class RuleExtractor:
         self, sentence: str, clauses: list[str], ref: datetime, lower: bool
     ) -> list[tuple[_Hit, str]]:
         out: list[tuple[_Hit, str]] = []
-        g = _GREETING_NAME.match(sentence)
+        g = _GREETING_NAME.match(sentence) or _HERE_NAME.match(sentence)
         if g:
             name = _name(g.group("obj"), lower)
             if name:

@@ -12,7 +12,8 @@ Monday; "last week" / "this week" / "next week" are that week's Monday;
 "last month" is the first of the previous month; "last Friday" is the most
 recent Friday strictly before the reference day and "next Friday" the first
 Friday strictly after it; "last March" is the most recent March before the
-current month; "a couple of" is 2 and "a few" is 3."""
+current month; "the end of the month" is that month's last day and "the
+start of next year" its first; "a couple of" is 2 and "a few" is 3."""
 
 from __future__ import annotations
 
@@ -92,6 +93,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("month", _c(_OPT_PREP + _MOD + _MON + r",?\s+(?:of\s+)?(?P<y>(?:19|20)\d{2})")),
     ("year", _c(_PREP + r"\s+" + _MOD + r"(?P<y>(?:19|20)\d{2})")),
     ("year", _c(r"(?P<mod>early|mid|late)[\s-]+(?P<y>(?:19|20)\d{2})")),
+    ("vague", _c(r"(?:many\s+|some\s+|several\s+)?(?:years|months|weeks|ages)\s+ago")),
+    (
+        "endof",
+        _c(
+            _OPT_PREP + r"the\s+(?P<edge>end|beginning|start)\s+of\s+(?P<rel>the|this|next)\s+"
+            r"(?P<unit>week|month|year)"
+        ),
+    ),
     (
         "relunit",
         _c(
@@ -273,6 +282,21 @@ def _resolve(kind: str, g: dict[str, str | None], ref: datetime, future: bool) -
         if unit == "month":
             return _midnight(add_months(today.replace(day=1), step))
         return _midnight(date(today.year + step, 1, 1))
+    if kind == "vague":
+        return None  # "years ago": a past time, but not one to date a fact by
+    if kind == "endof":  # "at the end of the month": its last day; "the start of": its first
+        step = 1 if (g["rel"] or "").lower() == "next" else 0
+        unit = (g["unit"] or "").lower()
+        start_ = end_ = today
+        if unit == "week":
+            start_ = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
+            end_ = start_ + timedelta(days=6)
+        elif unit == "month":
+            start_ = add_months(today.replace(day=1), step)
+            end_ = add_months(start_, 1) - timedelta(days=1)
+        else:
+            start_, end_ = date(today.year + step, 1, 1), date(today.year + step, 12, 31)
+        return _midnight(end_ if (g["edge"] or "").lower() == "end" else start_)
     if kind == "weekday":
         wd = WEEKDAYS[(g["wd"] or "").lower()]
         rel = (g.get("rel") or "").lower()
