@@ -5,6 +5,13 @@ extractor built from a LangChain chat model. See the package README."""
 from __future__ import annotations
 
 from .history import ChronomemChatMessageHistory
+from .middleware import ChronomemMiddleware
 from .retriever import ChronomemRetriever
+from .tools import memory_tools
 
-__all__ = ["ChronomemChatMessageHistory", "ChronomemRetriever"]
+__all__ = [
+    "ChronomemChatMessageHistory",
+    "ChronomemMiddleware",
+    "ChronomemRetriever",
+    "memory_tools",
+]

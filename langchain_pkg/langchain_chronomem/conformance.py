@@ -14,11 +14,16 @@ registered as single-valued."""
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import Field
 
 from chronomem import Memory, State
 from chronomem.identity import fold
@@ -32,6 +37,7 @@ from chronomem_adapters.conformance import (
 )
 
 from .history import ChronomemChatMessageHistory
+from .middleware import RECALL_ID, ChronomemMiddleware
 from .retriever import ChronomemRetriever
 
 BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
@@ -179,3 +185,67 @@ class HistoryHarness(HarnessBase):
     def transcript(self) -> list[tuple[str, str]]:
         roles = {"human": "user", "ai": "assistant"}
         return [(roles[m.type], str(m.content)) for m in self.chat.messages]
+
+
+_LINE = re.compile(
+    r"^- (?P<text>.+) \((?:since \d{4}-\d{2}-\d{2}|\d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2})\)$"
+)
+
+
+class _SeenModel(GenericFakeChatModel):
+    """A fake chat model that answers "ok" and keeps what each call was shown."""
+
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def __init__(self) -> None:
+        super().__init__(messages=itertools.repeat(AIMessage("ok")))
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+class MiddlewareHarness(_FactHarness):
+    """``ChronomemMiddleware``: a read runs a real ``create_agent`` turn whose user
+    message is ``"{entity} {attribute}"`` and parses the recall block the model
+    was shown; ``read_at`` builds a middleware pinned at that instant
+    (``AT_CONSTRUCTION``). The harness middleware does not record its own
+    questions (``record=False``)."""
+
+    adapter = ChronomemMiddleware
+
+    def _shown(self, entity: str, attribute: str, **pin: Any) -> list[str]:
+        model = _SeenModel()
+        middleware = ChronomemMiddleware(self.memory, k=50, record=False, **pin)
+        agent = create_agent(model, middleware=[middleware])
+        agent.invoke({"messages": [HumanMessage(f"{entity} {attribute}")]})
+        (shown,) = model.seen
+        notes = [m for m in shown if m.id == RECALL_ID]
+        if not notes:
+            return []
+        (note,) = notes
+        prefix = f"{entity} {attribute} "
+        values = []
+        for line in str(note.content).splitlines():
+            if line.startswith("Earlier values"):
+                break  # only the live facts
+            found = _LINE.match(line)
+            if found and found["text"].startswith(prefix):
+                values.append(found["text"][len(prefix) :])
+        return values
+
+    def read(self, entity: str, attribute: str) -> list[str]:
+        return self._shown(entity, attribute)
+
+    def read_at(
+        self,
+        entity: str,
+        attribute: str,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[str]:
+        return self._shown(entity, attribute, valid_at=valid_at, known_at=known_at)
+
+    def sibling(self, kind: str, name: str) -> MiddlewareHarness:
+        return MiddlewareHarness(self.root, self.clock, _sibling_scope(kind, name))

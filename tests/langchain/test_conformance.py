@@ -8,7 +8,7 @@ import pytest
 
 from chronomem import Memory
 from chronomem_adapters.conformance import ConformanceTests, KitClock
-from langchain_chronomem.conformance import HistoryHarness, RetrieverHarness
+from langchain_chronomem.conformance import HistoryHarness, MiddlewareHarness, RetrieverHarness
 
 
 class TestRetrieverConformance(ConformanceTests):
@@ -27,5 +27,15 @@ class TestHistoryConformance(ConformanceTests):
         root = Memory(url, clock=kit_clock)
         try:
             yield HistoryHarness(root, kit_clock)
+        finally:
+            root.close()
+
+
+class TestMiddlewareConformance(ConformanceTests):
+    @pytest.fixture
+    def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[MiddlewareHarness]:
+        root = Memory(url, clock=kit_clock)
+        try:
+            yield MiddlewareHarness(root, kit_clock)
         finally:
             root.close()
