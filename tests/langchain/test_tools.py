@@ -74,7 +74,7 @@ def test_remember_search_history_forget(mem: Memory, clock: ManualClock) -> None
                 "valid_to": "2026-01-01",
             },
             "valid_to",
-        ),  # fmt: skip
+        ),
         ("search_memory", {"query": "x", "k": 10**9}, "k"),
         ("search_memory", {"query": "x", "k": "many"}, "k"),
         ("search_memory", {"query": "x", "as_of": "last week"}, "as_of"),
