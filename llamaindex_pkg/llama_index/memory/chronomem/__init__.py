@@ -11,8 +11,16 @@ See the package README."""
 
 from __future__ import annotations
 
+from .block import ChronomemMemoryBlock
 from .embeddings import embedder_from
 from .extraction import LlamaIndexExtractor
 from .memory import ChronomemMemory
+from .retriever import ChronomemRetriever
 
-__all__ = ["ChronomemMemory", "LlamaIndexExtractor", "embedder_from"]
+__all__ = [
+    "ChronomemMemory",
+    "ChronomemMemoryBlock",
+    "ChronomemRetriever",
+    "LlamaIndexExtractor",
+    "embedder_from",
+]
