@@ -456,16 +456,12 @@ class Memory:
             raise InvalidInput(str(exc)) from None
         sh = self._shared
         with sh.backend.write() as conn:
-            index = sh.registry.load(conn, self.scope.tenant)
-            rows = Registry.rows_for(self.scope.tenant, spec, index)
-            conn.execute(
-                delete(predicates_table).where(
-                    predicates_table.c.tenant == self.scope.tenant,
-                    predicates_table.c.name.in_([r["name"] for r in rows]),
-                )
-            )
-            conn.execute(predicates_table.insert(), rows)
+            # The tenant's clock row first: registrations of one tenant then run one
+            # after another (concurrent ones used to insert the same name at once
+            # and fail on PostgreSQL), and the alias check sees every earlier one.
             tx = stamp(conn, self.scope.tenant, self._now_us())
+            index = sh.registry.load(conn, self.scope.tenant)
+            Registry.save(conn, Registry.rows_for(self.scope.tenant, spec, index))
             conn.execute(
                 update(txclock).where(txclock.c.tenant == self.scope.tenant).values(registry_us=tx)
             )

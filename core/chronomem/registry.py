@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 from sqlalchemy import Connection, select
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from .errors import UnknownPredicate
 from .identity import fold_predicate, require_text
@@ -96,3 +98,23 @@ class Registry:
                 }
             )
         return rows
+
+    @staticmethod
+    def save(conn: Connection, rows: list[dict[str, str]]) -> None:
+        """Insert the rows, or update the ones whose (tenant, name) exists: an
+        insert-if-absent that never collides with a concurrent registration."""
+        if not rows:
+            return
+        mod = pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect
+        stmt = mod.insert(predicates_table)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[predicates_table.c.tenant, predicates_table.c.name],
+                set_={
+                    "canonical": stmt.excluded.canonical,
+                    "cardinality": stmt.excluded.cardinality,
+                    "volatility": stmt.excluded.volatility,
+                },
+            ),
+            rows,
+        )
