@@ -4,6 +4,8 @@ extractor built from a LangChain chat model. See the package README."""
 
 from __future__ import annotations
 
+from .embeddings import chronomem_embedder
+from .extractor import chat_model_extractor
 from .history import ChronomemChatMessageHistory
 from .middleware import ChronomemMiddleware
 from .retriever import ChronomemRetriever
@@ -13,5 +15,7 @@ __all__ = [
     "ChronomemChatMessageHistory",
     "ChronomemMiddleware",
     "ChronomemRetriever",
+    "chat_model_extractor",
+    "chronomem_embedder",
     "memory_tools",
 ]
