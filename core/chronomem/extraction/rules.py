@@ -176,7 +176,8 @@ _HEDGE = _rx(
     r"\b(?:I\s+guess|I\s+suppose|I\s+think|I\s+believe|I\s+reckon|I\s+assume|sort\s+of|"
     r"kind\s+of|or\s+something|or\s+whatever|not\s+sure|I'm\s+not\s+sure|probably|maybe|"
     r"perhaps|apparently|allegedly|supposedly|in\s+theory|technically|I\s+was\s+told|"
-    r"(?:was|were)\s+(?:going|gonna|planning|supposed)\s+to|it's\s+complicated)\b"
+    r"(?:was|were)\s+(?:going|gonna|planning|supposed)\s+to|it's\s+complicated|or\s+at\s+least|"
+    r"or\s+rather)\b"
 )
 # Sarcasm openers: "Oh sure, I just love waiting", "Yeah right, I'm the Queen of England".
 _SARCASM = _rx(
@@ -296,6 +297,7 @@ _DISCOURSE_CUT = re.compile(
 
 _FREE_CUT = re.compile(
     r"\s*,\s*(?=(?:but|because|since|though|although|which|who|so|if|when|while|especially|please|"
+    r"nothing|not|just|only|mostly|"
     r"like|lol|haha|tbh|btw|and\s+(?:I|it|that|they))\b)|\s*[(:!?]|\s+[-\u2013\u2014]\s|"
     r"\s+(?:because|since|but|though|although|when|whenever|while|if|unless|so\s+much|which|"
     r"who|whose|especially|except|lol|haha|tbh|btw|whereas|as\s+long\s+as|than|after|before|"
@@ -342,7 +344,8 @@ def _is_cap(token: str) -> bool:
 _CALLED = _rx(
     r"^(?:(?:a|an|the|this)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+|(?:a|an|the|our|my)\s+"
     r"(?:[\w-]+\s+){0,2}?(?:flat|apartment|house|condo|studio|loft|cottage|townhouse|place)"
-    r"\s+in\s+(?:(?:the\s+)?(?:center|centre|heart|middle|suburbs|outskirts)\s+of\s+)?)"
+    r"\s+in\s+(?:(?:the\s+)?(?:center|centre|heart|middle|suburbs|outskirts)\s+of\s+)?|"
+    r"with\s+(?:my|our|a|some|two|three)\s+(?:[\w-]+\s+){0,3}?in\s+)"
 )
 
 
@@ -425,6 +428,9 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
+_CLAUSE_VERBS = frozenset({"is", "are", "am", "was", "were", "i", "i'm", "i've", "you're"})
+
+
 def _free(
     obj: str, *, allow_list: bool = True, max_words: int = 6, support: bool = True
 ) -> list[str]:
@@ -447,6 +453,8 @@ def _free(
         words = [w.strip(".,;:!?'\"") for w in item.lower().split()]
         if not words or len(words) > max_words:
             return []
+        if any(w in _CLAUSE_VERBS for w in words):
+            return []  # '"My name is Inigo Montoya"': a clause, not a noun phrase
         first_two = "_".join(words[:2])
         if words[0] in FREE_REJECT_FIRST or first_two in FREE_REJECT_FIRST:
             return []
@@ -493,7 +501,8 @@ _HAS_NAME = re.compile(
     r"(?P<name>[A-Z][\w'-]+)",
 )
 _HAS_REST_OK = _rx(
-    r"^\s*(?:$|,|\.|!|(?:and|who|that|which|named|called|at|in|too|as|with|now|back|whom|"
+    r"^\s*(?:$|,|\.|!|(?:and|but|though|so|because|since|who|that|which|named|called|at|in|too|"
+    r"as|with|now|back|whom|"
     r"of\s+my\s+own|already|still|again|lol|haha|btw|:\))\b)"
 )
 
@@ -580,6 +589,16 @@ class _Ctx:
     pol: _Polarity
     raw: str = ""  # the clause as said (before negation rewrite and time stripping)
     sentence: str = ""  # the whole sentence
+    memo: dict[re.Pattern[str], bool] | None = None  # sentence-level searches, shared
+
+    def seen(self, pattern: re.Pattern[str]) -> bool:
+        """Whether ``pattern`` occurs in the sentence, searched once per sentence
+        (a sentence of many clauses must not cost a search per clause)."""
+        if self.memo is None:
+            self.memo = {}
+        if pattern not in self.memo:
+            self.memo[pattern] = pattern.search(self.sentence) is not None
+        return self.memo[pattern]
 
 
 @dataclass
@@ -683,6 +702,15 @@ def _name_hit(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("name", obj, "assert", 0.95, timed=False)] if obj else []
 
 
+_ABOUT_YOU = _rx(
+    r"\byour\s+(?:[\w-]+\s+)?(?:app|apps|product|service|site|website|tool|software|platform|"
+    r"team|support|company|api|docs|update|version|feature|features|design|bot|assistant)\b"
+)
+_NAME_TALK = _rx(r"\b(?:name|call\s+me|go\s+by)\b")
+_TASTE_STOP = words(
+    "job work life family wife husband kids children boyfriend girlfriend partner mom dad mum "
+    "parents friends team boss city country home house it this that everything everyone you"
+)
 _PAST_TASTE = frozenset({"liked", "loved", "enjoyed", "adored", "preferred"})
 
 
@@ -697,7 +725,16 @@ def _taste(pred: str) -> Handler:
             and "always" not in ctx.clause.lower()
         ):
             return []  # "I enjoyed the movie": an episode, not a taste
-        return [_Hit(pred, o, "assert", 0.85) for o in _free(m.group("obj"))]
+        if ctx.seen(_ABOUT_YOU):
+            return []  # "I love your app but I hate the new icons": feedback, not a taste
+        out = []
+        for o in _free(m.group("obj")):
+            if o.lower() in _TASTE_STOP:
+                continue  # "I love my job": no taste to remember
+            if re.fullmatch(r"[A-Z][a-z]+", o) and ctx.seen(_NAME_TALK):
+                continue  # "My name is Lisa but I prefer Liz"
+            out.append(_Hit(pred, o, "assert", 0.85))
+        return out
 
     return handle
 
@@ -834,7 +871,8 @@ _TASK_WORDS = words(
     "ticket tickets issue issues bug bugs problem problems error errors fix export import "
     "migration refund login password account settings invoice billing subscription complaint "
     "review reply response email message comment note letter it this that something assumption "
-    "request order report-back question answer"
+    "request order report-back question answer weekend weekends holiday holidays saturday "
+    "sunday saturdays sundays christmas night nights shift shifts"
 )
 
 
@@ -936,11 +974,11 @@ _LIVE_CUE = _rx(r"\b(?:live[ds]?|living|moved|relocated|used\s+to|settled)\b")
 
 def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "now I'm in Rome" after a move; never "I'm in Rome for the weekend"."""
-    if not _we_ok(m) or _VISIT.search(ctx.clause) or _VISIT.search(ctx.sentence):
+    if not _we_ok(m) or _VISIT.search(ctx.clause) or ctx.seen(_VISIT):
         return []
     if not (ctx.pol.used_to or _NOW.search(ctx.raw)):
         return []
-    if not _LIVE_CUE.search(ctx.sentence) or ctx.sentence.rstrip().endswith("?"):
+    if not ctx.seen(_LIVE_CUE) or ctx.sentence.rstrip().endswith("?"):
         return []  # "I'm in New York now, what should I see?": a visit
     place = _proper(m.group("obj"), ctx.lower)
     if not place:
@@ -972,7 +1010,10 @@ _KIND = r"(?P<kind>" + _KINDS_RX + r")"
 RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     # lives_in
     (
-        _rx(HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)\s+in" + _OBJ),
+        _rx(
+            HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)"
+            r"(?:\s+with\s+(?:my|our)\s+(?:[\w-]+\s+){0,3}?)?\s+in" + _OBJ
+        ),
         _place_hit("lives_in"),
         ("liv", "resid"),
     ),
@@ -984,7 +1025,8 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:move|moved|moving|relocate|relocated|relocating)"
-            r"(?:\s+(?:back|over|out|away|abroad|here|there))?(?:\s+from\s+[^,;]+?)?\s+to" + _OBJ
+            r"(?:\s+(?:back|over|out|away|abroad|here|there))?(?:\s+from\s+[^,;]+?)?\s+(?:to|into)"
+            + _OBJ
         ),
         _place_hit("lives_in"),
         ("mov", "relocat"),
@@ -1249,7 +1291,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
             r"\b(?P<who>I)(?:'m|\s+am|'ve\s+been|\s+have\s+been)(?:\s+(?:now|currently|also|"
             r"actually|still|just|already|officially|proudly))*\s+(?:a|an)\s+"
             r"(?P<title>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,4}?)(?=\s*$|\s*[,.!;:)]|\s+(?:by\s+"
-            r"(?:trade|profession)|at|for|with|in|and|who|since|from|now|here|myself|too|"
+            r"(?:trade|profession)|at|for|with|in|of|and|who|since|from|now|here|myself|too|"
             r"full[\s-]time|part[\s-]time|on)\b)"
         ),
         _job_title,
@@ -1421,7 +1463,8 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"(?:\bmy\s+(?:(?:new|cell|mobile|home|work|personal|direct|private|main)\s+)*"
             r"(?:phone(?:\s+number)?|cell(?:\s+phone)?(?:\s+number)?|mobile(?:\s+number)?|number|"
-            r"telephone(?:\s+number)?|whatsapp)(?:\s+is|'s|:)?|\b(?:reach|call|text|ring|contact)"
+            r"telephone(?:\s+number)?|whatsapp)(?:\s+is|'s|:|\s+(?:has\s+)?changed[,;:]?\s+"
+            r"(?:it's|it\s+is)(?:\s+now)?)?|\b(?:reach|call|text|ring|contact)"
             r"\s+me\s+(?:at|on))\s+" + _PHONE
         ),
         _phone,
@@ -1459,7 +1502,8 @@ _GREETING_NAME = _rx(
 _BARE_NAME = re.compile(
     r"^\s*(?:(?:and|so|well|oh|also)\s+)?I(?:'m|\s+am)\s+"
     r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?"
-    r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?[\s.!]*$"
+    r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?"
+    r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you)?[\s.!]*$"
 )
 _HERE_NAME = re.compile(
     r"^\s*(?i:hi|hello|hey|hiya|heya)\b[\s,!.]*(?P<obj>[A-Z][a-z][\w'-]*)\s+here[\s.!]*$"
@@ -1552,6 +1596,7 @@ class RuleExtractor:
         self, sentence: str, clauses: list[str], ref: datetime, lower: bool
     ) -> list[tuple[_Hit, str]]:
         out: list[tuple[_Hit, str]] = []
+        memo: dict[re.Pattern[str], bool] = {}  # sentence-level searches, once per sentence
         g = _GREETING_NAME.match(sentence) or _HERE_NAME.match(sentence)
         if g:
             name = _name(g.group("obj"), lower)
@@ -1568,11 +1613,16 @@ class RuleExtractor:
                 or _HEDGE.search(clause)
             ):
                 continue
-            out += [(h, clause) for h in self._clause_hits(clause, ref, lower, sentence)]
+            out += [(h, clause) for h in self._clause_hits(clause, ref, lower, sentence, memo)]
         return out
 
     def _clause_hits(
-        self, clause: str, ref: datetime, lower: bool, sentence: str = ""
+        self,
+        clause: str,
+        ref: datetime,
+        lower: bool,
+        sentence: str = "",
+        memo: dict[re.Pattern[str], bool] | None = None,
     ) -> list[_Hit]:
         hits: list[_Hit] = []
         # birthdays and birthplaces: their dates are the object
@@ -1601,7 +1651,7 @@ class RuleExtractor:
             m = pattern.search(rewritten)
             if m and _gate_ok(rewritten, m.start()):
                 hits += self._polarise(
-                    handler(m, _Ctx(ref, lower, rewritten, pol, clause, sentence)),
+                    handler(m, _Ctx(ref, lower, rewritten, pol, clause, sentence, memo)),
                     pol,
                     [],
                     ref,
@@ -1609,7 +1659,7 @@ class RuleExtractor:
                 )
         times = find_times(rewritten, ref, future=fut)
         stripped = strip_times(rewritten, times)
-        ctx = _Ctx(ref, lower, stripped, pol, clause, sentence)
+        ctx = _Ctx(ref, lower, stripped, pol, clause, sentence, memo)
         low = stripped.lower()
         for (pattern, handler, _keys), needs in zip(RULES, _NEEDS, strict=True):
             if not _needed(needs, low):
