@@ -11,6 +11,7 @@ See the package README for which to use when."""
 from __future__ import annotations
 
 from .errors import ReadOnlyView
+from .extractor import CrewAIExtractor
 from .factory import register, spec_for, unregister
 from .memory import ChronomemMemory
 from .storage import ChronomemStorage, RecordVersion
@@ -18,6 +19,7 @@ from .storage import ChronomemStorage, RecordVersion
 __all__ = [
     "ChronomemMemory",
     "ChronomemStorage",
+    "CrewAIExtractor",
     "ReadOnlyView",
     "RecordVersion",
     "register",

@@ -326,18 +326,15 @@ class ChronomemStorage:
         ids = set(record_ids) if record_ids is not None else None
         with self._handle.lock:
             facts = self._current({State.LIVE, State.ENDED, State.RETRACTED, State.SCHEDULED})
-            n = 0
-            for fid in sorted(
-                {
-                    f.id
-                    for f in facts
-                    if (ids is None or f.subject in ids)
-                    and (scope_prefix is None or paths.within(to_record(f).scope, scope_prefix))
-                }
-            ):
+            chosen = [
+                f
+                for f in facts
+                if (ids is None or f.subject in ids)
+                and (scope_prefix is None or paths.within(to_record(f).scope, scope_prefix))
+            ]
+            for fid in sorted({f.id for f in chosen}):
                 self.chronomem.erase(fid)
-                n += 1
-            return n
+            return len({f.subject for f in chosen})  # records, not versions
 
     def touch_records(self, record_ids: list[str]) -> None:
         """Access times are not versioned (a recall would otherwise write a version

@@ -30,7 +30,6 @@ class ScriptedLLM(BaseLLM):
     (the last one repeats)."""
 
     model: str = "scripted"
-    llm_type: str = "scripted"
     replies: list[str] = Field(default_factory=lambda: ["Final Answer: done"])
     respond: Callable[[str], str] | None = Field(default=None, exclude=True)
     _calls: list[Any] = PrivateAttr(default_factory=list)
