@@ -20,7 +20,7 @@ def embedder_from(embed_model: BaseEmbedding, *, dim: int | None = None) -> Call
         raise InvalidType(
             f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
         )
-    name = f"llamaindex:{embed_model.class_name()}:{embed_model.model_name}"
+    name = f"llamaindex:{type(embed_model).__name__}:{embed_model.model_name}"
     return CallableEmbedder(
         embed_model.get_text_embedding_batch,
         name=name,
