@@ -107,7 +107,7 @@ SUPPORT_WORDS = _words(
 )
 
 FREE_REJECT_FIRST = _words(
-    """it it's its this that these those them him her you your yours u ur ya how when what where
+    """own it it's its this that these those them him her you your yours u ur ya how when what where
     why who whom which whether if to_be to_see to_think to_know to_say to_hear to_ask to_help
     to_get to_have to_do to_make to_go to_try to_use to_check to_add to_point to_mention
     doing being having something anything everything nothing stuff things one ones there

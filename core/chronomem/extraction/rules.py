@@ -314,7 +314,7 @@ _TRAIL = re.compile(
     r":\)|:-\)|:D|<3))+$",
     _I,
 )
-_LEAD_FREE = _rx(r"^(?:a|an|my|some|our|all|any)\s+")
+_LEAD_FREE = _rx(r"^(?:(?:a|an|my|some|our|all|any|both)\s+)+")
 _LIST_SPLIT = _rx(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus)\s+")
 _COMPOUNDS = words(
     "mac_and_cheese rock_and_roll fish_and_chips salt_and_pepper peanut_butter_and_jelly "
@@ -349,6 +349,11 @@ _CALLED = _rx(
 )
 
 
+_NOT_A_NAME_START = words(
+    "a an my your our another two three four five six several many multiple some various few"
+)
+
+
 def _proper(obj: str, lower: bool, *, org: bool = False) -> str | None:
     """A place or organisation name, or None if the object does not look like one."""
     obj = _CALLED.sub("", obj.strip())  # "a startup called Lumen" -> "Lumen"
@@ -368,7 +373,7 @@ def _proper(obj: str, lower: bool, *, org: bool = False) -> str | None:
     if (any(t in UI_WORDS for t in low) and not named_org) or low[-1] in CONNECTORS:
         return None  # "the Pro plan"; but "I work for GitLab" names a company
     if lower:
-        if low[0] in FREE_REJECT_FIRST or low[0] in {"a", "an", "my", "your", "our", "another"}:
+        if low[0] in FREE_REJECT_FIRST or low[0] in _NOT_A_NAME_START:
             return None
         if any(t in GENERIC_NOUNS for t in low):
             return None
@@ -428,6 +433,8 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
+# A preposition left dangling where a time was cut out ("the slides for [tomorrow]").
+_DANGLING = _rx(r"(?:\s+(?:for|to|at|on|in|by|from|of|with|until|till))+\s*$")
 _CLAUSE_VERBS = frozenset({"is", "are", "am", "was", "were", "i", "i'm", "i've", "you're"})
 
 
@@ -442,7 +449,7 @@ def _free(
     items = [text] if (not allow_list or key in _COMPOUNDS) else _LIST_SPLIT.split(text)
     out = []
     for raw in items:
-        item = _tail(_LEAD_FREE.sub("", raw.strip()))
+        item = _DANGLING.sub("", _tail(_LEAD_FREE.sub("", raw.strip())))
         if not item:
             continue
         m = re.match(r"^to\s+([a-z]+)\b(.*)$", item, _I)
@@ -522,7 +529,8 @@ def _has_object(obj: str) -> tuple[str, str] | None:
         return None
     kind, rest = m.group("kind").lower(), m.group("rest")
     nm = _HAS_NAME.match(rest)
-    if nm is not None:
+    num_word = (m.group("num") or "a").lower()
+    if nm is not None and num_word in ("a", "an", "one"):
         return f"{_singular(kind)} named {nm.group('name')}", kind
     if not _HAS_REST_OK.match(rest):
         return None  # "a dog allergy", "a car problem"
@@ -637,6 +645,8 @@ def _org_hit(op: Op = "assert", conf: float = 0.9) -> Handler:
         if raw is None:
             return [_Hit("works_at", None, op, conf)] if op == "end" else []
         obj = _proper(raw, ctx.lower, org=True)
+        if obj is None and op == "end" and m.groupdict().get("job"):
+            return [_Hit("works_at", None, op, conf)]  # "I quit my job at the bank"
         return [_Hit("works_at", obj, op, conf)] if obj else []
 
     return handle
@@ -976,7 +986,7 @@ def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "now I'm in Rome" after a move; never "I'm in Rome for the weekend"."""
     if not _we_ok(m) or _VISIT.search(ctx.clause) or ctx.seen(_VISIT):
         return []
-    if not (ctx.pol.used_to or _NOW.search(ctx.raw)):
+    if not (ctx.pol.used_to or ctx.pol.ceased or _NOW.search(ctx.raw)):
         return []
     if not ctx.seen(_LIVE_CUE) or ctx.sentence.rstrip().endswith("?"):
         return []  # "I'm in New York now, what should I see?": a visit
@@ -1012,7 +1022,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)"
-            r"(?:\s+with\s+(?:my|our)\s+(?:[\w-]+\s+){0,3}?)?\s+in" + _OBJ
+            r"(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?\s+in" + _OBJ
         ),
         _place_hit("lives_in"),
         ("liv", "resid"),
@@ -1103,7 +1113,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:quit|left|leave|leaving|quitting|lost)\s+(?:my|our)\s+"
-            r"(?:job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?[\s.!]*$"
+            r"(?P<job>job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?[\s.!]*$"
         ),
         _org_hit("end"),
         ("quit", "left", "leav", "lost"),
@@ -1291,7 +1301,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
             r"\b(?P<who>I)(?:'m|\s+am|'ve\s+been|\s+have\s+been)(?:\s+(?:now|currently|also|"
             r"actually|still|just|already|officially|proudly))*\s+(?:a|an)\s+"
             r"(?P<title>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,4}?)(?=\s*$|\s*[,.!;:)]|\s+(?:by\s+"
-            r"(?:trade|profession)|at|for|with|in|of|and|who|since|from|now|here|myself|too|"
+            r"(?:trade|profession|day|night)|at|for|with|in|of|and|who|since|from|now|here|myself|too|"
             r"full[\s-]time|part[\s-]time|on)\b)"
         ),
         _job_title,
@@ -1411,7 +1421,8 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             r"\b(?:my\s+(?:(?:new|work|personal|current|home|private|school|other|main)\s+)*"
-            r"e-?mail(?:\s+address)?(?:\s+is|'s|:|,)?|(?:reach|email|e-mail|contact|mail)\s+me"
+            r"e-?mail(?:\s+address)?(?:\s+is|'s|:|,|\s+(?:has\s+)?changed\s+to)?|"
+            r"(?:reach|email|e-mail|contact|mail)\s+me"
             r"\s+(?:at|on))\s+(?P<obj>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
         ),
         _simple("email", 0.95, timed=False),

@@ -122,7 +122,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         _c(
             _OPT_PREP + r"(?P<day>the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|"
             r"yesterday|today|tonight|tomorrow|this\s+morning|this\s+afternoon|this\s+evening|"
-            r"last\s+night|earlier\s+today)"
+            r"last\s+night|earlier\s+today|the\s+new\s+year)"
         ),
     ),
 ]
@@ -321,6 +321,8 @@ def _resolve(kind: str, g: dict[str, str | None], ref: datetime, future: bool) -
             "the day before yesterday": -2, "yesterday": -1, "last night": -1,
             "tomorrow": 1, "the day after tomorrow": 2,
         }.get(word, 0)  # fmt: skip
+        if word == "the new year":  # "in the new year": the coming January 1
+            return _midnight(date(today.year + 1, 1, 1))
         return _midnight(today + timedelta(days=offset))
     return None  # pragma: no cover - every kind is handled above
 
