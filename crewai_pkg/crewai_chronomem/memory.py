@@ -49,6 +49,7 @@ from chronomem import (
     Memory as Store,
 )
 from chronomem.errors import ScopeError
+from chronomem.ops import WriteOp
 from chronomem.extraction import default_extractor
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
@@ -132,7 +133,14 @@ class _Reader:
         return [e for i in fact.source_episode_ids if (e := self.episode(i)) is not None]
 
     def _markers(self, predicate: str) -> list[Fact]:
-        return self.store.facts(subject=MARK, predicate=predicate, exact=True, **self.sel.kwargs())
+        return self.store.facts(
+            subject=MARK,
+            predicate=predicate,
+            exact=True,
+            valid_at=self.sel.valid_at,
+            known_at=self.sel.known_at,
+            as_of=self.sel.as_of,
+        )
 
     def visible(self, episode: Episode) -> bool:
         if self.known is not None and episode.recorded_at > self.known:
@@ -458,7 +466,7 @@ class ChronomemMemory(Memory):
         with self._handle.lock:
             store = self.chronomem
             now = store.now()
-            ops = [
+            ops: list[WriteOp] = [
                 EndOp(meta["subject"], meta["predicate"], meta["object"], to_us(now, "now")),
                 store.assertion(
                     meta["subject"], meta["predicate"], value, valid_from=now,
@@ -467,10 +475,10 @@ class ChronomemMemory(Memory):
             ]  # fmt: skip
             receipt = store.apply(ops)
             fact_id = receipt.fact_ids[-1]
-            (fact,) = [f for f in store.facts() if f.id == fact_id][:1] or [None]
-            if fact is None:
+            found = [f for f in store.facts() if f.id == fact_id]
+            if not found:
                 raise NotFound(f"the updated fact {fact_id!r} is not current")
-            return _Reader(store, TimeSelection()).fact_record(fact)
+            return _Reader(store, TimeSelection()).fact_record(found[0])
 
     def erase(self, record_ids: list[str]) -> int:
         """Irreversibly delete facts (every version, and source episodes no other
@@ -527,7 +535,15 @@ class ChronomemMemory(Memory):
         k = min(MAX_LIMIT, n * 4 + 20)
         with self._handle.lock:
             store = self.chronomem
-            hits = store.search(query, k=k, include_episodes=True, states=states, **sel.kwargs())
+            hits = store.search(
+                query,
+                k=k,
+                include_episodes=True,
+                states=states,
+                valid_at=sel.valid_at,
+                known_at=sel.known_at,
+                as_of=sel.as_of,
+            )
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
             for hit in hits:
@@ -536,11 +552,13 @@ class ChronomemMemory(Memory):
                         continue
                     record = reader.fact_record(hit.fact)
                     kind = "fact"
-                else:
+                elif hit.episode is not None:
                     if not reader.visible(hit.episode):
                         continue
                     record = episode_record(hit.episode)
                     kind = "episode"
+                else:
+                    continue
                 if not self._admits(record, prefix, cats, source, include_private):
                     continue
                 legs = sorted((hit.explain or {}).get("legs", {}) or {})
@@ -581,7 +599,11 @@ class ChronomemMemory(Memory):
         with self._handle.lock:
             store = self.chronomem
             reader = _Reader(store, sel)
-            out = [reader.fact_record(f) for f in store.facts(**sel.kwargs()) if not _is_marker(f)]
+            out = [
+                reader.fact_record(f)
+                for f in store.facts(valid_at=sel.valid_at, known_at=sel.known_at, as_of=sel.as_of)
+                if not _is_marker(f)
+            ]
             out += [
                 episode_record(e)
                 for e in store.episodes(known_at=reader.known)

@@ -220,7 +220,12 @@ class ChronomemStorage:
         return [
             f
             for f in self.chronomem.facts(
-                predicate=PREDICATE, exact=True, states=states, **self._time.kwargs()
+                predicate=PREDICATE,
+                exact=True,
+                states=states,
+                valid_at=self._time.valid_at,
+                known_at=self._time.known_at,
+                as_of=self._time.as_of,
             )
             if f.predicate == PREDICATE
         ]
@@ -366,7 +371,13 @@ class ChronomemStorage:
         k = min(MAX_LIMIT, n * 5 + 50)
         with self._handle.lock, self._bridge.query(query_embedding):
             hits = self.chronomem.search(
-                QUERY, k=k, predicates=[PREDICATE], exact=True, **self._time.kwargs()
+                QUERY,
+                k=k,
+                predicates=[PREDICATE],
+                exact=True,
+                valid_at=self._time.valid_at,
+                known_at=self._time.known_at,
+                as_of=self._time.as_of,
             )
         out: list[tuple[MemoryRecord, float]] = []
         for hit in hits:
@@ -427,7 +438,7 @@ class ChronomemStorage:
         with self._handle.lock:
             facts = self.chronomem.facts(
                 subject=record_id, predicate=PREDICATE, exact=True, states=states,
-                **self._time.kwargs(),
+                valid_at=self._time.valid_at, known_at=self._time.known_at, as_of=self._time.as_of,
             )  # fmt: skip
         facts.sort(key=lambda f: (f.valid_from, f.recorded_at))
         return [RecordVersion(to_record(f), f.state, f.valid_from, f.valid_to) for f in facts]
