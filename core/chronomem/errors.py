@@ -58,3 +58,18 @@ class StaleFact(ChronomemError, ValueError):
 
 class UnknownPredicate(InvalidInput):
     """A predicate name that cannot be registered (empty, or an alias conflict)."""
+
+
+class StoreUnavailable(ChronomemError, OSError):
+    """The database cannot be opened or reached (a missing directory or file, a
+    refused connection, an unknown host, missing permissions); the message says
+    what to check. Nothing was written."""
+
+
+class CorruptStore(ChronomemError, RuntimeError):
+    """The file is not a chronomem store, or the database is damaged; the message
+    says what to try (``chronomem doctor --repair``, a backup)."""
+
+
+class ReadOnlyStore(ChronomemError, PermissionError):
+    """A write to a store that was opened read-only (its file is not writable)."""

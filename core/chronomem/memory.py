@@ -24,6 +24,7 @@ from .errors import (
     TimeTravel,
 )
 from .identity import encodable, fold, fold_predicate, require_id, require_text
+from .integrity import CheckReport
 from .model import Episode, Fact, Provenance, Receipt, State, Stats, parse_states
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
@@ -915,6 +916,14 @@ class Memory:
                     exact=True,
                 )
         return render_block(live, history, eps)
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Check the whole database (every tenant) for damage: the text indexes,
+        invariant I1, orphan source links and vectors; with ``repair=True`` also
+        rebuild damaged text indexes and delete orphans (see ``chronomem.integrity``)."""
+        from .integrity import check as run_check
+
+        return run_check(self, repair=repair)
 
     def set_reranker(self, reranker: Reranker | None) -> None:
         self._retrieval.reranker = reranker

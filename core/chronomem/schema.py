@@ -34,7 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from .errors import SchemaMismatch
+from .errors import CorruptStore, SchemaMismatch
 
 log = logging.getLogger("chronomem.schema")
 
@@ -178,7 +178,13 @@ vectors = Table(
     PrimaryKeyConstraint("tenant", "kind", "item_id"),
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+# The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
+# many characters of a version's or an episode's text, on both backends: a longer
+# text is stored and read back whole, but words past this point are not found by
+# the lexical leg (PostgreSQL refuses a tsvector over 1 MB of lexemes).
+INDEX_MAX_CHARS = 100_000
 
 Migration = Callable[[Connection], None]
 
@@ -258,7 +264,77 @@ _SQLITE_FTS = (
 )
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1}
+def _v2(conn: Connection) -> None:
+    """SQLite: the FTS5 indexes become external-content indexes over views of the
+    tables, so they can be checked against the text and rebuilt from it (v1's
+    contentless indexes could be neither, and SQLite before 3.41 corrupts an index
+    that is ``optimize``d after each of ~1,460 erases). Both backends: the text
+    indexes cover a bounded prefix (``INDEX_MAX_CHARS``)."""
+    if conn.dialect.name == "sqlite":
+        for table, body in _BODIES:
+            _sqlite_fts_v2(conn, table, body)
+    elif conn.dialect.name == "postgresql":
+        for table, template in _BODIES:
+            body = template.format(r="")
+            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
+            conn.execute(
+                text(
+                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                    f"(to_tsvector('simple', left({body}, {INDEX_MAX_CHARS}))) STORED"
+                )
+            )
+            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+
+
+# What each table's text index covers, as an SQL template over a row prefix.
+_BODIES = (
+    (
+        "cm_versions",
+        "coalesce({r}index_text, {r}subject || ' ' || replace({r}predicate, '_', ' ') || ' ' || {r}object)",
+    ),
+    ("cm_episodes", "{r}text"),
+)
+
+
+def _sqlite_fts_v2(conn: Connection, table: str, body: str) -> None:
+    fts, src = f"{table}_fts", f"{table}_fts_src"
+    reset_fts(conn, fts)  # an index past the level limit cannot even be dropped
+    for trigger in (f"{table}_ai", f"{table}_ad"):
+        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.exec_driver_sql(f"DROP TABLE {fts}")
+
+    def bounded(r: str) -> str:
+        return f"substr({body.format(r=r)}, 1, {INDEX_MAX_CHARS})"
+
+    conn.exec_driver_sql(
+        f"CREATE VIEW {src} AS SELECT rowid AS rid, {bounded('')} AS body FROM {table}"
+    )
+    conn.exec_driver_sql(
+        f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='{src}', content_rowid='rid', "
+        "tokenize='unicode61 remove_diacritics 2')"
+    )
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
+        f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {bounded('new.')}); END"
+    )
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN "
+        f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {bounded('old.')}); END"
+    )
+    conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+
+
+def reset_fts(conn: Connection, fts: str) -> None:
+    """Empty an FTS5 index without parsing it: clear its shadow tables and write an
+    empty structure record (cookie, no levels, no segments, write counter 0).
+    An index whose structure SQLite can no longer read ("vtable constructor
+    failed") cannot be queried, rebuilt or dropped until this is done."""
+    conn.exec_driver_sql(f"DELETE FROM {fts}_data")
+    conn.exec_driver_sql(f"DELETE FROM {fts}_idx")
+    conn.exec_driver_sql(f"INSERT INTO {fts}_data(id, block) VALUES (10, X'00000000000000')")
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2}
 
 
 def _pg_extension(conn: Connection, name: str) -> bool:
@@ -283,7 +359,18 @@ def current_version(conn: Connection) -> int:
     if not conn.dialect.has_table(conn, "cm_meta", schema=schema):
         return 0
     row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
-    return int(row[0]) if row else 0
+    value = row[0] if row else None
+    if value is None or not value.isascii() or not value.isdigit() or int(value) < 1:
+        # cm_meta and its version row are written in one transaction: a store
+        # without the row was damaged (or edited) after it was created
+        state = "missing" if row is None else f"unreadable ({value!r})"
+        raise CorruptStore(
+            f"this store's schema version record (cm_meta 'schema_version') is {state}, so "
+            "chronomem cannot tell which migrations it needs. Restore the store from a "
+            "backup, or, if you know the chronomem schema version that wrote it, set the "
+            "cm_meta row key='schema_version' to that number"
+        )
+    return int(value)
 
 
 def migrate(conn: Connection) -> int:

@@ -123,8 +123,8 @@ def check_invariants(url: str, *, erased: Collection[str] = ()) -> dict[str, int
                     conn.exec_driver_sql(
                         f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)"
                     )
-                except Exception as exc:  # the FTS index disagrees with itself
-                    problems.append(f"{fts} integrity-check: {exc}")
+                except Exception as exc:  # the index disagrees with itself or its text
+                    problems.append(f"{fts} integrity-check (damage or torn index write): {exc}")
                 docs = set(conn.exec_driver_sql(f"SELECT rowid FROM {fts}").scalars())
                 rows = set(conn.exec_driver_sql(f"SELECT rowid FROM {table}").scalars())
                 if docs != rows:

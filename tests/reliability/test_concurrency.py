@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from chronomem import ChronomemError, Memory
+from chronomem.schema import SCHEMA_VERSION
 
 from ._support import check_invariants, raw
 from ._worker import known_correct_race
@@ -201,7 +202,7 @@ def test_concurrent_first_open(
             .scalars()
             .all()
         )
-    assert version == ["1"]
+    assert version == [str(SCHEMA_VERSION)]
     with Memory(durable_url) as m:
         assert len(m.scoped(tenant="open").facts()) == 4
     check_invariants(durable_url)

@@ -6,9 +6,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, event
+from sqlalchemy.engine import ExceptionContext
 
-from ..errors import InvalidInput
+from ..errors import ChronomemError, InvalidInput
 
 
 class Backend:
@@ -18,6 +19,7 @@ class Backend:
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine
+        event.listen(engine, "handle_error", self._handle_error)
         # One shared connection (in-memory SQLite) must not be used by two threads at once.
         self._guard: threading.RLock | None = threading.RLock() if serialize else None
 
@@ -43,6 +45,16 @@ class Backend:
     def _connect_write(self) -> Connection:
         return self.engine.connect()
 
+    def _handle_error(self, ctx: ExceptionContext) -> BaseException | None:
+        if ctx.is_pre_ping:  # the pool handles stale connections itself
+            return None
+        return self.translate_error(ctx.original_exception, connecting=ctx.connection is None)
+
+    def translate_error(self, exc: BaseException, *, connecting: bool) -> ChronomemError | None:
+        """The chronomem error (saying what to do) for a driver error this backend
+        recognises; None keeps the driver's error."""
+        return None
+
     def lock_slots(self, conn: Connection, tenant: str, slots: Sequence[str]) -> None:
         """Serialize writers of the same slots until the transaction ends."""
 
@@ -61,6 +73,11 @@ class Backend:
 
 
 def open_backend(url: str | None) -> Backend:
+    if isinstance(url, str) and not url.strip():
+        raise InvalidInput(
+            "the database url is empty: pass a file path, a sqlite:// or postgresql:// URL, "
+            "or None (or ':memory:') for an in-memory store"
+        )
     if url is None or url == ":memory:":
         from .sqlite import SqliteBackend
 

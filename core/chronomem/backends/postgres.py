@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, create_engine, text
 
+from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from .base import Backend
 
@@ -43,6 +44,19 @@ class PostgresBackend(Backend):
             ),
             {"keys": sorted({lock_key(tenant, s) for s in slots})},
         )
+
+    def translate_error(self, exc: BaseException, *, connecting: bool) -> ChronomemError | None:
+        import psycopg
+
+        if connecting and isinstance(exc, psycopg.OperationalError):
+            u = self.engine.url
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return StoreUnavailable(
+                f"cannot connect to PostgreSQL at {u.host or 'localhost'}:{u.port or 5432} "
+                f"(database {u.database!r}, user {u.username!r}): {reason}. Check the URL's "
+                "host, port, user and database, and that the server is running and reachable."
+            )
+        return None
 
     @property
     def for_update(self) -> bool:

@@ -7,16 +7,62 @@ erased fact's bytes are overwritten in the file."""
 from __future__ import annotations
 
 import logging
+import os
+import sqlite3
 from typing import Any
 
 from sqlalchemy import Connection, create_engine, event
+from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
+from ..errors import ChronomemError, CorruptStore, ReadOnlyStore, StoreUnavailable
 from .base import Backend
 
+FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
+# FTS5 refuses a structure deeper than 2000 levels; each optimize adds up to 2.
+REBUILD_AT_LEVELS = 500
 BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """SQLite's big-endian varint (FTS5 uses it in its structure record)."""
+    value = 0
+    for k in range(9):
+        byte = buf[i]
+        i += 1
+        if k == 8:
+            return (value << 8) | byte, i
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, i
+    raise AssertionError("unreachable")
+
+
+_STRUCTURE_V2 = b"\xff\x00\x00\x01"  # marker after the cookie (SQLite >= 3.44)
+
+
+def fts_levels(conn: Connection, fts: str) -> int:
+    """How many levels the FTS5 index's structure record holds (its first
+    varint after a 4-byte cookie and an optional format marker); a record that
+    is missing or unreadable counts as too deep, so the caller rebuilds."""
+    block: Any = conn.exec_driver_sql(f"SELECT block FROM {fts}_data WHERE id = 10").scalar()
+    try:
+        buf = bytes(block)
+        i = 8 if buf[4:8] == _STRUCTURE_V2 else 4
+        return _varint(buf, i)[0]
+    except (TypeError, IndexError):
+        return 1 << 30
+
+
+def writable(path: str) -> bool:
+    """Whether this process may write the file (and so the store's WAL)."""
+    return os.access(path, os.W_OK)
+
+
+def is_read_only_url(url: str) -> bool:
+    return "mode=ro" in url.partition("?")[2]
 
 
 class SqliteBackend(Backend):
@@ -30,9 +76,18 @@ class SqliteBackend(Backend):
             memory = url in ("sqlite://", "sqlite:///:memory:")
         else:
             url, memory = f"sqlite:///{url_or_path}", False
+        self.path = None if memory else make_url(url).database
+        # A file this process cannot write is opened read-only: reads work, and
+        # opening it writes nothing (writes raise ReadOnlyStore).
+        self.read_only = bool(
+            self.path
+            and (is_read_only_url(url) or (os.path.isfile(self.path) and not writable(self.path)))
+        )
         kwargs: dict[str, Any] = {
             "connect_args": {"check_same_thread": False, "timeout": BUSY_TIMEOUT_S}
         }
+        if self.read_only and not is_read_only_url(url):
+            url = f"sqlite:///file:{self.path}?mode=ro&uri=true"
         if memory:
             kwargs["poolclass"] = StaticPool
         else:
@@ -45,7 +100,7 @@ class SqliteBackend(Backend):
         def _on_connect(dbapi_conn: Any, _record: Any) -> None:
             dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
             cur = dbapi_conn.cursor()
-            if not memory:
+            if not memory and not self.read_only:
                 cur.execute("PRAGMA journal_mode=WAL")
                 cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
@@ -60,12 +115,51 @@ class SqliteBackend(Backend):
         super().__init__(engine, serialize=memory)
 
     def _connect_write(self) -> Connection:
-        return self.engine.connect().execution_options(sqlite_begin="IMMEDIATE")
+        # read-only: a deferred transaction (the open path only reads; a write fails)
+        mode = "DEFERRED" if self.read_only else "IMMEDIATE"
+        return self.engine.connect().execution_options(sqlite_begin=mode)
+
+    def translate_error(self, exc: BaseException, *, connecting: bool) -> ChronomemError | None:
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        msg = str(exc)
+        where = repr(self.path) if self.path else "the in-memory store"
+        if "unable to open database file" in msg:
+            return StoreUnavailable(
+                f"cannot open the SQLite database {where}: its directory does not exist or is "
+                "not accessible. Create the directory or fix the path."
+            )
+        if "file is not a database" in msg:
+            return CorruptStore(
+                f"{where} is not a SQLite database (a wrong file, or its header is damaged or "
+                "encrypted). Check the path; restore the store from a backup."
+            )
+        if "malformed" in msg or "vtable constructor failed" in msg:
+            cli = (
+                f"chronomem --url {self.path} doctor --repair"
+                if self.path
+                else "Memory.check(repair=True)"
+            )
+            return CorruptStore(
+                f"the database {where} is damaged ({msg}). Run `{cli}` (rebuilds the text "
+                "indexes); if it still fails, restore the store from a backup."
+            )
+        if "readonly database" in msg:
+            return ReadOnlyStore(
+                f"{where} is open read-only (this process cannot write the file): reads work. "
+                "To write, make the file and its directory writable and open it again."
+            )
+        return None
 
     def after_erase(self, conn: Connection) -> None:
         # Merge the FTS segments so deleted tokens leave the index's shadow tables.
-        for fts in ("cm_versions_fts", "cm_episodes_fts"):
-            conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+        # Before SQLite 3.41 every 'optimize' adds a level to the index's structure
+        # and FTS5 corrupts the index past its level limit (about 1,460 erases), so
+        # an index with many levels is rebuilt from its content instead: that also
+        # leaves no deleted token behind, and starts again from one level.
+        for fts in FTS_TABLES:
+            command = "rebuild" if fts_levels(conn, fts) >= REBUILD_AT_LEVELS else "optimize"
+            conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('{command}')")
 
     def maintenance_after_erase(self) -> None:
         if self.memory:

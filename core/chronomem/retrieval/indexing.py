@@ -96,9 +96,15 @@ class Indexer:
 
 def check_embedder(conn: Connection, embedder: Embedder) -> str | None:
     """Record the store's embedder on first use; return the stored name when it differs."""
-    # insert-if-absent: two processes opening a new store at once must not collide
-    insert_ignore(conn, meta, [{"key": "embedder", "value": f"{embedder.name}\x1f{embedder.dim}"}])
-    row = conn.execute(select(meta.c.value).where(meta.c.key == "embedder")).scalar_one()
+    # Read first: opening a store that has its record writes nothing (a read-only
+    # file opens). Else insert-if-absent: two processes opening a new store at once
+    # must not collide.
+    query = select(meta.c.value).where(meta.c.key == "embedder")
+    row = conn.execute(query).scalar()
+    if row is None:
+        value = f"{embedder.name}\x1f{embedder.dim}"
+        insert_ignore(conn, meta, [{"key": "embedder", "value": value}])
+        row = conn.execute(query).scalar_one()
     name, _, dim = row.partition("\x1f")
     if name == embedder.name and int(dim) == embedder.dim:
         return None
