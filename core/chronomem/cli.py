@@ -4,13 +4,16 @@ chronomem --url memory.db facts --subject alice --as-of 2026-06-01
 chronomem --url memory.db history alice lives_in --known-at 2026-05-01T12:00Z
 chronomem --url postgresql+psycopg://… why 3f2a…
 chronomem --url memory.db stats --json
+chronomem --url memory.db doctor [--repair]
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     click = None  # type: ignore[assignment]
 
-from .errors import ChronomemError
+from .errors import ChronomemError, StoreUnavailable
 from .memory import Memory
 from .model import Fact
 
@@ -32,6 +35,61 @@ def parse_instant(value: str | None) -> datetime | None:
     text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
     dt = datetime.fromisoformat(text)
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def shown(value: object) -> str:
+    """A stored value made safe for a terminal: control, format and line/paragraph
+    separator characters (ESC of ANSI/OSC sequences, CR, LF, bidi overrides, C1
+    controls) and the backslash itself are printed as escapes, so a stored value
+    can neither drive the terminal nor forge a line of output."""
+    out = []
+    for ch in str(value):
+        if ch == "\\":
+            out.append("\\\\")
+        elif unicodedata.category(ch) in _UNSAFE:
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
+            )
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON spells astral characters
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def _json_safe(text: str) -> str:
+    """JSON escapes C0 controls itself; escape the rest a terminal could act on
+    (C1 controls, bidi/format characters, line separators) as ``\\uXXXX``."""
+    return "".join(
+        _json_escape(ch) if ord(ch) >= 0x7F and unicodedata.category(ch) in _UNSAFE else ch
+        for ch in text
+    )
+
+
+def sqlite_file(url: str) -> str | None:
+    """The file a SQLite URL or bare path names (None: in memory, or not SQLite)."""
+    if url in ("", ":memory:", "sqlite://", "sqlite:///:memory:"):
+        return None
+    if url.startswith("sqlite"):
+        from sqlalchemy.engine import make_url
+
+        db = make_url(url).database
+        return db if db and db != ":memory:" and not db.startswith("file:") else None
+    return None if "://" in url else url
 
 
 def _jsonable(obj: Any) -> Any:
@@ -51,7 +109,7 @@ def _jsonable(obj: Any) -> Any:
 def _fact_row(f: Fact) -> str:
     until = f.valid_to.isoformat() if f.valid_to else "…"
     return (
-        f"{f.id}  {f.subject} | {f.predicate} | {f.object}  "
+        f"{shown(f.id)}  {shown(f.subject)} | {shown(f.predicate)} | {shown(f.object)}  "
         f"[{f.valid_from.isoformat()} → {until})  {f.state.value}"
         f"  recorded {f.recorded_at.isoformat()}"
     )
@@ -83,13 +141,20 @@ def _build() -> Any:
     def cli(ctx: Any, url: str, tenant: str | None, user: str | None, agent: str | None,
             session: str | None, as_json: bool) -> None:  # fmt: skip
         """Inspect a chronomem store: facts, history, provenance, stats."""
+        path = sqlite_file(url)
+        if path is not None and not os.path.isfile(path):
+            # an inspection never creates a store: a mistyped --url would show an empty one
+            raise StoreUnavailable(
+                f"no chronomem database at {shown(path)!r}: check --url (or CHRONOMEM_URL); "
+                "the CLI never creates a database"
+            )
         mem = Memory(url, tenant=tenant, user=user, agent=agent, session=session)
         ctx.call_on_close(mem.close)
         ctx.obj = {"mem": mem, "json": as_json}
 
     def emit(ctx: Any, payload: Any, lines: list[str]) -> None:
         if ctx.obj["json"]:
-            click.echo(json.dumps(_jsonable(payload), ensure_ascii=False, indent=2))
+            click.echo(_json_safe(json.dumps(_jsonable(payload), ensure_ascii=False, indent=2)))
         else:
             for line in lines:
                 click.echo(line)
@@ -129,9 +194,12 @@ def _build() -> Any:
         lines = ["versions:", *(f"  {_fact_row(f)}" for f in p.versions)]
         lines += [
             "episodes:",
-            *(f"  [{e.occurred_at.isoformat()}] {e.role or '-'}: {e.text}" for e in p.episodes),
+            *(
+                f"  [{e.occurred_at.isoformat()}] {shown(e.role or '-')}: {shown(e.text)}"
+                for e in p.episodes
+            ),
         ]
-        lines += [f"extractors: {', '.join(p.extractors) or '-'}"]
+        lines += [f"extractors: {', '.join(shown(x) for x in p.extractors) or '-'}"]
         lines += ["superseded:", *(f"  {_fact_row(f)}" for f in p.superseded)]
         emit(ctx, p, lines)
 
@@ -140,7 +208,19 @@ def _build() -> Any:
     def stats(ctx: Any) -> None:
         """Counts of facts, versions and episodes in this scope."""
         s = ctx.obj["mem"].stats()
-        emit(ctx, s, [f"{k}: {v}" for k, v in dataclasses.asdict(s).items()])
+        emit(ctx, s, [f"{k}: {shown(v)}" for k, v in dataclasses.asdict(s).items()])
+
+    @cli.command()
+    @click.option("--repair", is_flag=True,
+                  help="rebuild damaged text indexes and delete orphan links/vectors")  # fmt: skip
+    @click.pass_context
+    def doctor(ctx: Any, repair: bool) -> None:
+        """Check the whole database for damage (text indexes, invariant I1, orphans);
+        exit status 1 when a problem remains."""
+        report = ctx.obj["mem"].check(repair=repair)
+        emit(ctx, {**dataclasses.asdict(report), "ok": report.ok}, report.lines())
+        if not report.ok:
+            ctx.exit(1)
 
     return cli
 
@@ -150,16 +230,19 @@ def main(argv: list[str] | None = None) -> int:
         print("the chronomem CLI needs click: pip install 'chronomem[cli]'", file=sys.stderr)
         return 2
     try:
-        _build().main(args=argv, prog_name="chronomem", standalone_mode=False)
+        code = _build().main(args=argv, prog_name="chronomem", standalone_mode=False)
     except click.exceptions.Abort:
         return 1
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # usage errors quote the arguments: escape them
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            print(ctx.get_usage(), file=sys.stderr)
+        print(f"error: {shown(exc.format_message())}", file=sys.stderr)
         return exc.exit_code
     except (ChronomemError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shown(exc)}", file=sys.stderr)
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
