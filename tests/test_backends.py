@@ -171,3 +171,35 @@ def test_superseded_by_always_names_a_stored_version_even_when_a_plan_drops_its_
             text("SELECT id, superseded_by FROM cm_versions WHERE superseded_by IS NOT NULL")
         ).all()
     assert [d for d in dangling if d.superseded_by not in ids] == []
+
+
+def test_huge_unique_token_text_has_the_same_outcome_on_both_backends(memory: Memory) -> None:
+    """Issue #14 F: ~900 kB of unique tokens raised ``string is too long for
+    tsvector`` on PostgreSQL and was accepted on SQLite. Now both store the whole
+    text and index its first ``INDEX_MAX_CHARS`` characters: words there are
+    found, words past it are not (the text still reads back exactly)."""
+    from chronomem.schema import INDEX_MAX_CHARS
+
+    words = [f"w{i:06d}x" for i in range(110_000)]  # 8 chars + a space each: 990 kB
+    big = " ".join(words)
+    assert len(big) > 900_000
+    inside = words[INDEX_MAX_CHARS // 9 - 50]
+    outside = words[-1]
+    r = memory.remember("doc", "text_is", big)
+    ep = memory.add_episode(big)
+    assert memory.facts(subject="doc")[0].object == big
+    assert memory.get_episode(ep.id).text == big
+    hits = memory.search(inside, k=5, include_episodes=True)
+    assert not hits.degraded, hits.failed_legs
+    assert r.fact_ids[0] in [h.fact.id for h in hits if h.fact is not None]
+    assert ep.id in [h.episode.id for h in hits if h.episode is not None]
+    with memory.backend.read() as conn:  # the text index itself: inside yes, outside no
+        for table in ("cm_versions", "cm_episodes"):
+            for word, expected in ((inside, 1), (outside, 0)):
+                if conn.dialect.name == "sqlite":
+                    sql = f"SELECT count(*) FROM {table}_fts WHERE {table}_fts MATCH ?"
+                    n = conn.exec_driver_sql(sql, (f'"{word}"',)).scalar()
+                else:
+                    sql = f"SELECT count(*) FROM {table} WHERE tsv @@ to_tsquery('simple', %s)"
+                    n = conn.exec_driver_sql(sql, (word,)).scalar()
+                assert n == expected, (table, word)
