@@ -46,7 +46,9 @@ CALLS: dict[str, Callable[[Memory, Any], Any]] = {
 
 @pytest.mark.parametrize("call", sorted(CALLS))
 @pytest.mark.parametrize(
-    "bad", ["alice", "lives_in", b"alice", 5, 2.5, True, {"alice": 1}, object()], ids=repr
+    "bad",
+    ["alice", "lives_in", b"alice", 5, 2.5, True, {"alice": 1}, object()],
+    ids=["str", "predicate str", "bytes", "int", "float", "bool", "dict", "object"],
 )
 def test_a_bare_string_or_non_collection_is_refused(mem: Memory, call: str, bad: Any) -> None:
     before = mem.stats()
