@@ -68,7 +68,9 @@ class LlamaIndexExtractor(LLMExtractor):
             structured = bool(getattr(llm.metadata, "is_function_calling_model", False))
         self.llm = llm
         self.structured = structured
-        model = getattr(llm.metadata, "model_name", None) or llm.class_name()
+        model = getattr(llm.metadata, "model_name", None)
+        if not model or model == "unknown":
+            model = type(llm).__name__
         super().__init__(self._complete, name=name or f"llamaindex:{model}", **kwargs)
 
     @staticmethod
