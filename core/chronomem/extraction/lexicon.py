@@ -179,5 +179,7 @@ JOB_HEADS = _words(
     optometrist radiologist anesthesiologist pediatrician surveyor planner strategist
     marketer salesman saleswoman salesperson representative rep tester sysadmin devops
     investigator inspector dispatcher paramedic optician podcaster youtuber streamer
-    influencer blogger"""
+    influencer blogger practitioner worker nutritionist dietitian physiotherapist
+    physio chiropractor midwife doula masseuse hairdresser barber stylist tailor
+    jeweler jeweller locksmith machinist operator surveyor lifeguard"""
 )

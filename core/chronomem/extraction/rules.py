@@ -289,7 +289,8 @@ _DISCOURSE = (
     r"you\s+know|you\s+see|I\s+mean|as\s+you\s+know|as\s+I\s+said|of\s+course|anyway|anyways|"
     r"if\s+that\s+matters|if\s+you\s+must\s+know|in\s+case\s+you\s+(?:were\s+)?wonder\w*|"
     r"for\s+the\s+record|just\s+saying|lol|haha\w*|lmao|fwiw|imo|imho|though|tho|too|"
-    r"as\s+well|in\s+fact|basically|obviously|really|remember|mind\s+you|no\s+joke"
+    r"as\s+well|in\s+fact|basically|obviously|really|remember|mind\s+you|no\s+joke|ugh|sigh|meh|"
+    r"yay|oops|argh|phew|hmm+|welp|yikes|ha(?:ha)*|heh|omg|smh"
 )
 _DISCOURSE_CUT = re.compile(
     r"\s*,?\s*\b(?:" + _DISCOURSE + r")\b.*$|\s*,\s*(?:" + _DISCOURSE + r")\b.*$", _I
@@ -373,8 +374,8 @@ def _proper(obj: str, lower: bool, *, org: bool = False) -> str | None:
     if (any(t in UI_WORDS for t in low) and not named_org) or low[-1] in CONNECTORS:
         return None  # "the Pro plan"; but "I work for GitLab" names a company
     if lower:
-        if low[0] in FREE_REJECT_FIRST or low[0] in _NOT_A_NAME_START:
-            return None
+        if low[0] in FREE_REJECT_FIRST or low[0] in _NOT_A_NAME_START or low[0].endswith("ing"):
+            return None  # "two companies", "teaching"
         if any(t in GENERIC_NOUNS for t in low):
             return None
         if (not org and any(ch.isdigit() for ch in obj)) or not tokens[0][:1].isalpha():
@@ -435,6 +436,7 @@ def _gerund(verb: str) -> str:
 
 # A preposition left dangling where a time was cut out ("the slides for [tomorrow]").
 _DANGLING = _rx(r"(?:\s+(?:for|to|at|on|in|by|from|of|with|until|till))+\s*$")
+_BARE_DETERMINERS = frozenset({"a", "an", "the", "my", "our", "some", "this", "that"})
 _CLAUSE_VERBS = frozenset({"is", "are", "am", "was", "were", "i", "i'm", "i've", "you're"})
 
 
@@ -450,8 +452,8 @@ def _free(
     out = []
     for raw in items:
         item = _DANGLING.sub("", _tail(_LEAD_FREE.sub("", raw.strip())))
-        if not item:
-            continue
+        if not item or item.lower() in _BARE_DETERMINERS:
+            continue  # "working on a [Saturday]": the time was the object
         m = re.match(r"^to\s+([a-z]+)\b(.*)$", item, _I)
         if m:
             if f"to_{m.group(1).lower()}" in FREE_REJECT_FIRST:
@@ -818,12 +820,20 @@ def _working_on(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("working_on", o, "assert", 0.8) for o in objs]
 
 
+_TIME_WORDS = MONTH_WORDS | words("last next this spring summer autumn fall winter")
+
+
 def _married(op: Op) -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         raw = m.groupdict().get("obj")
         if raw is None or not raw.strip(" .!,"):  # "I got divorced ." (a time was cut out)
-            return [_Hit("married_to", None, "end", 0.8)]
+            return [_Hit("married_to", None, "end", 0.8)] if op == "end" else []
+        appositive = re.match(r"^(?:my|a|an|the)\s+[\w\s'-]{1,40}?,\s+(?P<n>[A-Z][\w'-]+)", raw)
+        if appositive and not ctx.lower:  # "my high school sweetheart, Rob"
+            raw = appositive.group("n")
         name = _name(raw, ctx.lower)
+        if name and fold(name.split()[0]) in _TIME_WORDS:
+            return []  # "we got married last summer"
         return [_Hit("married_to", name, op, 0.85)] if name else []
 
     return handle
@@ -849,9 +859,14 @@ def _age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 # -- coverage added in round two: titles, contacts, projects, named family, "now I'm in" ----
 
 
+_TITLE_NOT_YET = words("aspiring wannabe would-be future former ex ex- failed trainee-to-be")
+
+
 def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "I'm a (freelance) photographer": the head noun must be a job."""
     words = m.group("title").lower().split()
+    if words and words[0] in _TITLE_NOT_YET:
+        return []  # "an aspiring writer", "a former nurse"
     while words and words[0] in _TITLE_STOP:
         words = words[1:]  # "the new office manager" -> "office manager"
     if not words or words[-1] not in JOB_HEADS or len(words) > 4:
@@ -978,8 +993,10 @@ _VISIT = _rx(
     r"conference|meeting|weekend|tonight|today|right\s+now|at\s+the\s+moment|layover|staying|"
     r"airport|hotel|stuck)\b"
 )
-_NOW = _rx(r"\b(?:now|these\s+days|nowadays)\b")
-_LIVE_CUE = _rx(r"\b(?:live[ds]?|living|moved|relocated|used\s+to|settled)\b")
+_NOW = _rx(r"\b(?:now|these\s+days|nowadays|for\s+good|permanently)\b")
+_LIVE_CUE = _rx(
+    r"\b(?:live[ds]?|living|moved|relocated|used\s+to|settled|for\s+good|permanently)\b"
+)
 
 
 def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:

@@ -12,7 +12,8 @@ Monday; "last week" / "this week" / "next week" are that week's Monday;
 "last month" is the first of the previous month; "last Friday" is the most
 recent Friday strictly before the reference day and "next Friday" the first
 Friday strictly after it; "last March" is the most recent March before the
-current month; "the end of the month" is that month's last day and "the
+current month; seasons start on the 1st of March, June, September and
+December ("last summer" said in June 2024 is June 2023); "the end of the month" is that month's last day and "the
 start of next year" its first; "a couple of" is 2 and "a few" is 3."""
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ _PREP = (
 )
 _OPT_PREP = r"(?:" + _PREP + r"\s+)?"
 _REL = r"(?P<rel>last|this|next|coming|past|previous)"
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = r"(?P<season>spring|summer|autumn|winter)"
 
 _I = re.IGNORECASE
 
@@ -89,6 +92,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("relmon", _c(_OPT_PREP + _REL + r"\s+" + _MON)),
+    ("season", _c(_OPT_PREP + r"(?:(?P<rel>last|this|next|the)\s+)?" + _SEASON)),
     ("month", _c(_PREP + r"\s+" + _MOD + _MON + r"(?:,?\s+(?:of\s+)?(?P<y>\d{4}))?")),
     ("month", _c(_OPT_PREP + _MOD + _MON + r",?\s+(?:of\s+)?(?P<y>(?:19|20)\d{2})")),
     ("year", _c(_PREP + r"\s+" + _MOD + r"(?P<y>(?:19|20)\d{2})")),
@@ -130,6 +134,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 # Cheap gate: none of the patterns can match without one of these.
 _HINT = re.compile(
     r"\d|\b(?:ago|yesterday|today|tonight|tomorrow|last|this|next|since|past|previous|from|"
+    r"spring|summer|autumn|winter|"
     r"(?:minute|min|hour|hr|day|week|wk|fortnight|month|mo|year|yr|decade)s?|"
     + "|".join(MONTHS)
     + "|"
@@ -282,6 +287,19 @@ def _resolve(kind: str, g: dict[str, str | None], ref: datetime, future: bool) -
         if unit == "month":
             return _midnight(add_months(today.replace(day=1), step))
         return _midnight(date(today.year + step, 1, 1))
+    if kind == "season":  # a season starts on the 1st of its first month (winter: December)
+        m = SEASONS[(g["season"] or "").lower()]
+        rel = (g.get("rel") or "").lower()
+        this_year = date(today.year, m, 1)
+        if rel == "last":
+            y = today.year if this_year < today.replace(day=1) else today.year - 1
+        elif rel == "next" or (rel in ("", "the") and future):
+            y = today.year if this_year > today else today.year + 1
+        elif rel in ("", "the"):
+            y = today.year if this_year <= today else today.year - 1
+        else:  # "this summer"
+            y = today.year
+        return _midnight(date(y, m, 1))
     if kind == "vague":
         return None  # "years ago": a past time, but not one to date a fact by
     if kind == "endof":  # "at the end of the month": its last day; "the start of": its first
