@@ -49,8 +49,8 @@ from chronomem import (
     Memory as Store,
 )
 from chronomem.errors import ScopeError
-from chronomem.ops import WriteOp
 from chronomem.extraction import default_extractor
+from chronomem.ops import WriteOp
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.semantics import Semantic, TimeKeeping
