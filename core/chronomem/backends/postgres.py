@@ -67,6 +67,10 @@ class PostgresBackend(Backend):
         pass
 
     def maintenance_after_erase(self) -> None:
+        # VACUUM removes the dead tuples (the rows' text stays in the pages' free
+        # space until reused: see SECURITY.md); ANALYZE rewrites the planner
+        # statistics (pg_stats most-common values, histograms, most-common lexemes)
+        # from the remaining rows, so an erased value does not outlive its row there.
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             for table in ("cm_versions", "cm_episodes", "cm_vectors", "cm_sources"):
-                conn.execute(text(f"VACUUM {table}"))
+                conn.execute(text(f"VACUUM (ANALYZE) {table}"))
