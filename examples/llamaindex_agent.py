@@ -45,6 +45,23 @@ class Clock:
         self.now += timedelta(days=n)
 
 
+def extraction_brain(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+    """The scripted extraction model: fills the schema LlamaIndexExtractor offers."""
+    tools = kwargs.get("tools") or []
+    turns = (messages[-1].content or "") if tools else ""
+    facts = []
+    if "cello" in turns:
+        facts.append(
+            {"turn": 0, "subject": "user", "predicate": "plays", "object": "cello", "op": "assert"}
+        )
+    if not tools:  # a plain question (the cardinality of an invented predicate)
+        return ChatMessage(role="assistant", content='{"cardinality": "many"}')
+    call = ToolCallBlock(
+        tool_call_id="x", tool_name=tools[0].metadata.name, tool_kwargs={"facts": facts}
+    )
+    return ChatMessage(role="assistant", blocks=[call])
+
+
 def brain(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
     """The scripted model: answers from the memory block and tool results only."""
     last = messages[-1]
@@ -65,6 +82,12 @@ def brain(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
             tool_kwargs={"date": asked.group(1), "question": "where do I live"},
         )
         return ChatMessage(role="assistant", blocks=[call])
+    if "what do i play" in text.lower():
+        memory = "\n".join(m.content or "" for m in messages if m.role.value == "system")
+        played = re.findall(r"plays ([^(\n]+?) \(", memory)
+        return ChatMessage(
+            role="assistant", content=f"You play the {played[0]}." if played else "?"
+        )
     if "where do i live" in text.lower():
         memory = "\n".join(m.content or "" for m in messages if m.role.value == "system")
         found = LIVES_IN.findall(memory)
@@ -138,6 +161,16 @@ async def conversation(store: Memory, clock: Clock) -> None:
     roles = [m.role.value for m in s3.get_all()]
     print(f"session 3 transcript: {len(roles)} messages, roles {roles}")
     print("session 1 transcript:", [m.content for m in session("monday").get_all()])
+
+    # Extraction by the framework's own model: any LlamaIndex LLM, here a scripted mock.
+    clock.days(1)
+    print("session 4 (2026-02-12), facts read by a LlamaIndex LLM")
+    extractor_llm = MockFunctionCallingLLM(response_generator=extraction_brain)
+    s4 = ChronomemMemory.from_defaults(memory=ada, session_id="music", llm=extractor_llm)
+    await say(s4, "These days the cello takes all my evenings.")
+    await say(session("music-2"), "What do I play?")
+    (played,) = ada.facts(predicate="plays")
+    print(f"fact: {played.subject} {played.predicate} {played.object} (by {played.extractor})")
 
 
 if __name__ == "__main__":

@@ -36,3 +36,6 @@ def test_agent_example() -> None:
         in out
     )
     assert "session 1 transcript: [\"Hi, I'm Ada. I live in Paris.\", 'Noted.']" in out
+    session4 = out.split("session 4")[1]
+    assert "user: What do I play?\n  agent: You play the cello." in session4
+    assert "fact: user plays cello (by llamaindex:MockFunctionCallingLLM/1)" in session4
