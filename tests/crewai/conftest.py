@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+ORIGINAL_HOME = Path(os.environ.get("HOME") or Path.home())
 SANDBOX = Path(tempfile.mkdtemp(prefix="crewai-chronomem-tests-"))
 ENV = {
     "HOME": str(SANDBOX / "home"),
@@ -49,3 +50,38 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for k in UNSET:
         monkeypatch.delenv(k, raising=False)
     yield
+
+
+def snapshot(*roots: Path, depth: int = 3) -> set[str]:
+    """Paths (to ``depth`` levels) under ``roots``: what a test may not change."""
+    out: set[str] = set()
+    for root in roots:
+        if not root.exists():
+            continue
+        base = len(root.parts)
+        for p in root.rglob("*"):
+            if len(p.parts) - base <= depth:
+                out.add(str(p))
+    return out
+
+
+@pytest.fixture
+def outside_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Runs the test in an empty working directory and fails it if CrewAI wrote
+    anything there, or anything CrewAI-named (``crewai``, or the project-named
+    app-data dir ``appdirs`` derives from the working directory) in the real
+    home's data/config/cache dirs. Other processes share the real home, so only
+    CrewAI's names count there."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    roots = [ORIGINAL_HOME / d for d in (".local/share", ".config", ".cache")]
+    names = ("crewai", cwd.name, "crewai_storage")
+
+    def crewai_named() -> set[str]:
+        return {p for p in snapshot(*roots, depth=1) if any(n in p.lower() for n in names)}
+
+    before = crewai_named()
+    yield
+    added = (crewai_named() - before) | snapshot(cwd)
+    assert not added, f"written outside the sandbox: {sorted(added)[:10]}"

@@ -141,6 +141,7 @@ def test_extract_memories_needs_no_llm(cm: ChronomemMemory) -> None:
     assert cm.extract_memories(raw) == ["Dana likes tea.", "More."]
 
 
+@pytest.mark.usefixtures("outside_unchanged")
 def test_crew_kickoff_offline_recalls_and_saves(cm: ChronomemMemory, sandbox: Path) -> None:
     cm.remember("I live in Paris.", source="dana")
     seen: list[str] = []

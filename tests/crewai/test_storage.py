@@ -128,6 +128,7 @@ def test_needs_a_dimension_and_checks_it() -> None:
     s.close()
 
 
+@pytest.mark.usefixtures("outside_unchanged")
 def test_crewai_memory_consolidation_supersedes(tmp_path: Path) -> None:
     register(embedder=kit_embedder)
     try:
