@@ -187,3 +187,18 @@ def test_a_named_childs_birthday_is_a_fact_about_the_child():
 def test_turning_next_week_is_a_scheduled_age_without_a_birthday():
     (f,) = read("I turn 40 next week!")
     assert (f.predicate, f.obj, f.valid_from) == ("age", "40", day(2024, 6, 17))
+
+
+def test_ages_are_dated_when_said_with_a_time():
+    (f,) = read("I'm 30 next month.")
+    assert (f.predicate, f.obj, f.valid_from) == ("age", "30", day(2024, 7, 1))
+    (f,) = read("I turned 21 yesterday!")
+    assert (f.predicate, f.obj, f.valid_from) == ("age", "21", day(2024, 6, 11))
+    assert triples("I'm 55 this year.") == set()  # when in the year is unknown
+
+
+def test_objects_are_not_forms_of_address_or_jokes():
+    assert triples("Please call me Dr. Patel.") == set()
+    assert triples("I'm Melbourne-based.") == set()
+    assert triples("I'm allergic to work lol.") == set()
+    assert triples("We got married last summer.") == set()

@@ -90,9 +90,9 @@ _FIRST_SUBJECT = _rx(
     r"(?:I|I'm|I've|we|we're|we've)\b"
 )
 _SUBJECTLESS = _rx(
-    r"^\s*(?=(?:just\s+|recently\s+|finally\s+|also\s+)?(?:moved|relocated|joined|started|"
-    r"quit|left|got|adopted|bought|turned|live|work|love|speak|accepted|resigned|retired|"
-    r"finished|used\s+to)\b)"
+    r"^\s*(?=(?:just\s+|recently\s+|finally\s+|also\s+|currently\s+)?(?:moved|relocated|"
+    r"joined|started|quit|left|got|adopted|bought|turned|live|living|work|working|love|speak|"
+    r"accepted|resigned|retired|finished|used\s+to)\b)"
 )
 
 

@@ -169,7 +169,13 @@ def _looks_like_place(obj: str) -> bool:
 _NAME_TOKEN = re.compile(r"[^\W\d_][\w'.-]*")
 
 
+_HONORIFICS = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "sir", "madam", "mx"})
+
+
 def _name(obj: str, lower: bool) -> str | None:
+    first = obj.split()[0].rstrip(".,").lower() if obj.split() else ""
+    if first in _HONORIFICS:
+        return None  # "call me Dr. Patel": a form of address, not a name to store
     words: list[str] = []
     for tok in obj.split():
         m = _NAME_TOKEN.fullmatch(tok.rstrip(".,!?;:"))
@@ -184,6 +190,8 @@ def _name(obj: str, lower: bool) -> str | None:
         words = [w for w in words if w[:1].isupper()][:1] if words[0][:1].isupper() else []
     if not words:
         return None
+    if not lower and any(p[:1].islower() for w in words for p in w.split("-")[1:]):
+        return None  # "I'm Melbourne-based"
     if fold(words[0]) in LANGUAGES or fold(words[0]) in NATIONALITIES:
         return None
     return " ".join(words)

@@ -24,6 +24,7 @@ from .clauses import (
 from .lexicon import (
     CHILD_KINDS,
     FREE_REJECT_FIRST,
+    GENERIC_NOUNS,
     JOB_HEADS,
     LANGUAGES,
     MONTH_WORDS,
@@ -224,7 +225,11 @@ def _speaks(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 def _allergy(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     if not _we_ok(m):
         return []
-    return [_Hit("allergic_to", o, "assert", 0.9) for o in _free(m.group("obj"), max_words=4)]
+    return [
+        _Hit("allergic_to", o, "assert", 0.9)
+        for o in _free(m.group("obj"), max_words=4)
+        if o.lower() not in GENERIC_NOUNS  # "allergic to work lol"
+    ]
 
 
 _HAS_AND = _rx(r"\s+and\s+(?=(?:a|an|one|two|three|four|five|six|\d)\s)")
@@ -316,8 +321,15 @@ def _nationality(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 
 
 def _age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I'm 34": from now; "I'm 30 next month": from then; "I'm 55 this year": unknown when."""
     n = int(m.group("obj"))
-    return [_Hit("age", str(n), "assert", 0.85, timed=False)] if 1 <= n <= 120 else []
+    if not 1 <= n <= 120:
+        return []
+    times = [t.value for t in find_times(ctx.raw, ctx.ref, future=True) if t.value]
+    if times and times[0] <= ctx.ref and "turned" not in ctx.raw.lower():
+        return []  # "turned 21 yesterday" dates it; "55 this year" does not
+    start = times[0] if times else None
+    return [_Hit("age", str(n), "assert", 0.85, timed=False, valid_from=start)]
 
 
 # -- coverage added in round two: titles, contacts, projects, named family, "now I'm in" ----
@@ -706,7 +718,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:(?:very|severely|highly|deathly|mildly|slightly|extremely|super|"
-            r"really)\s+)?allergic\s+to" + _OBJ
+            r"really|a\s+bit|a\s+little|quite|so)\s+)?allergic\s+to" + _OBJ
         ),
         _allergy,
         ("allerg",),
@@ -723,6 +735,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"\b(?P<who>I)(?:\s+have|'ve\s+got|\s+have\s+got)\s+(?:an?\s+)?(?:(?:severe|mild|bad|"
             r"serious|slight)\s+)?allerg(?:y|ies)\s+to" + _OBJ
+        ),
+        _allergy,
+        ("allerg",),
+    ),
+    (
+        _rx(
+            r"\b(?P<who>I)(?:'m|\s+am)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?\s+and\s+"
+            r"(?:(?:very|severely|also|mildly|slightly|really)\s+)?allergic\s+to" + _OBJ
         ),
         _allergy,
         ("allerg",),
@@ -846,6 +866,15 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(r"\b(?P<who>I|we)(?:'ve|\s+have)\s+been\s+(?:working\s+)?(?:at|with)" + _OBJ),
         _tenure,
         ("been",),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:joined|join|joining|started\s+at|starting\s+at|start\s+at)\s+"
+            r"(?P<obj>\S+(?:\s+\S+){0,3}?)\s+as\s+(?:a|an|the)\s+"
+            r"(?P<title>[a-z][a-z -]{1,40}?)\s*(?:[,.!]|$)"
+        ),
+        _title_at,
+        ("join", "start"),
     ),
     (
         _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
