@@ -39,6 +39,10 @@ def join(parts: Iterable[str], sep: str) -> str:
     """An injective join: distinct tuples of strings give distinct strings."""
     if sep == ESC or len(sep) != 1:
         raise ValueError("the separator is one character other than the escape")
+    parts = list(parts)
+    raw = sep.join(parts)
+    if ESC not in raw and raw.count(sep) == len(parts) - 1:
+        return raw  # the common case: nothing to escape
     return sep.join(escape(p, sep) for p in parts)
 
 

@@ -110,9 +110,17 @@ def subject_is(key: str) -> ColumnElement[bool]:
 
 
 def subject_in(keys: Sequence[str]) -> ColumnElement[bool]:
+    """``subject_key IN keys``, through the (indexed) hashes of the keys.
+
+    ``predicate >= ''`` is always true (predicates are non-empty text); it is there
+    for SQLite's planner, which without statistics reads ``subject_hash IN (…)
+    … ORDER BY`` through the ``superseded_at`` index — every current row of the
+    tenant, so a read of a few subjects would cost the store's size. The range
+    on the subject indexes' third column makes them the better choice."""
     return and_(
         versions.c.subject_hash.in_([key_hash(k) for k in keys]),
         versions.c.subject_key.in_(list(keys)),
+        versions.c.predicate >= "",
     )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, select, update
+from sqlalchemy import Connection, Engine, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
@@ -27,7 +28,7 @@ from .identity import fold, fold_predicate, key_hash, require_text
 from .model import Receipt
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from .predicates import Cardinality
-from .reads import scope_visible, scope_within, subject_is
+from .reads import scope_visible, scope_within
 from .registry import Registry
 from .schema import episodes as episodes_table
 from .schema import sources, txclock, versions
@@ -38,6 +39,25 @@ from .timeutil import from_us
 
 # Called with the connection and the inserted version rows (to index them).
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
+
+# PostgreSQL plans the writer's set-wise reads (``slot = ANY(…)``, ``subject_hash =
+# ANY(…)``) from table statistics; a table that grew since its last ANALYZE is
+# planned as if it were tiny (a scan of every row per read), so each write would
+# cost the store's size until autovacuum catches up. The writer analyzes
+# ``cm_versions`` itself after every doubling of the rows this process inserted
+# (from ANALYZE_FIRST rows on): a bounded number of ANALYZEs, each on a sample.
+ANALYZE_FIRST = 2000
+_inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _maybe_analyze(conn: Connection, n_inserted: int) -> None:
+    if conn.dialect.name != "postgresql" or n_inserted <= 0:
+        return
+    state = _inserted.setdefault(conn.engine, [0, ANALYZE_FIRST])
+    state[0] += n_inserted
+    if state[0] >= state[1]:
+        state[1] = state[0] * 2
+        conn.exec_driver_sql("ANALYZE cm_versions")
 
 
 def content_hash(*parts: object) -> str:
@@ -99,6 +119,70 @@ def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
     return {k: row[k] for k in keep}
 
 
+class _Found:
+    """What resolving a batch's operations needs from the database, read up front
+    in a few set-wise queries (not one per operation): the live (slot, predicate)
+    pairs of every subject whose values an operation ends wholesale, and the rows
+    of every fact an operation names by id. Nothing is written before the targets
+    are resolved, so reading it all first sees exactly what one-by-one reads did."""
+
+    CHUNK = 500
+
+    def __init__(self, conn: Connection, scope: Scope) -> None:
+        self.conn = conn
+        self.scope = scope
+        self.live: dict[str, list[tuple[str, str]]] = {}
+        self.by_fact: dict[str, list[Any]] = {}
+
+    @classmethod
+    def load(cls, conn: Connection, scope: Scope, ops: Sequence[WriteOp]) -> _Found:
+        found = cls(conn, scope)
+        subjects: set[str] = set()
+        facts: set[str] = set()
+        for op in ops:
+            if isinstance(op, EndOthersOp):
+                subjects.add(op.subject if op.exact else fold(op.subject))
+            elif isinstance(op, EndOp) and op.obj is None:
+                # only a MANY predicate's "every value" needs them; reading a few
+                # more subjects than needed is harmless
+                subjects.add(op.subject if op.exact else fold(op.subject))
+            elif isinstance(op, RetractOp | CorrectOp):
+                facts.add(op.fact_id)
+        found._load_live(sorted(subjects))
+        found._load_facts(sorted(facts))
+        return found
+
+    def _load_live(self, subjects: list[str]) -> None:
+        own = self.scope.columns()
+        for i in range(0, len(subjects), self.CHUNK):
+            chunk = subjects[i : i + self.CHUNK]
+            wanted = set(chunk)
+            rows = self.conn.execute(
+                select(versions.c.subject_key, versions.c.slot, versions.c.predicate).where(
+                    *(versions.c[k] == v for k, v in own.items()),
+                    versions.c.subject_hash.in_([key_hash(k) for k in chunk]),
+                    versions.c.superseded_at.is_(None),
+                )
+            )
+            for r in rows:
+                if r.subject_key in wanted:
+                    self.live.setdefault(r.subject_key, []).append((r.slot, r.predicate))
+
+    def _load_facts(self, fact_ids: list[str]) -> None:
+        for i in range(0, len(fact_ids), self.CHUNK):
+            rows = self.conn.execute(
+                select(versions).where(
+                    scope_within(versions, self.scope),
+                    versions.c.fact_id.in_(fact_ids[i : i + self.CHUNK]),
+                )
+            ).mappings()
+            for r in rows:
+                self.by_fact.setdefault(r["fact_id"], []).append(r)
+
+    def missing(self, fact_id: str) -> ChronomemError:
+        return missing_fact(self.conn, self.scope, fact_id)
+
+
 class Writer:
     def __init__(self, registry: Registry, on_insert: InsertHook | None = None):
         self.registry = registry
@@ -122,7 +206,8 @@ class Writer:
         # commit order too (exact replay).
         tx = stamp(conn, tenant, now_us, at=recorded_at)
         index = self.registry.load(conn, tenant)
-        targets = [self._target(conn, scope, op, index) for op in ops]
+        found = _Found.load(conn, scope, ops)
+        targets = [self._target(scope, op, index, found) for op in ops]
         slots = sorted({s for t in targets for s in t.slots})
         lock(conn, tenant, slots)
         current = self._load(conn, tenant, slots, for_update)
@@ -135,20 +220,12 @@ class Writer:
         return self._flush(conn, scope, plans, tx, new_sources)
 
     # -- resolving ------------------------------------------------------------
-    def _target(self, conn: Connection, scope: Scope, op: WriteOp, index: Any) -> _Target:
+    def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
-            found = conn.execute(
-                select(versions.c.slot, versions.c.predicate)
-                .where(
-                    *(versions.c[k] == v for k, v in scope.columns().items()),
-                    subject_is(skey),
-                    versions.c.superseded_at.is_(None),
-                )
-                .distinct()
-            ).all()
-            return _Target(op, sorted({r.slot for r in found if r.predicate not in keep}), skey)
+            live = found.live.get(skey, ())
+            return _Target(op, sorted({slot for slot, pred in live if pred not in keep}), skey)
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
                 name, skey = op.predicate, op.subject
@@ -165,33 +242,14 @@ class Writer:
                 raise InvalidInput(f"predicate names are at most 255 characters; got {len(name)}")
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
-                own = scope.columns()
-                slots = list(
-                    conn.execute(
-                        select(versions.c.slot)
-                        .where(
-                            *(versions.c[k] == v for k, v in own.items()),
-                            subject_is(skey),
-                            versions.c.predicate == name,
-                            versions.c.superseded_at.is_(None),
-                        )
-                        .distinct()
-                    ).scalars()
-                )
+                live = found.live.get(skey, ())
+                slots = sorted({slot for slot, pred in live if pred == name})
             else:
                 slots = [slot_key(scope, skey, name, okey if many else None)]
             return _Target(op, slots, skey, name, okey)
-        rows = (
-            conn.execute(
-                select(versions).where(
-                    scope_within(versions, scope), versions.c.fact_id == op.fact_id
-                )
-            )
-            .mappings()
-            .all()
-        )
+        rows = found.by_fact.get(op.fact_id, [])
         if not rows:
-            raise missing_fact(conn, scope, op.fact_id)
+            raise found.missing(op.fact_id)
         current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
         if isinstance(op, RetractOp):
             return _Target(op, current)  # retracting what is gone already: nothing to do
@@ -352,6 +410,7 @@ class Writer:
         closes: list[dict[str, Any]] = []
         inserts: list[dict[str, Any]] = []
         merges: list[tuple[str, str]] = []
+        fact_ids: dict[str, None] = {}  # in first-seen order, without a quadratic scan
         for plan in plans.values():
             for vid, (reason, by) in plan.closes.items():
                 closes.append({"t": tenant, "vid": vid, "by": by, "reason": reason})
@@ -389,13 +448,13 @@ class Writer:
             receipt.ended += o.ended
             receipt.retracted += o.retracted
             receipt.superseded += o.superseded
-            receipt.fact_ids += [f for f in o.fact_ids if f not in receipt.fact_ids]
+            fact_ids.update(dict.fromkeys(o.fact_ids))
             merges += o.merges
         # a fact born and dropped within this write was never stored: not in the receipt
         kept = {i["fact_id"] for i in inserts} | {
             f for p in plans.values() for f in p.stored_fact_ids
         }
-        receipt.fact_ids = [f for f in receipt.fact_ids if f in kept]
+        receipt.fact_ids = [f for f in fact_ids if f in kept]
         receipt.superseded_count = len(closes)
         if closes:  # close before insert: the I1 exclusion constraint checks every row
             conn.execute(
@@ -412,6 +471,7 @@ class Writer:
             conn.execute(versions.insert(), inserts)
             if self.on_insert is not None:
                 self.on_insert(conn, inserts)
+            _maybe_analyze(conn, len(inserts))
         if new_sources:
             self._check_episodes(conn, scope, {s["episode_id"] for s in new_sources})
             insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
