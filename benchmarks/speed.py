@@ -631,6 +631,40 @@ def lat(values: list[float]) -> dict[str, float]:
     }
 
 
+def _tenth(points: list[list[float]]) -> float:
+    """Facts/s over a run of equal batches: their harmonic mean (facts / time)."""
+    return len(points) / sum(1.0 / rate for _, rate in points)
+
+
+def _other_phases(
+    driver: Driver,
+    wl: Workload,
+    cfg: dict[str, Any],
+    out: dict[str, Any],
+    handles: list[Any],
+    mark: Any,
+) -> None:
+    """Single writes, search, get, current and as-of reads (after the batched load)."""
+    budget = cfg.get("budget_s", 60.0)
+    single = timed_all(wl.singles, driver.write_one, budget)
+    out["single_write"] = {**lat(single), "per_s": 1000.0 * len(single) / sum(single)}
+    if driver.can_search:
+        for q in wl.queries[:10]:
+            driver.search(q)
+        out["search"] = lat(timed_all(wl.queries[10:], driver.search, budget))
+        out["search"]["hits_per_query"] = sum(len(driver.search(q)) for q in wl.queries[10:15]) / 5
+    rng = random.Random(11)
+    picks = [handles[rng.randrange(len(handles))] for _ in range(cfg["reads"])] if handles else []
+    if picks:
+        out["get"] = lat(timed_all(picks, driver.get, budget))
+    if driver.current is not None:
+        cur = driver.current
+        out["current_read"] = lat(timed_all(wl.slots, lambda sp: cur(*sp), budget))
+    if driver.as_of is not None:
+        aso = driver.as_of
+        out["as_of_read"] = lat(timed_all(wl.slots, lambda sp: aso(*sp, mark), budget))
+
+
 def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
     system, backend, size = cfg["system"], cfg["backend"], cfg["size"]
     early: list[str] = []
@@ -661,10 +695,14 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
             half = len(wl.facts) // 2
             t0 = time.perf_counter()
             mark = None
+            curve: list[list[float]] = []  # [facts loaded so far, facts/s of that batch]
             for i in range(0, len(wl.facts), BATCH):
                 if mark is None and i >= half:
                     mark = driver.mark()
+                tb = time.perf_counter()
                 handles += driver.load(wl.facts[i : i + BATCH])
+                chunk = min(BATCH, len(wl.facts) - i)
+                curve.append([i + chunk, chunk / (time.perf_counter() - tb)])
             load_s = time.perf_counter() - t0
             if mark is None:
                 mark = driver.mark()
@@ -672,31 +710,17 @@ def run_config(cfg: dict[str, Any]) -> dict[str, Any]:
                 "facts": len(wl.facts),
                 "seconds": load_s,
                 "per_s": len(wl.facts) / load_s,
+                # the first and the last tenth of the load: flat means the rate does
+                # not depend on how many facts the store already holds
+                "first_tenth_per_s": _tenth(curve[: max(1, len(curve) // 10)]),
+                "last_tenth_per_s": _tenth(curve[-max(1, len(curve) // 10) :]),
             }
-            budget = cfg.get("budget_s", 60.0)
-            single = timed_all(wl.singles, driver.write_one, budget)
-            out["single_write"] = {**lat(single), "per_s": 1000.0 * len(single) / sum(single)}
-            if driver.can_search:
-                for q in wl.queries[:10]:
-                    driver.search(q)
-                out["search"] = lat(timed_all(wl.queries[10:], driver.search, budget))
-                out["search"]["hits_per_query"] = (
-                    sum(len(driver.search(q)) for q in wl.queries[10:15]) / 5
-                )
-            rng = random.Random(11)
-            picks = (
-                [handles[rng.randrange(len(handles))] for _ in range(cfg["reads"])]
-                if handles
-                else []
-            )
-            if picks:
-                out["get"] = lat(timed_all(picks, driver.get, budget))
-            if driver.current is not None:
-                cur = driver.current
-                out["current_read"] = lat(timed_all(wl.slots, lambda sp: cur(*sp), budget))
-            if driver.as_of is not None:
-                aso = driver.as_of
-                out["as_of_read"] = lat(timed_all(wl.slots, lambda sp: aso(*sp, mark), budget))
+            if cfg.get("curve"):
+                out["batch_write"]["curve"] = curve
+            if cfg.get("writes_only"):
+                out["notes"].append("writes only: search and read phases not run (--writes-only)")
+            if not cfg.get("writes_only"):
+                _other_phases(driver, wl, cfg, out, handles, mark)
         finally:
             with contextlib.suppress(Exception):
                 driver.close()
@@ -757,8 +781,12 @@ def plan(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
         skipped.append(f"postgres backend: {why_pg}")
         backends = [b for b in backends if b != "postgres"]
     systems: list[tuple[str, str]] = []
+    ours = [s for s in args.ours.split(",") if s] if args.ours else list(OURS)
+    for s in ours:
+        if s not in OURS:
+            raise SystemExit(f"unknown system {s!r}; choose from {', '.join(OURS)}")
     for b in backends:
-        for s in OURS:
+        for s in ours:
             systems.append((s, b))
     for p in peers:
         b = BACKEND_OF.get(p)
@@ -782,6 +810,8 @@ def plan(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
                     "queries": args.queries,
                     "reads": args.reads,
                     "budget_s": args.budget,
+                    "writes_only": args.writes_only,
+                    "curve": args.curve,
                 }
             )
     return cfgs, sorted(set(skipped))
@@ -1042,6 +1072,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--no-write", action="store_true", help="do not write results JSON")
     ap.add_argument(
+        "--ours", default=None, help=f"comma list of our systems; default {','.join(OURS)}"
+    )
+    ap.add_argument(
+        "--writes-only",
+        action="store_true",
+        help="measure the batched load only (no single writes, search or reads)",
+    )
+    ap.add_argument(
+        "--curve", action="store_true", help="keep the per-batch rate of the load in the JSON"
+    )
+    ap.add_argument(
+        "--out",
+        default="speed",
+        help="results file stem: writes results/<out>-<backend>.json (default speed)",
+    )
+    ap.add_argument(
         "--replot", action="store_true", help="only redraw --plot from results/speed-*.json"
     )
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -1120,7 +1166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.no_write:
             mine = [r for r in results if r["backend"] in (b, "memory") or r["system"] == "memvara"]
             path = common.write_json(
-                f"speed-{b}.json",
+                f"{args.out}-{b}.json",
                 {
                     **stamp,
                     "benchmark": "speed",
