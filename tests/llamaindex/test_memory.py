@@ -132,6 +132,10 @@ def test_hostile_inputs_are_refused_and_nothing_is_written(mem: ChronomemMemory)
         mem.set([user("ok"), "not a message"])  # type: ignore[list-item]
     with pytest.raises(InvalidType):
         mem.get(input=["where"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="asof"):
+        mem.get(input="where", asof=T0)  # a misspelt instant is refused, not ignored
+    with pytest.raises(InvalidInput):
+        mem.get(initial_token_count=-1)
     with pytest.raises(ChronomemError):
         mem.put(user("bad \ud800 surrogate"))
     assert mem.get_all() == []
@@ -166,6 +170,8 @@ def test_token_limit_drops_whole_oldest_messages(store: Memory) -> None:
     assert got, "the newest message is always there"
     assert got == texts[-len(got) :], "a suffix of whole messages, in order"
     assert len(got) < len(texts)
+    fewer = [x.content for x in m.get(initial_token_count=30)]
+    assert fewer == texts[-len(fewer) :] and len(fewer) < len(got)
 
 
 def test_history_never_starts_with_an_orphan_tool_result(store: Memory) -> None:
@@ -203,19 +209,24 @@ def test_set_with_the_whole_history_appends_only_new_messages(mem: ChronomemMemo
 msg = st.sampled_from(["a", "b", "c"])
 
 
+def _runs(seq: list[dict[str, str]], run: list[dict[str, str]]) -> bool:
+    return any(seq[i : i + len(run)] == run for i in range(len(seq) - len(run) + 1))
+
+
 @given(stored=st.lists(msg, max_size=8), start=st.integers(0, 8), new=st.lists(msg, max_size=4))
-def test_overlap_finds_what_is_already_stored(
+def test_set_keeps_everything_and_ends_holding_the_history(
     stored: list[str], start: int, new: list[str]
 ) -> None:
+    """After set(G): the old transcript is a prefix (nothing deleted), G is a run of
+    the result (nothing missing), and a re-sent tail is never appended twice."""
     s = [{"t": x} for x in stored]
-    given_ = s[min(start, len(s)) :] + [{"t": x} for x in new]
-    k = overlap(s, given_)
-    assert 0 <= k <= len(given_)
-    assert given_[:k] == s[len(s) - k :] or any(
-        s[i : i + len(given_)] == given_ for i in range(len(s))
-    )
-    if not any(s[i : i + len(given_)] == given_ for i in range(len(s))):
-        assert k >= len(s) - min(start, len(s)), "the re-sent tail is always recognised"
+    g = s[min(start, len(s)) :] + [{"t": x} for x in new]
+    k = overlap(s, g)
+    result = s + g[k:]
+    assert result[: len(s)] == s
+    assert _runs(result, g)
+    tail = s[min(start, len(s)) :]
+    assert k >= len(tail) or _runs(s, g), "the stored tail the agent re-sent is recognised"
 
 
 # -- reset, erase, audit ---------------------------------------------------------------------

@@ -249,14 +249,21 @@ class ChronomemMemory(BaseMemory):
     def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         """A system message recalling what is relevant to ``input`` (default: the
         last user message), then the recent transcript within ``token_limit``.
-        ``valid_at``/``known_at``/``as_of`` read at a past instant."""
+        ``valid_at``/``known_at``/``as_of`` read at a past instant;
+        ``initial_token_count`` is taken from the budget (as ``ChatMemoryBuffer``);
+        any other keyword is refused, never ignored."""
         sel = self._time().override(pop_time(kwargs))
+        initial = kwargs.pop("initial_token_count", 0)  # as ChatMemoryBuffer.get takes it
+        if kwargs:
+            raise InvalidInput(f"get() got unknown keywords {sorted(kwargs)}")
+        if isinstance(initial, bool) or not isinstance(initial, int) or initial < 0:
+            raise InvalidInput("initial_token_count must be a non-negative int")
         if input is not None and not isinstance(input, str):
             raise InvalidType(f"input must be a str, not {type(input).__name__}")
         history = self._messages(sel)
         query = input.strip() if input and input.strip() else msgs.last_user_text(history)
         out: list[ChatMessage] = []
-        budget = self.token_limit
+        budget = self.token_limit - initial
         if query:
             block = self._session_memory.recall(
                 query,
