@@ -31,3 +31,8 @@ def root(url: str | None, clock: ManualClock) -> Iterator[Memory]:
 def mem(root: Memory) -> Memory:
     """The memory a LangChain app hands the adapters: scoped to one user."""
     return root.scoped(user="ada")
+
+
+# For tests of validation and rendering, which no backend changes: SQLite only
+# (a PostgreSQL schema per test costs seconds on a loaded machine).
+sqlite_only = pytest.mark.parametrize("backend", ["sqlite"])

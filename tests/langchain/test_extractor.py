@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from chronomem import InvalidType, Memory
 from langchain_chronomem import chat_model_extractor
 
+from .conftest import sqlite_only
 from .fakes import ScriptedModel
 
 LIVES = {"turn": 0, "subject": "user", "predicate": "lives_in", "object": "Rome", "op": "assert"}
@@ -52,6 +53,7 @@ def test_structured_output_through_tool_calling(mem: Memory) -> None:
     assert model.seen[0][0].type == "system"  # the extractor's own prompt
 
 
+@sqlite_only
 @pytest.mark.parametrize(
     "answer",
     [
@@ -77,6 +79,7 @@ def test_malformed_answers_write_nothing(mem: Memory, answer: object) -> None:
         assert everything(mem) == []
 
 
+@sqlite_only
 def test_a_failing_model_is_reported_not_raised(mem: Memory) -> None:
     ex = chat_model_extractor(text_model())  # the fake runs out of answers: it raises
     receipt = mem.add("These days I'm in Rome.", extractor=ex)
@@ -92,6 +95,7 @@ def test_unknown_predicates_get_their_cardinality_from_the_model(mem: Memory) ->
     assert [f.object for f in mem.facts()] == ["green"]
 
 
+@sqlite_only
 def test_structured_off_and_bad_model(mem: Memory) -> None:
     model = ScriptedModel([json.dumps({"facts": [LIVES]})])
     mem.add("These days I'm in Rome.", extractor=chat_model_extractor(model, structured=False))
