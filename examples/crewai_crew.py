@@ -12,11 +12,14 @@ would).
 3. The customer corrects themself ("I moved to Berlin"): the fact is superseded.
 4. Reads now, ``as_of`` before the correction, the history — and the same crew
    replayed on ``memory.as_of(before)`` answers from what it knew then.
+5. The crew's own model as the fact extractor (``extractor="llm"``): a CrewAI
+   LLM reads facts from a message the rule extractor cannot (French here).
 
 Run: ``python examples/crewai_crew.py``."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -53,6 +56,22 @@ def respond(prompt: str) -> str:
         return f"Final Answer: Team note: our customer Dana lives in {city}."
     notes = [m for m in found if "Team note" in m] or found or ["nothing found"]
     return f"Final Answer: From memory: {notes[0]}"
+
+
+def extraction_answer(prompt: str) -> str:
+    """What a model answers to chronomem's extraction prompt (JSON, strict schema)."""
+    facts = []
+    if "Je travaille chez Acme" in prompt:
+        facts.append(
+            {
+                "turn": 0,
+                "subject": "Dana",
+                "predicate": "works_at",
+                "object": "Acme",
+                "op": "assert",
+            }
+        )
+    return json.dumps({"facts": facts})
 
 
 def run_crew(memory: ChronomemMemory, llm: ScriptedLLM) -> list[str]:
@@ -108,6 +127,11 @@ def main() -> None:
         memory.as_of(before).remember("I moved to Rome.")
     except Exception as exc:  # ReadOnlyView
         print(f"writing to the past: refused ({type(exc).__name__})")
+
+    model = ScriptedLLM(respond=extraction_answer)  # stands for the crew's real LLM
+    with_model = ChronomemMemory(memory=store, llm=model, extractor="llm")
+    with_model.remember("Je travaille chez Acme depuis lundi.", source="Dana")
+    print(f"the crew's model extracted: {facts(with_model.recall('Dana Acme work'))[0]}")
 
 
 if __name__ == "__main__":

@@ -36,5 +36,6 @@ def test_crew_example(tmp_path: Path) -> None:
         in out
     )
     assert "writing to the past: refused (ReadOnlyView)" in out
+    assert "the crew's model extracted: Dana works at Acme (since " in out
     # nothing outside the sandbox: CrewAI wrote (if anything) under tmp_path only
     assert not (Path.home() / ".local" / "share" / "crewai_crew.py").exists()
