@@ -151,7 +151,7 @@ _HEDGE = _rx(
     r"kind\s+of|or\s+something|or\s+whatever|not\s+sure|I'm\s+not\s+sure|probably|maybe|"
     r"perhaps|apparently|allegedly|supposedly|in\s+theory|technically|I\s+was\s+told|"
     r"(?:was|were)\s+(?:going|gonna|planning|supposed)\s+to|it's\s+complicated|or\s+at\s+least|"
-    r"or\s+rather)\b"
+    r"or\s+rather|someday|some\s+day|one\s+day|eventually|at\s+some\s+point)\b"
 )
 # Sarcasm openers: "Oh sure, I just love waiting", "Yeah right, I'm the Queen of England".
 _SARCASM = _rx(

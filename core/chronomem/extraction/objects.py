@@ -62,7 +62,7 @@ _DISCOURSE = (
     r"if\s+that\s+matters|if\s+you\s+must\s+know|in\s+case\s+you\s+(?:were\s+)?wonder\w*|"
     r"for\s+the\s+record|just\s+saying|lol|haha\w*|lmao|fwiw|imo|imho|though|tho|too|"
     r"as\s+well|in\s+fact|basically|obviously|really|remember|mind\s+you|no\s+joke|ugh|sigh|meh|"
-    r"yay|oops|argh|phew|hmm+|welp|yikes|ha(?:ha)*|heh|omg|smh"
+    r"yay|oops|argh|phew|hmm+|welp|yikes|ha(?:ha)*|heh|omg|smh|literally|seriously|for\s+real"
 )
 _DISCOURSE_CUT = re.compile(
     r"\s*,?\s*\b(?:" + _DISCOURSE + r")\b.*$|\s*,\s*(?:" + _DISCOURSE + r")\b.*$", _I
@@ -87,7 +87,7 @@ _TRAIL = re.compile(
     r":\)|:-\)|:D|<3))+$",
     _I,
 )
-_LEAD_FREE = _rx(r"^(?:(?:a|an|my|some|our|all|any|both)\s+)+")
+_LEAD_FREE = _rx(r"^(?:(?:a|an|my|some|our|all|any|both|own)\s+)+")
 _LIST_SPLIT = _rx(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|as\s+well\s+as|plus)\s+")
 _COMPOUNDS = words(
     "mac_and_cheese rock_and_roll fish_and_chips salt_and_pepper peanut_butter_and_jelly "
@@ -249,8 +249,8 @@ def _free(
             return []
         if support and any(w in SUPPORT_WORDS for w in words):
             return []
-        if item.lower() in MONTH_WORDS or item.lower()[:-1] in MONTH_WORDS:
-            return []  # "allergic to Mondays"
+        if item.lower() in MONTH_WORDS:
+            return []  # "I love [last] May": a time, not a taste
         out.append(item)
     return out
 

@@ -228,7 +228,8 @@ def _allergy(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [
         _Hit("allergic_to", o, "assert", 0.9)
         for o in _free(m.group("obj"), max_words=4)
-        if o.lower() not in GENERIC_NOUNS  # "allergic to work lol"
+        # "allergic to work lol", "allergic to Mondays"
+        if o.lower() not in GENERIC_NOUNS and o.lower().rstrip("s") not in MONTH_WORDS
     ]
 
 
@@ -746,6 +747,17 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ),
         _allergy,
         ("allerg",),
+    ),
+    (
+        _rx(
+            r"\b(?:my|our)\s+(?P<num>two|three|four|five|six|\d)\s+(?P<kind>kids|children|sons|"
+            r"daughters|boys|girls|dogs|cats|grandchildren|grandkids|brothers|sisters)\b"
+            r"(?=\s*,|\s+(?:are|were|have|both|just|love|live|go)\b)"
+        ),
+        lambda m, ctx: [
+            _Hit("has", f"{m.group('num').lower()} {m.group('kind').lower()}", "assert", 0.8)
+        ],
+        ("my ", "our "),
     ),
     # has
     (

@@ -248,6 +248,11 @@ class RuleExtractor:
         out = []
         usable = [t for t in times if t.value is not None]
         for h in hits:
+            if fut and pol.negated and not usable and h.predicate in _INTENT and h.op == "assert":
+                # "I'm not moving to Berlin after all": a plan dropped, nothing about Berlin
+                verb = _INTENT[h.predicate][0]
+                out.append(_Hit("plans", f"{verb} {h.obj}", "end", 0.7, timed=False, held=False))
+                continue
             if h.op == "assert" and (pol.negated or pol.ceased):
                 if h.predicate == "likes" and not pol.ceased:
                     h = _Hit("dislikes", h.obj, "assert", h.confidence * 0.9, h.timed)

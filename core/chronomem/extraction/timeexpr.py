@@ -93,6 +93,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("relmon", _c(_OPT_PREP + _REL + r"\s+" + _MON)),
     ("season", _c(_OPT_PREP + r"(?:(?P<rel>last|this|next|the)\s+)?" + _SEASON)),
+    ("season", _c(_OPT_PREP + r"(?P<rel>last|this|next|the)\s+(?P<season>fall)")),
     ("month", _c(_PREP + r"\s+" + _MOD + _MON + r"(?:,?\s+(?:of\s+)?(?P<y>\d{4}))?")),
     ("month", _c(_OPT_PREP + _MOD + _MON + r",?\s+(?:of\s+)?(?P<y>(?:19|20)\d{2})")),
     ("year", _c(_PREP + r"\s+" + _MOD + r"(?P<y>(?:19|20)\d{2})")),
@@ -134,7 +135,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 # Cheap gate: none of the patterns can match without one of these.
 _HINT = re.compile(
     r"\d|\b(?:ago|yesterday|today|tonight|tomorrow|last|this|next|since|past|previous|from|"
-    r"spring|summer|autumn|winter|"
+    r"spring|summer|autumn|winter|fall|"
     r"(?:minute|min|hour|hr|day|week|wk|fortnight|month|mo|year|yr|decade)s?|"
     + "|".join(MONTHS)
     + "|"
