@@ -58,6 +58,13 @@ def d(y: int, m: int, day: int, h: int = 0, mi: int = 0) -> datetime:
         ("since last Friday", d(2024, 6, 7)),
         ("for three years", d(2021, 6, 12)),
         ("over the past year", d(2023, 6, 12)),
+        ("at the end of the month", d(2024, 6, 30)),
+        ("by the end of next month", d(2024, 7, 31)),
+        ("at the start of next year", d(2025, 1, 1)),
+        ("last summer", d(2023, 6, 1)),  # June 12: this summer began June 1, last one 2023
+        ("this summer", d(2024, 6, 1)),
+        ("next winter", d(2024, 12, 1)),
+        ("in the new year", d(2025, 1, 1)),
     ],
 )
 def test_resolution(expr: str, expected: datetime):
@@ -72,6 +79,13 @@ def test_tense_decides_ambiguous_months_and_weekdays():
     assert resolve("I started on Monday", REF) == d(2024, 6, 10)
     assert resolve("I start on Monday", REF) == d(2024, 6, 17)
     assert is_future("I'm moving to Berlin") and not is_future("I moved to Berlin")
+    assert resolve("We're moving in the fall", REF) == d(2024, 9, 1)
+    assert resolve("We moved in the spring", REF) == d(2024, 3, 1)
+
+
+def test_vague_past_times_are_cut_out_but_date_nothing():
+    (m,) = find_times("I stopped liking football years ago", REF)
+    assert m.text == "years ago" and m.value is None
 
 
 def test_roles_since_until_and_plain():
