@@ -50,6 +50,9 @@ class ChronomemRetriever(BaseRetriever):
     ended)"``: ``create_retriever_tool`` shows a model nothing else), and
     ``metadata`` JSON-safe (ISO-8601 strings): subject, predicate, object, both
     clocks, state, fact id, source episode ids, score and a short explain.
+    With ``include_episodes`` matching raw messages come too, as
+    ``[2026-01-02] user: …`` documents whose ``id`` is the episode id
+    (``metadata["kind"]`` says which is which).
 
     Fields (each also a per-call keyword of ``invoke``/``ainvoke``/``batch``/
     ``abatch``, a ``.bind(...)`` argument and a ``configurable_fields`` target):
