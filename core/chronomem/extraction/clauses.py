@@ -196,7 +196,8 @@ _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = 
     ),
     (
         _rx(
-            r"\b(I|we)\s+(?:do\s+not|don't|did\s+not|didn't|never|have\s+not|haven't|"
+            r"\b(I|we)(?:\s+(?:really|just|actually|honestly|absolutely|totally|definitely|"
+            r"simply|still))?\s+(?:do\s+not|don't|did\s+not|didn't|never|have\s+not|haven't|"
             r"can't(?!\s+(?:stand|bear|deal|get\s+enough))|cannot(?!\s+(?:stand|bear|get\s+enough))|"
             r"can\s+not)\s+"
         ),

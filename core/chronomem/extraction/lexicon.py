@@ -103,7 +103,8 @@ SUPPORT_WORDS = _words(
     installation install integration api sdk endpoint server servers checkout cart order orders
     shipping delivery tracking notification notifications email emails message messages
     link links file files upload uploads export import sync mode theme themes dark spam
-    newsletter newsletters unsubscribe icon icons font fonts logo colors colours"""
+    newsletter newsletters unsubscribe icon icons font fonts logo colors colours popup popups
+    pop-up pop-ups ads adverts cookies captcha captchas"""
 )
 
 FREE_REJECT_FIRST = _words(

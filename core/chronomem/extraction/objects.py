@@ -118,7 +118,8 @@ _CALLED = _rx(
     r"^(?:(?:a|an|the|this)\s+(?:[\w-]+\s+){0,3}?(?:called|named)\s+|(?:a|an|the|our|my)\s+"
     r"(?:[\w-]+\s+){0,2}?(?:flat|apartment|house|condo|studio|loft|cottage|townhouse|place)"
     r"\s+in\s+(?:(?:the\s+)?(?:center|centre|heart|middle|suburbs|outskirts)\s+of\s+)?|"
-    r"with\s+(?:my|our|a|some|two|three)\s+(?:[\w-]+\s+){0,3}?in\s+)"
+    r"with\s+(?:my|our|a|some|two|three)\s+(?:[\w-]+\s+){0,3}?in\s+|"
+    r"(?:the\s+)?(?:center|centre|heart|middle|outskirts|suburbs|north|south|east|west)\s+of\s+)"
 )
 
 

@@ -341,16 +341,19 @@ _TITLE_NOT_YET = words("aspiring wannabe would-be future former ex ex- failed tr
 
 def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "I'm a (freelance) photographer": the head noun must be a job."""
-    words = m.group("title").lower().split()
-    if words and words[0] in _TITLE_NOT_YET:
+    tokens = m.group("title").split()  # as typed: "IT consultant", "Senior Software Engineer"
+    if tokens and tokens[0].lower() in _TITLE_NOT_YET:
         return []  # "an aspiring writer", "a former nurse"
-    while words and words[0] in _TITLE_STOP:
-        words = words[1:]  # "the new office manager" -> "office manager"
-    if not words or words[-1] not in JOB_HEADS or len(words) > 4:
+    while tokens and tokens[0].lower() in _TITLE_STOP:
+        tokens = tokens[1:]  # "the new office manager" -> "office manager"
+    if not tokens or tokens[-1].lower() not in JOB_HEADS or len(tokens) > 4:
         return []
-    if any(w in FREE_REJECT_FIRST or w in UI_WORDS or w in _TITLE_STOP for w in words):
-        return []
-    return [_Hit("job_title", " ".join(words), "assert", 0.85)]
+    for t in tokens:
+        w = t.lower()
+        acronym = len(t) >= 2 and t.isupper()  # "IT", "ER", "UX"
+        if (w in FREE_REJECT_FIRST and not acronym) or w in UI_WORDS or w in _TITLE_STOP:
+            return []
+    return [_Hit("job_title", " ".join(tokens), "assert", 0.85)]
 
 
 _PHONE = r"(?P<obj>\+?\(?\d[\d\s().-]{5,18}\d)"
@@ -516,7 +519,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)"
-            r"(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?\s+in" + _OBJ
+            r"(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?(?:\s+right|\s+just)?\s+in" + _OBJ
         ),
         _place_hit("lives_in"),
         ("liv", "resid"),
@@ -776,7 +779,9 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     (
         _rx(
-            r"\b(?:my|our)\s+" + _KIND + r"(?:\s*,?\s+(?P<name>[A-Z][a-z]+),?)?\s+(?:just\s+)?"
+            r"\b(?:my|our)\s+"
+            + _KIND
+            + r"(?:\s*,?\s+(?P<name>(?-i:[A-Z][a-z]+)),?)?\s+(?:just\s+)?"
             r"(?:died|passed\s+away|passed|ran\s+away|was\s+put\s+down|is\s+gone)"
         ),
         _has_gone,
@@ -786,7 +791,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             HEAD
             + r"\s+(?:had\s+to\s+)?(?:sold|sell|gave\s+away|give\s+away|rehomed|rehome|gave\s+up"
-            r"|lost)\s+(?:my|our)\s+" + _KIND + r"(?:\s+(?P<name>[A-Z][a-z]+))?"
+            r"|lost)\s+(?:my|our)\s+" + _KIND + r"(?:\s+(?P<name>(?-i:[A-Z][a-z]+)))?"
         ),
         _has_gone,
         ("sold", "sell", "gave", "give", "rehome", "lost"),
@@ -937,7 +942,11 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _nationality,
         ("i'm", "i am"),
     ),
-    (_rx(r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?[\s.!]*$"), _age, ("i'm", "i am")),
+    (
+        _rx(r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?(?:[\s.!]*$|\s*,(?!\s*\d))"),
+        _age,
+        ("i'm", "i am"),
+    ),
     (_rx(r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})\s+(?:years?|yrs?)\s+old\b"), _age, ("old",)),
     (_rx(HEAD + r"\s+(?:just\s+)?turned\s+(?P<obj>\d{1,3})\b"), _age, ("turned",)),
     (
@@ -1036,6 +1045,7 @@ _BARE_NAME = re.compile(
     r"^\s*(?:(?:and|so|well|oh|also)\s+)?I(?:'m|\s+am)\s+"
     r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?"
     r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?"
+    r"(?:\s+from\s+(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2})?"
     r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you)?[\s.!]*$"
 )
 _HERE_NAME = re.compile(
