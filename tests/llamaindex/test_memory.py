@@ -266,6 +266,11 @@ def test_as_of_per_call_and_views(mem: ChronomemMemory, clock: ManualClock) -> N
     mem.put(user("I moved to Berlin."))
     now = recall_block(mem.get(input="where do I live?"))
     assert "lives in Berlin" in now and "Paris" not in now
+    with_past = recall_block(mem.get(input="where do I live?", include_history=True))
+    earlier = with_past.split("Earlier values (no longer true):")[1]
+    assert "- user lives in Paris (2026-01-01 to 2026-03" in earlier and "Berlin" not in earlier
+    with pytest.raises(InvalidType):
+        mem.get(include_history="yes")
     past = recall_block(mem.get(input="where do I live?", as_of=in_paris))
     assert "lives in Paris" in past and "Berlin" not in past
     iso = recall_block(mem.get(input="where do I live?", as_of=in_paris.isoformat()))

@@ -15,7 +15,7 @@ their transcripts are isolated, which the package's own tests check.
 ``RetrieverHarness`` drives ``ChronomemRetriever``: it only reads, so the
 kit's writes go to the store it reads (``Memory.remember``/``end``/
 ``retract``), and every read is a ``retrieve`` with the kit's instants and
-``states``."""
+``states``; source texts are looked up by the episode ids the nodes carry."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from llama_index.core.base.llms.types import ChatMessage
 
 from chronomem import Cardinality, Memory, State
 from chronomem.extraction import Extracted, ExtractionResult, Turn
-from chronomem.render import flatten
+from chronomem.render import HEADER_HISTORY, HEADER_LIVE, flatten
 from chronomem_adapters.conformance import (
     Entry,
     HarnessBase,
@@ -77,16 +77,26 @@ class KitExtractor:
         return "one"
 
 
-def recalled(messages: list[ChatMessage], entity: str, attribute: str) -> list[str]:
-    """The values of ``entity attribute`` in a ``get`` result's recall block."""
+def recalled_by_section(
+    messages: list[ChatMessage], entity: str, attribute: str
+) -> list[tuple[str, str]]:
+    """``(header, value)`` for each ``entity attribute`` line of a ``get`` result's
+    recall block, in the order shown."""
     if not messages or messages[0].role.value != "system":
         return []
     head = f"- {flatten(entity)} {flatten(attribute.replace('_', ' '))} "
-    values = []
+    found, section = [], ""
     for line in (messages[0].content or "").splitlines():
-        if line.startswith(head) and line.endswith(")") and " (" in line:
-            values.append(line[len(head) : line.rindex(" (")])
-    return values
+        if not line.startswith("- "):
+            section = line
+        elif line.startswith(head) and line.endswith(")") and " (" in line:
+            found.append((section, line[len(head) : line.rindex(" (")]))
+    return found
+
+
+def recalled(messages: list[ChatMessage], entity: str, attribute: str) -> list[str]:
+    """The values of ``entity attribute`` in a ``get`` result's recall block."""
+    return [value for _, value in recalled_by_section(messages, entity, attribute)]
 
 
 class MemoryHarness(HarnessBase):
@@ -134,6 +144,12 @@ class MemoryHarness(HarnessBase):
     ) -> list[str]:
         got = self.memory.get(input=f"{entity} {attribute}", valid_at=valid_at, known_at=known_at)
         return recalled(got, entity, attribute)
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        got = self.memory.get(input=f"{entity} {attribute}", include_history=True)
+        found = recalled_by_section(got, entity, attribute)
+        past = [Entry(v, Status.PAST) for s, v in found if s == HEADER_HISTORY]
+        return past + [Entry(v, Status.CURRENT) for s, v in found if s == HEADER_LIVE]
 
     def erase(self, entity: str, attribute: str) -> None:
         self.memory.erase(subject=entity)
@@ -240,8 +256,18 @@ class RetrieverHarness(HarnessBase):
     def erase(self, entity: str, attribute: str) -> None:
         raise NotExpressible("a BaseRetriever only reads")
 
+    def write_with_source(self, entity: str, attribute: str, value: str, source: str) -> None:
+        self._slot(attribute)
+        episode = self.store.add_episode(source, role="user")
+        self.store.remember(entity, attribute, value, source=episode)
+
     def provenance(self, entity: str, attribute: str) -> list[str]:
-        raise NotExpressible("nodes carry source episode ids in metadata, not source texts")
+        # Nodes name their source episodes; a BaseRetriever has no lookup by id,
+        # so the ids are resolved through the store the retriever reads.
+        ids = [
+            i for n in self._nodes(entity, attribute) for i in n.node.metadata["source_episode_ids"]
+        ]
+        return [self.store.get_episode(i).text for i in ids]
 
     def read_timed(self, entity: str, attribute: str) -> list[Timed]:
         return [

@@ -76,13 +76,13 @@ def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -
         Semantic.SUPERSESSION,
         Semantic.VALID_TIME,
         Semantic.TRANSACTION_TIME,
+        Semantic.HISTORY,
         Semantic.ERASURE,
         Semantic.TRANSCRIPT,
     },
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemMemory",
     notes={
-        Semantic.HISTORY: "recall shows live facts; use the retriever with states=",
         Semantic.RETRACTION: "BaseMemory has no per-fact delete; reset() hides the transcript",
         Semantic.PROVENANCE: "the recall block carries no sources; use the retriever",
         Semantic.TIME_IN_OUTPUT: "recall shows validity to the day only",
@@ -105,6 +105,9 @@ class ChronomemMemory(BaseMemory):
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0)
     recall_k: int = Field(default=8, gt=0, le=200)
     extract: bool = Field(default=True, description="Extract facts from stored messages.")
+    include_history: bool = Field(
+        default=False, description="Recall also shows the ended values of recalled slots."
+    )
     valid_at: str | None = Field(default=None, description="A view's valid instant (ISO).")
     known_at: str | None = Field(default=None, description="A view's belief instant (ISO).")
     as_of_instant: str | None = Field(default=None, description="A view's as_of (ISO).")
@@ -250,10 +253,15 @@ class ChronomemMemory(BaseMemory):
         """A system message recalling what is relevant to ``input`` (default: the
         last user message), then the recent transcript within ``token_limit``.
         ``valid_at``/``known_at``/``as_of`` read at a past instant;
+        ``include_history=True`` adds the ended values of the recalled slots under
+        their own header ("Earlier values (no longer true)");
         ``initial_token_count`` is taken from the budget (as ``ChatMemoryBuffer``);
         any other keyword is refused, never ignored."""
         sel = self._time().override(pop_time(kwargs))
         initial = kwargs.pop("initial_token_count", 0)  # as ChatMemoryBuffer.get takes it
+        with_history = kwargs.pop("include_history", self.include_history)
+        if not isinstance(with_history, bool):
+            raise InvalidType("include_history must be a bool")
         if kwargs:
             raise InvalidInput(f"get() got unknown keywords {sorted(kwargs)}")
         if isinstance(initial, bool) or not isinstance(initial, int) or initial < 0:
@@ -268,6 +276,7 @@ class ChronomemMemory(BaseMemory):
             block = self._session_memory.recall(
                 query,
                 k=self.recall_k,
+                include_history=with_history,
                 valid_at=sel.valid_at,
                 known_at=sel.known_at,
                 as_of=sel.as_of,

@@ -68,13 +68,14 @@ def _states(states: Iterable[State | str] | State | str | None) -> frozenset[Sta
         Semantic.TRANSACTION_TIME,
         Semantic.HISTORY,
         Semantic.RETRACTION,
+        Semantic.PROVENANCE,
         Semantic.TIME_IN_OUTPUT,
     },
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemRetriever",
     notes={
+        Semantic.PROVENANCE: "metadata['source_episode_ids'] names the source episodes",
         Semantic.ERASURE: "a retriever only reads; erase through Memory or ChronomemMemory",
-        Semantic.PROVENANCE: "nodes carry source episode ids, not their texts",
         Semantic.TRANSCRIPT: "a retriever returns facts, not a message log",
     },
 )
