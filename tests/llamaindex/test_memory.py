@@ -360,3 +360,11 @@ def test_constructor_checks(store: Memory) -> None:
         ChronomemMemory.from_defaults(memory=store, chat_history=[user("x")])
     with pytest.raises(ValueError):
         ChronomemMemory.from_defaults(memory=store, token_limit=0)
+    with pytest.raises(InvalidInput, match="sesion_id"):
+        ChronomemMemory.from_defaults(memory=store, sesion_id="s1")
+    with pytest.raises(InvalidInput, match="already scoped"):
+        ChronomemMemory.from_defaults(memory=store.scoped(session="a"), session_id="b")
+    with pytest.raises(InvalidInput):
+        ChronomemMemory.from_defaults(memory=store, session_id="bad\x00name")
+    same = ChronomemMemory.from_defaults(memory=store.scoped(session="a"), session_id="a")
+    assert same.to_dict()["session"] == "a"

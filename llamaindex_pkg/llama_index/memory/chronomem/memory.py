@@ -131,7 +131,15 @@ class ChronomemMemory(BaseMemory):
             if clash:
                 raise InvalidInput(f"memory= and {clash} name different stores or scopes")
             data.update(fields)
+        unknown = sorted(set(data) - set(type(self).model_fields))
+        if unknown:
+            raise InvalidInput(f"ChronomemMemory got unknown arguments {unknown}")
         super().__init__(**data)
+        if self.session_id is not None and self.session not in (None, self.session_id):
+            raise InvalidInput(
+                f"memory= is already scoped to session {self.session!r}; give session_id= "
+                "with a user- or agent-level memory (facts go there, the transcript under it)"
+            )
         self._time()  # validate the view's instants now, not at the first read
         if memory is None:
             memory = open_scope(
@@ -143,7 +151,9 @@ class ChronomemMemory(BaseMemory):
                 store_key=self.store_key,
             )
         self._memory = memory
-        self._session_memory = memory.scoped(session=self.session_id) if self.session_id else memory
+        self._session_memory = (
+            memory.scoped(session=self.session_id) if self.session_id is not None else memory
+        )
         self._transcript = Transcript(self._session_memory, TRANSCRIPT_KIND)
         self._extractor = extractor
         self._count = msgs.token_counter(get_tokenizer())
@@ -175,7 +185,6 @@ class ChronomemMemory(BaseMemory):
         rule extractor); ``extractor``: any chronomem extractor."""
         if kwargs.pop("chat_history", None):
             raise InvalidInput("pass the history to set() or the agent's chat_history")
-        kwargs.pop("llm_kwargs", None)
         if llm is not None and extractor is not None:
             raise InvalidInput("pass llm= or extractor=, not both")
         if llm is not None:
