@@ -75,6 +75,15 @@ def _int(value: object, name: str) -> int:
     return min(value, MAX_LIMIT)
 
 
+def _ids(value: object, name: str = "record_ids") -> list[str]:
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidType(f"{name} must be a list of str, not {type(value).__name__}")
+    out = list(value)
+    if not all(isinstance(v, str) and v for v in out):
+        raise InvalidType(f"{name} must hold non-empty str ids")
+    return out
+
+
 def _meta_of(record: MemoryRecord) -> dict[str, Any]:
     return {
         "scope": paths.normalize(record.scope),
@@ -216,10 +225,19 @@ class ChronomemStorage:
         if not self._time.is_present:
             raise ReadOnlyView(f"{what} on an as_of view of a ChronomemStorage")
 
-    def _current(self, states: set[State] | None = None) -> list[Fact]:
+    def _current(
+        self, states: set[State] | None = None, ids: list[str] | None = None
+    ) -> list[Fact]:
+        """The record facts at this storage's instant (only those of ``ids`` if given)."""
+        if ids is not None:
+            return [f for rid in dict.fromkeys(ids) for f in self._current_of(rid, states)]
+        return self._current_of(None, states)
+
+    def _current_of(self, subject: str | None, states: set[State] | None) -> list[Fact]:
         return [
             f
             for f in self.chronomem.facts(
+                subject=subject,
                 predicate=PREDICATE,
                 exact=True,
                 states=states,
@@ -249,7 +267,7 @@ class ChronomemStorage:
         store = self.chronomem
         vectors = {r.content: r.embedding for r in records if r.embedding}
         with self._handle.lock, self._bridge.documents(vectors):
-            existing = {f.subject: f for f in self._current()}
+            existing = {f.subject: f for f in self._current(ids=[r.id for r in records])}
             ops: list[Any] = []
             for r in records:
                 meta = _meta_of(r)
@@ -273,9 +291,9 @@ class ChronomemStorage:
     def end(self, record_ids: list[str]) -> int:
         """The records stopped holding (not a deletion): past in history, not retracted."""
         self._writable("end")
-        ids = list(record_ids)
+        ids = _ids(record_ids)
         with self._handle.lock:
-            live = {f.subject for f in self._current() if f.subject in set(ids)}
+            live = {f.subject for f in self._current(ids=ids)}
             if live:
                 self.chronomem.apply(
                     [EndOp(rid, PREDICATE, None, None, exact=True) for rid in sorted(live)]
@@ -299,10 +317,10 @@ class ChronomemStorage:
             if older_than is not None and older_than.tzinfo
             else older_than
         )
-        ids = set(record_ids) if record_ids is not None else None
+        ids = set(_ids(record_ids)) if record_ids is not None else None
         with self._handle.lock:
             chosen = []
-            for f in self._current():
+            for f in self._current(ids=sorted(ids) if ids is not None else None):
                 r = to_record(f)
                 if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
                     continue
@@ -328,9 +346,10 @@ class ChronomemStorage:
     def erase(self, record_ids: list[str] | None = None, scope_prefix: str | None = None) -> int:
         """Irreversibly delete records, every version, from every past read too."""
         self._writable("erase")
-        ids = set(record_ids) if record_ids is not None else None
+        ids = set(_ids(record_ids)) if record_ids is not None else None
         with self._handle.lock:
-            facts = self._current({State.LIVE, State.ENDED, State.RETRACTED, State.SCHEDULED})
+            every = {State.LIVE, State.ENDED, State.RETRACTED, State.SCHEDULED}
+            facts = self._current(every, ids=sorted(ids) if ids is not None else None)
             chosen = [
                 f
                 for f in facts
@@ -350,7 +369,7 @@ class ChronomemStorage:
         if not isinstance(record_id, str):
             raise InvalidType("record_id must be a str")
         with self._handle.lock:
-            facts = [f for f in self._current() if f.subject == record_id]
+            facts = self._current(ids=[record_id])
         return to_record(facts[-1]) if facts else None
 
     def search(
