@@ -127,7 +127,8 @@ class SqliteBackend(Backend):
         if "unable to open database file" in msg:
             return StoreUnavailable(
                 f"cannot open the SQLite database {where}: its directory does not exist or is "
-                "not accessible. Create the directory or fix the path."
+                "not accessible (a read-only WAL store also needs its -shm file, or a writable "
+                "directory). Create the directory, or fix the path or the permissions."
             )
         if "file is not a database" in msg:
             return CorruptStore(
