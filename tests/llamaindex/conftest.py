@@ -1,9 +1,11 @@
-"""LlamaIndex tests run offline: no telemetry, no default model from the network."""
+"""LlamaIndex tests run offline. llama-index-core and workflows send no telemetry
+(checked in the installed sources); the global default model and embedder are
+disabled, so anything that falls back to ``Settings.llm``/``embed_model`` gets
+LlamaIndex's own mocks instead of reaching for the network."""
 
 from __future__ import annotations
 
-import os
+from llama_index.core import Settings
 
-os.environ.setdefault("LLAMA_INDEX_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
-os.environ.setdefault("OPENAI_API_KEY", "sk-offline-tests-never-call-the-network")
+Settings.llm = None
+Settings.embed_model = None
