@@ -37,7 +37,7 @@ from .schema import migrate, sources, txclock, vectors, versions
 from .schema import predicates as predicates_table
 from .scope import Scope
 from .statemachine import new_id
-from .timeutil import Clock, opt_us, system_clock, to_us
+from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
 SourceLike = str | Episode
@@ -209,6 +209,12 @@ class Memory:
     def _now_us(self) -> int:
         return to_us(self._shared.clock(), "clock()")
 
+    def _tx_us(self) -> int:
+        """The clock's reading for a write: it becomes a transaction time, so one in
+        the calendar's last year is refused (``InvalidInput``) before anything is
+        stamped — a store stamped at 9999-12-31 could never write again."""
+        return check_tx_clock(self._now_us())
+
     # -- facts by id -------------------------------------------------------------
     def _fact_id(self, conn: Connection, ref: object) -> str:
         """The fact a reference names. ``Receipt.added`` and ``Fact.version_id`` are
@@ -269,6 +275,8 @@ class Memory:
         if not ops:
             return Receipt()
         at = opt_us(recorded_at, "recorded_at")
+        if at is not None:
+            check_tx_clock(at, "recorded_at is")
         sh = self._shared
         writer = Writer(sh.registry, sh.on_insert if sh.hooks else None)
         with sh.backend.write() as conn:
@@ -276,7 +284,7 @@ class Memory:
                 conn,
                 self.scope,
                 self._resolve_ids(conn, ops),
-                self._now_us(),
+                self._tx_us(),
                 lock=sh.backend.lock_slots,
                 for_update=sh.backend.for_update,
                 recorded_at=at,
@@ -460,7 +468,7 @@ class Memory:
             # The tenant's clock row first: registrations of one tenant then run one
             # after another (concurrent ones used to insert the same name at once
             # and fail on PostgreSQL), and the alias check sees every earlier one.
-            tx = stamp(conn, self.scope.tenant, self._now_us())
+            tx = stamp(conn, self.scope.tenant, self._tx_us())
             index = sh.registry.load(conn, self.scope.tenant)
             Registry.save(conn, Registry.rows_for(self.scope.tenant, spec, index))
             conn.execute(
@@ -543,7 +551,7 @@ class Memory:
         sh = self._shared
         rows = []
         with sh.backend.write() as conn:
-            tx = stamp(conn, self.scope.tenant, self._now_us())
+            tx = stamp(conn, self.scope.tenant, self._tx_us())
             for text, role, occurred, meta in prepared:
                 rows.append(
                     {
@@ -1073,7 +1081,7 @@ class Memory:
 
     def _mark_erased(self, conn: Connection) -> None:
         """Tell every process's search mirror of this tenant to reload."""
-        tx = stamp(conn, self.scope.tenant, self._now_us())
+        tx = stamp(conn, self.scope.tenant, self._tx_us())
         conn.execute(
             update(txclock).where(txclock.c.tenant == self.scope.tenant).values(erased_us=tx)
         )

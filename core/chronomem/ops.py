@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .predicates import Cardinality
+from .timeutil import FOREVER_US
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,12 @@ class AssertOp:
     # A validity length in microseconds from the transaction time (a TTL): the
     # fact holds over [tx, tx + valid_for). Needs valid_from=None and valid_to=None.
     valid_for: int | None = None
+
+    def __post_init__(self) -> None:
+        # A validity that outlasts the calendar never ends (read back as valid_to
+        # None); cut to a length that does, so tx + valid_for fits a SQL BIGINT.
+        if isinstance(self.valid_for, int) and self.valid_for > FOREVER_US:
+            object.__setattr__(self, "valid_for", FOREVER_US)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from .schema import sources as sources_table
 from .schema import versions
 from .scope import Scope
 from .statemachine import RETRACTED
-from .timeutil import from_us, opt_dt
+from .timeutil import end_dt, from_us, opt_dt
 
 
 def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
@@ -208,7 +208,7 @@ def to_fact(
         predicate=row["predicate"],
         object=row["object"],
         valid_from=from_us(row["valid_from"]),
-        valid_to=opt_dt(row["valid_to"]),
+        valid_to=end_dt(row["valid_to"]),  # past 9999: never ends
         recorded_at=from_us(row["recorded_at"]),
         superseded_at=opt_dt(row["superseded_at"]),
         state=state_of(row, valid_at, retracted_row=retracted_row),

@@ -14,6 +14,18 @@ Clock = Callable[[], datetime]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)
+_MIN = datetime.min.replace(tzinfo=timezone.utc)
+_MAX = datetime.max.replace(tzinfo=timezone.utc)
+# The calendar a datetime can hold: years 1-9999 (UTC), to the microsecond.
+MIN_US = (_MIN - EPOCH) // _US
+MAX_US = (_MAX - EPOCH) // _US
+# A validity at least this long ends after the calendar does, whatever its start:
+# it never ends. Longer ones are cut to it (they could not fit a SQL BIGINT).
+FOREVER_US = MAX_US - MIN_US + 1
+# The latest transaction time a clock may give. Transaction time strictly
+# increases per tenant, so a store stamped at the calendar's last microsecond
+# could never write again; the last year is kept for those increments.
+LAST_TX_US = (datetime(9999, 1, 1, tzinfo=timezone.utc) - EPOCH) // _US
 
 
 def system_clock() -> datetime:
@@ -41,8 +53,33 @@ def opt_us(value: datetime | None, name: str) -> int | None:
 
 
 def from_us(value: int) -> datetime:
+    """Integer microseconds -> aware UTC datetime. Total: a stored value outside
+    years 1-9999 (written by an older version, or a validity that ends after the
+    calendar) is clamped to the first or last representable microsecond, so a read
+    never fails on what is stored."""
+    if value > MAX_US:
+        return _MAX
+    if value < MIN_US:
+        return _MIN
     return EPOCH + value * _US
 
 
 def opt_dt(value: int | None) -> datetime | None:
     return None if value is None else from_us(value)
+
+
+def end_dt(value: int | None) -> datetime | None:
+    """A valid-time end: past year 9999 it never ends (``None``, unbounded)."""
+    return None if value is None or value > MAX_US else from_us(value)
+
+
+def check_tx_clock(now_us: int, what: str = "clock() returned") -> int:
+    """A clock reading (or an import's ``recorded_at``) that may become a
+    transaction time, or ``InvalidInput``."""
+    if now_us >= LAST_TX_US:
+        raise InvalidInput(
+            f"{what} {from_us(now_us).isoformat()}: transaction times must be "
+            f"before {from_us(LAST_TX_US).isoformat()} (the store's clock only moves "
+            "forward, and the calendar ends in 9999); nothing was written — fix the clock"
+        )
+    return now_us
