@@ -50,7 +50,8 @@ HEAD = r"\b(?P<who>I|we)" + _AUX + _ADV + _FUT
 _OBJ = r"\s+(?P<obj>.+)"
 
 _PLACE_CUT = re.compile(
-    r"\s*[,(:!?]|\s+[-\u2013\u2014]\s|\s+(?:[Ww]ith|for|as|because|since|where|which|who|near|"
+    r"\s*[,(:!?]|\s+[-\u2013\u2014]\s|\s+(?:[Ww]ith|for|as|because|ever\s+since|since|where|which|"
+    r"who|near|"
     r"to|after|before|but|so|when|while|if|then|until|till|from|in|at|on|by|and\s+(?=[a-z])|"
     r"and\s+(?=I\b)|now|last|next|this|ago|lol|haha|btw|tho|though)\b"
 )
@@ -84,6 +85,7 @@ _TRAIL = re.compile(
     r"a\s+lot|so\s+much|very\s+much|more\s+than\s+anything|the\s+most|to\s+death|in\s+general|"
     r"a\s+ton|honestly|really|either|fluently|well|a\s+bit|a\s+little|here|there|today|"
     r"at\s+all|my\s+whole\s+life|all\s+my\s+life|my\s+entire\s+life|forever|for\s+ages|"
+    r"ever\s+since|since\s+then|"
     r":\)|:-\)|:D|<3))+$",
     _I,
 )

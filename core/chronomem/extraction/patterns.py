@@ -119,6 +119,20 @@ def _org_hit(op: Op = "assert", conf: float = 0.9) -> Handler:
     return handle
 
 
+# Communities one joins or quits without working there.
+_PLATFORMS = words(
+    "twitter x bluesky facebook instagram tiktok reddit discord mastodon linkedin strava "
+    "duolingo snapchat threads whatsapp telegram signal youtube twitch patreon substack "
+    "pinterest tumblr peloton"
+)
+
+
+def _joined(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I joined Atlassian": an employer; "I joined Bluesky": a platform, nothing."""
+    hits = _org_hit(conf=0.75)(m, ctx)
+    return [h for h in hits if not (h.obj and fold(h.obj) in _PLATFORMS)]
+
+
 def _left(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     if not _we_ok(m):
         return []
@@ -136,6 +150,7 @@ def _quit_bare(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [
         _Hit(h.predicate, h.obj, h.op, h.confidence, held=False)
         for h in _org_hit("end", 0.6)(m, ctx)
+        if not (h.obj and fold(h.obj) in _PLATFORMS)  # "I quit Twitter"
     ]
 
 
@@ -562,7 +577,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
             HEAD + r"\s+(?:join|joined|joining)"
             r"(?:\s+the\s+(?:[\w-]+\s+){0,2}team\s+(?:at|of))?" + _OBJ
         ),
-        _org_hit(conf=0.75),
+        _joined,
         ("join",),
     ),
     (
@@ -816,7 +831,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     # round two: job titles, projects, "now I'm in", named family members, more job changes
     (
         _rx(
-            r"\b(?P<who>I)(?:'m|\s+am|'ve\s+been|\s+have\s+been)(?:\s+(?:now|currently|also|"
+            r"\b(?P<who>I)(?:'m|\s+am|'ve\s+been|\s+have\s+been|\s+be)(?:\s+(?:now|currently|also|"
             r"actually|still|just|already|officially|proudly))*\s+(?:a|an)\s+"
             r"(?P<title>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,4}?)(?=\s*$|\s*[,.!;:)]|\s+(?:by\s+"
             r"(?:trade|profession|day|night)|at|for|with|in|of|and|who|since|from|now|here|myself|too|"
@@ -1046,7 +1061,8 @@ _BARE_NAME = re.compile(
     r"(?P<obj>[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)?)(?:\s+here)?"
     r"(?:,\s+(?:the|your|a|an)\s+(?P<title>[a-z][a-z -]{1,40}?))?"
     r"(?:\s+from\s+(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2})?"
-    r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you)?[\s.!]*$"
+    r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you|,\s*(?i:hi|hello|hey))?"
+    r"[\s.!]*$"
 )
 _HERE_NAME = re.compile(
     r"^\s*(?i:hi|hello|hey|hiya|heya)\b[\s,!.]*(?P<obj>[A-Z][a-z][\w'-]*)\s+here[\s.!]*$"
