@@ -554,6 +554,25 @@ def test_import_fact_refuses_to_go_back_in_time(memory: Memory, clock: ManualClo
     )
 
 
+def test_a_back_dated_import_wins_over_exact_replay(memory: Memory, clock: ManualClock) -> None:
+    """Issue #14, documented in ``import_fact``: an import into a new slot may stamp
+    an instant before later native writes, and then changes what an earlier read at
+    a ``known_at`` after that instant returned; reads at a ``known_at`` before it
+    keep their answer."""
+    t0 = memory.remember("alice", "likes", "tea", valid_from=JAN).recorded_at
+    assert t0 is not None
+    before = [f.object for f in memory.facts(known_at=t0, valid_at=JUN)]
+    assert before == ["tea"]
+    clock.advance(days=1)
+    earlier = t0 - timedelta(hours=1)
+    r = memory.import_fact("alice", "likes", "jazz", recorded_at=earlier, valid_from=JAN)
+    assert r.recorded_at == earlier < t0
+    after = sorted(f.object for f in memory.facts(known_at=t0, valid_at=JUN))
+    assert after == ["jazz", "tea"]  # the import wins: the answer at t0 changed
+    # before the import's instant the answer is what it was
+    assert memory.facts(known_at=earlier - US, valid_at=JUN) == []
+
+
 def test_import_ahead_of_the_clock_keeps_transaction_time_increasing(
     memory: Memory, clock: ManualClock
 ) -> None:

@@ -425,7 +425,17 @@ class Memory:
         extractor: str | None = None,
     ) -> Receipt:
         """Import history with an explicit belief time (a mem0 history, a store dump).
-        Refuses a write that would go back in time for its slot."""
+        Refuses a write that would go back in time for its slot (``TimeTravel``: not
+        after the slot's last belief change) or ahead of the clock.
+
+        Back-dated imports win over exact replay. An import into a slot with no
+        later history may stamp an instant before the store's latest transaction
+        time; a read at ``known_at=t`` with ``t >= recorded_at`` then answers
+        differently after the import than it did before: the imported belief shows
+        as held since ``recorded_at``, which is what importing history means. Reads
+        at a ``known_at`` before the import's ``recorded_at`` keep their answers. To
+        keep every past answer fixed, import before serving reads (or into a fresh
+        tenant), or record at the current time (``remember``)."""
         if to_us(recorded_at, "recorded_at") > self._now_us():
             raise TimeTravel(
                 "recorded_at is after the store's clock: an import records the past, and would "
