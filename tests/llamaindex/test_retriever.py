@@ -12,6 +12,7 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.schema import MetadataMode
+from llama_index.core.tools import RetrieverTool
 
 from chronomem import ChronomemError, InvalidInput, InvalidType, Memory, NaiveDatetime
 from llama_index.memory.chronomem import ChronomemRetriever, embedder_from
@@ -176,3 +177,15 @@ def test_mock_embedding_and_a_model_change_is_refused(tmp_path: object) -> None:
         Memory(path, embedder=embedder_from(LetterEmbedding(model_name="letters")))
     with pytest.raises(InvalidType):
         embedder_from("text-embedding-3-small")  # type: ignore[arg-type]
+
+
+def test_retriever_tool_shows_the_model_validity_not_ids(
+    store: Memory, moved: dict[str, datetime]
+) -> None:
+    r = ChronomemRetriever(store, states=["live", "ended"])
+    out = RetrieverTool.from_defaults(retriever=r, name="memory").call(input="where does ada live")
+    assert "ada lives in Berlin (since 2026-01-21" in out.content
+    assert "ada lives in Paris (2026-01-01" in out.content and "ended)" in out.content
+    for node in r.retrieve("where does ada live"):
+        assert node.node.node_id not in out.content
+        assert node.node.metadata["fact_id"] not in out.content
