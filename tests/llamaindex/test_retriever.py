@@ -10,12 +10,13 @@ from typing import ClassVar
 
 import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.schema import MetadataMode
 from llama_index.core.tools import RetrieverTool
 
 from chronomem import ChronomemError, InvalidInput, InvalidType, Memory, NaiveDatetime
-from llama_index.memory.chronomem import ChronomemRetriever, embedder_from
+from llama_index.memory.chronomem import ChronomemMemory, ChronomemRetriever, embedder_from
 from tests.conftest import ManualClock
 
 
@@ -189,3 +190,20 @@ def test_retriever_tool_shows_the_model_validity_not_ids(
     for node in r.retrieve("where does ada live"):
         assert node.node.node_id not in out.content
         assert node.node.metadata["fact_id"] not in out.content
+
+
+def test_memory_from_a_url_with_a_llamaindex_embedder(tmp_path: object) -> None:
+    model = LetterEmbedding(model_name="letters")
+    mem = ChronomemMemory.from_defaults(
+        url=f"{tmp_path}/u.db", user="ada", session_id="s", embed_model=model
+    )
+    try:
+        assert (mem.user, mem.session_id) == ("ada", "s")
+        assert mem.memory.embedder.name == "llamaindex:LetterEmbedding:letters"
+        mem.put_messages([])
+        mem.put(ChatMessage(role="user", content="I live in Paris."))
+        assert "lives in Paris" in (mem.get()[0].content or "")
+        with pytest.raises(InvalidInput):
+            ChronomemMemory.from_defaults(memory=mem.memory, url=f"{tmp_path}/u.db")
+    finally:
+        mem.memory.close()
