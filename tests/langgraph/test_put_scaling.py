@@ -78,7 +78,7 @@ def test_every_read_of_versions_uses_an_index(make_store: StoreFactory, backend:
     store = make_store()
     store.batch(_puts(0, 300))
     with captured(store) as seen:
-        store.batch(_puts(300, 60) + [PutOp(("users", "u1"), "k3", None)])
+        store.batch([*_puts(300, 60), PutOp(("users", "u1"), "k3", None)])
         store.get(("users", "u2"), "k2")
     reads = [
         (s, p)
