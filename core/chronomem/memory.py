@@ -37,6 +37,7 @@ from .schema import migrate, sources, txclock, vectors, versions
 from .schema import predicates as predicates_table
 from .scope import Scope
 from .statemachine import new_id
+from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
@@ -816,6 +817,15 @@ class Memory:
             extractors=sorted({r["extractor"] for r in rows if r["extractor"]} | cited_by),
             superseded=[reads.to_fact(r, v) for r in replaced],
         )
+
+    def timeline(
+        self, subject: str, predicate: str | None = None, *, exact: bool = False
+    ) -> Timeline:
+        """Every version of ``subject``'s facts ever recorded, on both clocks:
+        ``.text()`` for a terminal, ``.plot()`` a matplotlib figure (``chronomem.timeline``)."""
+        from .timeline import build
+
+        return build(self, subject, predicate, exact=exact)
 
     def stats(self) -> Stats:
         self._check_open()
