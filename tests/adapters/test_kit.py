@@ -23,6 +23,8 @@ from .toy_adapter import ToyAdapter, ToyHarness
 class TestToyConformance(ConformanceTests):
     """The whole suite against the toy adapter (SQLite only: the kit is under test)."""
 
+    harness_class = ToyHarness
+
     @pytest.fixture
     def harness(self, kit_clock: KitClock) -> Iterator[ToyHarness]:
         root = Memory(clock=kit_clock)
@@ -91,3 +93,45 @@ def test_declared_semantic_needing_an_inexpressible_request_fails() -> None:
 def test_toy_declaration() -> None:
     declared = ToyAdapter.SEMANTICS  # type: ignore[attr-defined]
     assert declared == {Semantic.CURRENT_VIEW, Semantic.SUPERSESSION, Semantic.HISTORY}
+
+
+_KIT_CASES = [
+    *((f"test_{s.name.lower()}", {}) for s in Semantic),
+    *(("test_undeclared_is_refused", {"semantic": s}) for s in Semantic),
+    *(
+        ("test_sibling_isolated", {"kind": k, "name": "other"})
+        for k in ("user", "tenant", "session")
+    ),
+]
+
+
+@pytest.mark.parametrize(("test", "params"), _KIT_CASES, ids=[f"{t}-{p}" for t, p in _KIT_CASES])
+def test_preskip_agrees_with_running_the_check(test: str, params: dict[str, object]) -> None:
+    """A test skipped before its store is built would have skipped anyway, and a
+    test the preskip lets through does not skip for a reason it could have known."""
+    from chronomem_adapters.conformance.checks import (
+        check_sibling_isolated,
+        preskip_reason,
+    )
+
+    clock = KitClock()
+    root = Memory(clock=clock)
+    h = ToyHarness(root, clock)
+    reason = preskip_reason(ToyHarness, test, params)
+    if test == "test_undeclared_is_refused":
+        run = lambda: check_undeclared(h, params["semantic"])  # noqa: E731
+    elif test == "test_sibling_isolated":
+        run = lambda: check_sibling_isolated(h, str(params["kind"]), "other")  # noqa: E731
+    else:
+        run = lambda: check_declared(h, Semantic[test[5:].upper()])  # noqa: E731
+    try:
+        run()
+        skipped = None
+    except pytest.skip.Exception as exc:
+        skipped = str(exc.msg)
+    finally:
+        root.close()
+    if reason is not None:
+        assert skipped == reason
+    elif skipped is not None:
+        assert "not expressible" in skipped

@@ -18,6 +18,8 @@ from crewai_chronomem.conformance import (
 
 
 class TestCrewAIMemoryConformance(ConformanceTests):
+    harness_class = CrewAIMemoryHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[CrewAIMemoryHarness]:
         root = Memory(url, clock=kit_clock)
@@ -28,6 +30,8 @@ class TestCrewAIMemoryConformance(ConformanceTests):
 
 
 class TestCrewAIStorageConformance(ConformanceTests):
+    harness_class = CrewAIStorageHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[CrewAIStorageHarness]:
         storage = ChronomemStorage(url, embedder=kit_embedder, clock=kit_clock, **BASE_SCOPE)

@@ -12,6 +12,8 @@ from langchain_chronomem.conformance import HistoryHarness, MiddlewareHarness, R
 
 
 class TestRetrieverConformance(ConformanceTests):
+    harness_class = RetrieverHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[RetrieverHarness]:
         root = Memory(url, clock=kit_clock)
@@ -22,6 +24,8 @@ class TestRetrieverConformance(ConformanceTests):
 
 
 class TestHistoryConformance(ConformanceTests):
+    harness_class = HistoryHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[HistoryHarness]:
         root = Memory(url, clock=kit_clock)
@@ -32,6 +36,8 @@ class TestHistoryConformance(ConformanceTests):
 
 
 class TestMiddlewareConformance(ConformanceTests):
+    harness_class = MiddlewareHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[MiddlewareHarness]:
         root = Memory(url, clock=kit_clock)

@@ -12,6 +12,8 @@ from langgraph.store.chronomem.conformance import LangGraphHarness
 
 
 class TestLangGraphConformance(ConformanceTests):
+    harness_class = LangGraphHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[LangGraphHarness]:
         root = Memory(url, clock=kit_clock)

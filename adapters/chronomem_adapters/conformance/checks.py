@@ -183,6 +183,29 @@ SEMANTIC_CHECKS: dict[Semantic, Callable[[Harness], None]] = {
 }
 
 
+def preskip_reason(harness_class: type, test: str, params: dict[str, object]) -> str | None:
+    """Why a kit test will skip, known from the harness class alone (its ``adapter``
+    and ``siblings`` class attributes), so the suite can skip it before building a
+    store; ``None`` when only running it can tell."""
+    adapter = getattr(harness_class, "adapter", None)
+    spec = spec_of(adapter) if isinstance(adapter, type) else None
+    siblings = getattr(harness_class, "siblings", None)
+    semantic = params.get("semantic")
+    if spec is not None and test.startswith("test_") and test[5:].upper() in Semantic.__members__:
+        declared = Semantic[test[5:].upper()]
+        if declared not in spec.semantics:
+            return f"{spec.name} does not declare {declared.name}"
+    if spec is not None and test == "test_undeclared_is_refused" and isinstance(semantic, Semantic):
+        if semantic in spec.semantics:
+            return f"{spec.name} declares {semantic.name}; its own tests run"
+        if semantic not in REQUESTS:
+            return f"{semantic.name} is a behaviour, not a request a caller can make"
+    kind = params.get("kind")
+    if test == "test_sibling_isolated" and isinstance(siblings, frozenset) and kind not in siblings:
+        return f"the harness cannot make a sibling {kind}"
+    return None
+
+
 def check_declared(h: Harness, semantic: Semantic) -> None:
     """Run the tests of ``semantic`` if the adapter declares it, else skip."""
     spec = spec_of(h.adapter)

@@ -25,6 +25,7 @@ from .checks import (
     check_prefix_not_widened,
     check_sibling_isolated,
     check_undeclared,
+    preskip_reason,
 )
 from .clock import KitClock
 from .harness import SIBLING_KINDS, Harness
@@ -34,7 +35,24 @@ _IDS = [s.name for s in Semantic]
 
 
 class DeclarationTests:
-    """The adapter's declaration is well-formed data."""
+    """The adapter's declaration is well-formed data.
+
+    A subclass may name its harness class (``harness_class = MyHarness``): tests
+    that the harness's ``adapter`` and ``siblings`` already say will skip are
+    then skipped before the ``harness`` fixture builds a store."""
+
+    harness_class: type | None = None
+
+    @pytest.fixture(autouse=True)
+    def _kit_preskip(self, request: pytest.FixtureRequest) -> None:
+        if self.harness_class is None:
+            return
+        callspec = getattr(request.node, "callspec", None)
+        params = dict(callspec.params) if callspec is not None else {}
+        name = getattr(request.node, "originalname", request.node.name)
+        reason = preskip_reason(self.harness_class, name, params)
+        if reason is not None:
+            pytest.skip(reason)
 
     @pytest.fixture
     def kit_clock(self) -> KitClock:
