@@ -146,6 +146,7 @@ class Timeline:
                 matplotlib.use("Agg", force=False)
             import matplotlib.dates as mdates
             from matplotlib.figure import Figure
+            from matplotlib.lines import Line2D
             from matplotlib.patches import Patch, Rectangle
         except ImportError:  # pragma: no cover - exercised only without the extra
             raise ImportError(
@@ -206,14 +207,19 @@ class Timeline:
         for axis in (ax.xaxis, ax.yaxis):
             locator = mdates.AutoDateLocator()
             axis.set_major_locator(locator)
-            axis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+            axis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=False))
         ax.set_xlabel("valid time (when it was true in the world) →")
         ax.set_ylabel("transaction time (when memory believed it) →")
         ax.set_title(title)
-        handles = [Patch(facecolor=colour[v], label=v[:30]) for v in self.values()]
-        handles.append(Patch(facecolor="white", edgecolor="red", hatch="xx", label="retracted"))
-        handles.append(Patch(facecolor="white", edgecolor="black", linestyle="--",
-                             label="scheduled"))  # fmt: skip
+        handles: list[Any] = [Patch(facecolor=colour[v], label=v[:30]) for v in self.values()]
+        if any(self.ended(f) for f in self.versions):
+            handles.append(Line2D([], [], color="black", linewidth=3.0, label="ends here"))
+        if any(self.retracted(f) for f in self.versions):
+            handles.append(Patch(facecolor="white", edgecolor="red", hatch="xx", label="retracted"))
+        if any(self.scheduled(f) for f in self.versions):
+            handles.append(Patch(facecolor="white", edgecolor="black", linestyle="--",
+                                 label="scheduled"))  # fmt: skip
+        handles.append(Line2D([], [], color="grey", linestyle=":", label="now"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
         fig.tight_layout()
         return fig

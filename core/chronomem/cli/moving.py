@@ -1,11 +1,12 @@
 """Moving memory in and out: ``export`` (JSON Lines), ``import`` (a chronomem
-dump, or a mem0 history database). See ``chronomem.exchange``."""
+dump, hand-written facts, or a mem0 history database). See ``chronomem.exchange``."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -38,30 +39,39 @@ def register(cli: Any) -> None:
 
     @cli.command("import")
     @click.argument("path")
-    @click.option("--format", "fmt", type=click.Choice(["chronomem", "mem0"]),
-                  default="chronomem", show_default=True,
-                  help="a chronomem JSON Lines dump, or a mem0 history database (SQLite)")  # fmt: skip
+    @click.option("--format", "fmt", type=click.Choice(["auto", "dump", "facts", "mem0"]),
+                  default="auto", show_default=True,
+                  help="dump: a chronomem export; facts: one {subject, predicate, object, "
+                       "valid_from?, valid_to?, recorded_at?} a line; mem0: a mem0 history "
+                       "database (SQLite); auto: by the file's first bytes")  # fmt: skip
     @click.option("--progress/--no-progress", default=None, help="progress bar on stderr")
     @click.pass_obj
     def import_(s: Any, path: str, fmt: str, progress: bool | None) -> None:
-        """Import PATH ('-': standard input for a dump); creates the database if needed."""
+        """Import PATH ('-': standard input); creates the database if needed."""
+        bar = _progress(progress)
+        if path != "-" and not os.path.isfile(path):  # checked first: a typo creates nothing
+            raise click.ClickException(f"no file {path!r} to import")
+        if fmt == "auto" and path != "-":
+            with open(path, "rb") as raw:
+                fmt = "mem0" if raw.read(16) == b"SQLite format 3\x00" else "auto"
         if fmt == "mem0":
             if path == "-":
                 raise click.UsageError("a mem0 history database is a file, not standard input")
-            if not os.path.isfile(path):  # checked first: a typo creates no database
-                raise click.ClickException(f"no mem0 history database at {path!r}")
-            counts = exchange.import_mem0_history(
-                s.memory(create=True), path, progress=_progress(progress)
-            )
-        elif path == "-":
-            counts = exchange.import_jsonl(
-                s.memory(create=True), sys.stdin, progress=_progress(progress)
-            )
+            counts = exchange.import_mem0_history(s.memory(create=True), path, progress=bar)
         else:
-            with open(path, encoding="utf-8") as fh:  # opened first: a typo creates nothing
-                counts = exchange.import_jsonl(
-                    s.memory(create=True), fh, progress=_progress(progress)
-                )
+            fh: TextIO = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+            try:
+                first = next(fh, "")
+                lines = itertools.chain([first], fh)
+                if fmt == "dump" or (fmt == "auto" and exchange.is_dump(first)):
+                    fmt = "dump"
+                    counts = exchange.import_jsonl(s.memory(create=True), lines, progress=bar)
+                else:
+                    fmt = "facts"
+                    counts = exchange.import_facts(s.memory(create=True), lines, progress=bar)
+            finally:
+                if fh is not sys.stdin:
+                    fh.close()
         s.out.emit({"path": path, "format": fmt, "counts": counts},
-                   [f"imported {shown(path)}: "
+                   [f"imported {shown(path)} ({fmt}): "
                     + ", ".join(f"{n} {k}" for k, n in counts.items())])  # fmt: skip
