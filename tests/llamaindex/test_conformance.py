@@ -13,6 +13,8 @@ from llama_index.memory.chronomem.conformance import MemoryHarness, RetrieverHar
 
 
 class TestChronomemMemoryConformance(ConformanceTests):
+    harness_class = MemoryHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[MemoryHarness]:
         root = Memory(url, clock=kit_clock)
@@ -23,6 +25,8 @@ class TestChronomemMemoryConformance(ConformanceTests):
 
 
 class TestChronomemRetrieverConformance(ConformanceTests):
+    harness_class = RetrieverHarness
+
     @pytest.fixture
     def harness(self, url: str | None, kit_clock: KitClock) -> Iterator[RetrieverHarness]:
         root = Memory(url, clock=kit_clock)
