@@ -17,7 +17,7 @@ the embedder, so a suggestion for core comes with a measured effect. Patches:
                         ran of absolute relevance (cosine clamped to [0,1]; BM25 per
                         query term mapped by x / (x + 1.5)); a leg that ran without
                         returning the item counts 0
-    porter              FTS5 tokenizer 'porter unicode61 remove_diacritics 2' (stemming)
+    porter              (no-op: FTS5 'porter unicode61 remove_diacritics 2' is the default since schema v3)
     stopx               a larger stopword list for the lexical legs (memvara's)
     hashN               HashingEmbedder(dim=N) instead of 256
     hashstop            the hashing embedder skips stopwords
@@ -266,30 +266,30 @@ class Variant:
     def applied(self) -> Iterator[None]:
         import importlib
 
-        from chronomem.retrieval import fusion, legs
+        from chronomem.retrieval import fusion, legs, querytime
 
         # the package re-exports the function ``search``; the module is wanted here
         search_mod = importlib.import_module("chronomem.retrieval.search")
 
-        saved = (fusion.RRF_K, legs.STOPWORDS, search_mod.fuse, legs.query_terms)
+        saved = (fusion.RRF_K, querytime.STOPWORDS, search_mod.fuse, search_mod.legs.query_terms)
         try:
             if self.rrf_k is not None:
                 fusion.RRF_K = self.rrf_k
             if self.stopx:
-                legs.STOPWORDS = frozenset(legs.STOPWORDS | MEMVARA_STOPWORDS)
+                querytime.STOPWORDS = frozenset(querytime.STOPWORDS | MEMVARA_STOPWORDS)
             if isinstance(self.fuse, dict):
                 search_mod.fuse = weighted_fuse(self.fuse)
             elif self.fuse == "blend":
                 search_mod.fuse, legs.query_terms = blend_fuse(saved[3])
             yield
         finally:
-            fusion.RRF_K, legs.STOPWORDS, search_mod.fuse, legs.query_terms = saved
+            fusion.RRF_K, querytime.STOPWORDS, search_mod.fuse, legs.query_terms = saved
 
 
 def weighted_fuse(weights: dict[str, float]) -> Any:
     from chronomem.retrieval import fusion
 
-    def fuse(rankings: Any) -> dict[tuple[str, str], Any]:
+    def fuse(rankings: Any, _weights: Any = None) -> dict[tuple[str, str], Any]:
         out: dict[tuple[str, str], Any] = {}
         for leg, (kind, ranked) in rankings.items():
             w = weights.get(leg, 1.0)
@@ -320,7 +320,7 @@ def blend_fuse(query_terms: Any) -> tuple[Any, Any]:
             return max(0.0, min(1.0, score))
         return max(0.0, min(1.0, score))  # graph: 1 or 0.5
 
-    def fuse(rankings: Any) -> dict[tuple[str, str], Any]:
+    def fuse(rankings: Any, _weights: Any = None) -> dict[tuple[str, str], Any]:
         out: dict[tuple[str, str], Any] = {}
         ran: dict[str, list[str]] = {}
         for leg, (kind, ranked) in rankings.items():
@@ -405,8 +405,8 @@ def run_variant(
 
     def make() -> recall.System:
         s = recall.Chronomem(emb, None, legs)
-        if v.porter:
-            porterize(s.m)
+        if v.porter:  # the default since schema v3: only a store older than that lacks it
+            pass
         return s
 
     with v.applied():

@@ -123,11 +123,18 @@ class Dataset:
     tables: tuple[str, ...] = ("evidence",)
 
 
-def load_locomo(path: Path, limit: int = 0) -> Dataset:
+# LoCoMo splits (issue #13 discipline): retrieval is tuned on conversations 0-4
+# only; 5-9 are held out; LongMemEval is never tuned on.
+LOCOMO_SPLITS = {"all": (0, 10), "tune": (0, 5), "heldout": (5, 10)}
+
+
+def load_locomo(path: Path, limit: int = 0, split: str = "all") -> Dataset:
     raw = json.loads(path.read_text(encoding="utf-8"))
     corpora = []
     excluded: dict[str, int] = defaultdict(int)
-    for sample in raw[: limit or None]:
+    lo, hi = LOCOMO_SPLITS[split]
+    chosen = raw[lo:hi]
+    for sample in chosen[: limit or None]:
         conv = sample["conversation"]
         idx = sorted(
             int(k.split("_")[1])
@@ -179,7 +186,8 @@ def load_locomo(path: Path, limit: int = 0) -> Dataset:
                 )
             )
         corpora.append(Corpus(str(sample["sample_id"]), sessions, questions))
-    return Dataset("locomo", corpora, dict(excluded))
+    name = "locomo" if split == "all" else f"locomo-{split}"
+    return Dataset(name, corpora, dict(excluded))
 
 
 def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
@@ -628,14 +636,16 @@ def report(ds: Dataset, arms: list[ArmResult]) -> str:
                 f"{g[:18]} (n={have[0].tables[table]['result']['by_group'][g]['n']})"
                 for g in groups
             ]
-            for m in ("R@10" if ds.name == "locomo" else "R@12", "MRR"):
+            for m in ("R@10" if ds.name.startswith("locomo") else "R@12", "MRR"):
                 rows = []
                 for a in have:
                     bg = a.tables[table]["result"]["by_group"]
                     rows.append([arm_label(a), *[bg[g][m] for g in groups]])
                 cbg = have[0].tables[table]["chance"]["by_group"]
                 rows.append(["chance", *[cbg[g][m] for g in groups]])
-                out.append(f"\n  {m} by {'category' if ds.name == 'locomo' else 'question type'}:")
+                out.append(
+                    f"\n  {m} by {'category' if ds.name.startswith('locomo') else 'question type'}:"
+                )
                 out.append(common.table(["system arm", *head], rows))
     return "\n".join(out)
 
@@ -647,6 +657,11 @@ def compare_rankings(a: ArmResult, b: ArmResult) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--datasets", default="locomo,longmemeval")
+    ap.add_argument(
+        "--locomo-splits",
+        default="all",
+        help="comma list of all (conversations 0-9), tune (0-4), heldout (5-9)",
+    )
     ap.add_argument("--embedders", default="hashing,minilm")
     ap.add_argument("--arms", default="episodes,facts")
     ap.add_argument("--systems", default="chronomem,memvara")
@@ -692,9 +707,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     loaded = []
     for d in datasets:
         if d == "locomo":
-            loaded.append(
-                load_locomo(common.DATA / "locomo10.json", 2 if args.quick else args.limit)
-            )
+            for split in [x for x in args.locomo_splits.split(",") if x]:
+                if split not in LOCOMO_SPLITS:
+                    raise SystemExit(f"unknown LoCoMo split {split!r} ({', '.join(LOCOMO_SPLITS)})")
+                loaded.append(
+                    load_locomo(
+                        common.DATA / "locomo10.json", 2 if args.quick else args.limit, split
+                    )
+                )
         elif d == "longmemeval":
             loaded.append(
                 load_longmemeval(

@@ -178,7 +178,7 @@ vectors = Table(
     PrimaryKeyConstraint("tenant", "kind", "item_id"),
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -296,12 +296,15 @@ _BODIES = (
 )
 
 
-def _sqlite_fts_v2(conn: Connection, table: str, body: str) -> None:
+def _sqlite_fts_v2(
+    conn: Connection, table: str, body: str, tokenize: str = "unicode61 remove_diacritics 2"
+) -> None:
     fts, src = f"{table}_fts", f"{table}_fts_src"
     reset_fts(conn, fts)  # an index past the level limit cannot even be dropped
     for trigger in (f"{table}_ai", f"{table}_ad"):
         conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}")
     conn.exec_driver_sql(f"DROP TABLE {fts}")
+    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {src}")  # v3 rebuilds a v2 index
 
     def bounded(r: str) -> str:
         return f"substr({body.format(r=r)}, 1, {INDEX_MAX_CHARS})"
@@ -311,7 +314,7 @@ def _sqlite_fts_v2(conn: Connection, table: str, body: str) -> None:
     )
     conn.exec_driver_sql(
         f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='{src}', content_rowid='rid', "
-        "tokenize='unicode61 remove_diacritics 2')"
+        f"tokenize='{tokenize}')"
     )
     conn.exec_driver_sql(
         f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
@@ -334,7 +337,33 @@ def reset_fts(conn: Connection, fts: str) -> None:
     conn.exec_driver_sql(f"INSERT INTO {fts}_data(id, block) VALUES (10, X'00000000000000')")
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2}
+def _v3(conn: Connection) -> None:
+    """The text indexes stem English (issue #13): FTS5 ``porter`` in front of
+    ``unicode61`` on SQLite, the ``english`` text search configuration on
+    PostgreSQL (both with the same bounded body as v2), so "lived" finds "lives".
+    The indexes are rebuilt from the tables' text; v2's erase-safety is kept (the
+    same external-content layout, triggers and rebuild path)."""
+    if conn.dialect.name == "sqlite":
+        for table, body in _BODIES:
+            _sqlite_fts_v2(conn, table, body, tokenize=FTS5_TOKENIZE)
+    elif conn.dialect.name == "postgresql":
+        for table, template in _BODIES:
+            body = template.format(r="")
+            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
+            conn.execute(
+                text(
+                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                    f"(to_tsvector('{PG_TEXT_CONFIG}', left({body}, {INDEX_MAX_CHARS}))) STORED"
+                )
+            )
+            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+
+
+# The text indexes' tokenization since v3 (the lexical legs query with the same).
+FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
+PG_TEXT_CONFIG = "english"
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3}
 
 
 def _pg_extension(conn: Connection, name: str) -> bool:

@@ -1,4 +1,13 @@
-"""Reciprocal-rank fusion of the legs, recency by volatility, reproducible ties."""
+"""Weighted reciprocal-rank fusion of the legs, recency by volatility, reproducible ties.
+
+A leg's vote is ``weight / (RRF_K + rank)``. Lexical legs weigh 1; vector legs
+weigh what their embedder is worth (``vector_weight``): the offline hashing
+embedder only re-finds the words the lexical leg already matched, and at equal
+weight its noise pulled the fused ranking 10 points of LoCoMo R@10 below the
+lexical leg alone (benchmarks/README.md, ablations). The entity-graph leg votes
+for every fact about a named entity, so it weighs little and only its first
+``GRAPH_CAP`` facts vote: it can lift a fact the other legs found, never flood
+the top k."""
 
 from __future__ import annotations
 
@@ -9,6 +18,37 @@ from typing import Any
 RRF_K = 60
 US_PER_DAY = 86_400_000_000
 RECENCY_WEIGHT = 0.2  # final = rrf * (1 - w + w * recency)
+
+LEXICAL_WEIGHT = 1.0
+RANKED_BY_SCORE = frozenset({"episode_context"})  # the leg's score is the rank it votes at
+CONTEXT_WEIGHT = 1.0  # a short turn after a lexical hit (legs.episode_successors)
+GRAPH_WEIGHT = 0.25
+GRAPH_CAP = 5  # entity-graph facts that vote at all
+HASHING_VECTOR_WEIGHT = 0.1  # measured on LoCoMo conversations 0-4 (tuning split)
+MODEL_VECTOR_WEIGHT = 0.5  # a learned embedder (e.g. all-MiniLM-L6-v2)
+
+
+def vector_weight(embedder: Any) -> float:
+    """The vector legs' weight for this embedder: its own ``vector_weight``
+    attribute when it has one, else 0.1 for chronomem's hashing embedder (lexical
+    overlap only) and 0.5 for any other (a model that captures meaning)."""
+    own = getattr(embedder, "vector_weight", None)
+    if isinstance(own, int | float) and not isinstance(own, bool) and 0 <= own <= 10:
+        return float(own)
+    name = str(getattr(embedder, "name", ""))
+    return HASHING_VECTOR_WEIGHT if name.startswith("hashing-") else MODEL_VECTOR_WEIGHT
+
+
+def leg_weights(embedder: Any) -> dict[str, float]:
+    w = vector_weight(embedder)
+    return {
+        "fact_lexical": LEXICAL_WEIGHT,
+        "episode_lexical": LEXICAL_WEIGHT,
+        "fact_vector": w,
+        "episode_vector": w,
+        "entity_graph": GRAPH_WEIGHT,
+        "episode_context": CONTEXT_WEIGHT,
+    }
 
 
 @dataclass
@@ -38,14 +78,19 @@ def recency(age_us: int, half_life_days: float | None) -> float:
 
 def fuse(
     rankings: Mapping[str, tuple[str, list[tuple[str, float]]]],
+    weights: Mapping[str, float] | None = None,
 ) -> dict[tuple[str, str], Fused]:
-    """``rankings``: leg name -> (kind, [(id, score), ...] best first)."""
+    """``rankings``: leg name -> (kind, [(id, score), ...] best first);
+    ``weights``: leg name -> weight (1 for a leg not named; None = all 1)."""
     out: dict[tuple[str, str], Fused] = {}
     for leg, (kind, ranked) in rankings.items():
-        for rank, (item_id, score) in enumerate(ranked, start=1):
+        w = 1.0 if weights is None else weights.get(leg, 1.0)
+        for pos, (item_id, score) in enumerate(ranked, start=1):
+            # the context leg places a turn at its predecessor's lexical rank
+            rank = max(1, int(score)) if leg in RANKED_BY_SCORE else pos
             f = out.setdefault((kind, item_id), Fused(kind, item_id))
-            f.rrf += 1.0 / (RRF_K + rank)
-            f.legs[leg] = {"rank": rank, "score": score}
+            f.rrf += w / (RRF_K + rank)
+            f.legs[leg] = {"rank": rank, "score": score, "weight": w}
     return out
 
 

@@ -22,7 +22,7 @@ from ..schema import versions
 from . import legs
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
-from .fusion import Fused, finish, fuse, recency
+from .fusion import GRAPH_CAP, Fused, finish, fuse, leg_weights, recency
 from .indexing import Indexer
 from .rerank import Reranker
 
@@ -33,7 +33,7 @@ log = logging.getLogger("chronomem.search")
 
 FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
 MAX_CANDIDATES = 100_000
-EPISODE_LEGS = ("episode_lexical", "episode_vector")
+EPISODE_LEGS = ("episode_lexical", "episode_vector", "episode_context")
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -227,9 +227,19 @@ def search(
                 sql=False,
             )
         run(
-            "entity_graph", "fact", lambda: legs.graph_leg(mirror, fact_mask(), query, n), sql=False
+            "entity_graph",
+            "fact",
+            lambda: legs.graph_leg(mirror, fact_mask(), query, min(n, GRAPH_CAP)),
+            sql=False,
         )
         run("episode_lexical", "episode", lambda: legs.lexical_episodes(conn, scope, terms, tf, n))
+        if "episode_lexical" in rankings:
+            lexical_hits = rankings["episode_lexical"][1]
+            run(
+                "episode_context",
+                "episode",
+                lambda: legs.episode_successors(conn, scope, tf, lexical_hits, n),
+            )
 
         def episode_vec() -> list[tuple[str, float]]:
             if r.pgvector:
@@ -239,7 +249,7 @@ def search(
         run("episode_vector", "episode", episode_vec, sql=r.pgvector)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
-        fused = list(fuse(rankings).values())
+        fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         _score(mem, conn, mirror, fused, v)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
