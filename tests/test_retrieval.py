@@ -272,3 +272,58 @@ def test_identical_episodes_rank_the_same_in_every_ingest(url: str | None) -> No
     first = ingest()
     assert first == ingest()
     assert len(set(first)) == 20  # twenty distinct episodes, in one fixed order
+
+
+# -- issue #13: weighted fusion, capped graph leg, conversational context ------------------
+
+
+def test_hashing_vector_leg_never_outvotes_the_lexical_leg(memory: Memory) -> None:
+    # the hashing vector leg ranks the trigram look-alike first; lexical ranks the match
+    memory.add_episode("harbourmasters at harbourside harbourfronts, harbourmasters")
+    memory.add_episode("we sailed into the harbour at dawn")
+    hits = memory.search("harbour dawn", k=2, include_episodes=True)
+    top = hits[0].explain["legs"]
+    assert hits[0].text == "we sailed into the harbour at dawn"
+    assert top["episode_lexical"]["rank"] == 1 and top["episode_lexical"]["weight"] == 1.0
+    assert all(
+        h.explain["legs"]["episode_vector"]["weight"] == 0.1
+        for h in hits
+        if "episode_vector" in h.explain["legs"]
+    )
+
+
+def test_entity_graph_leg_votes_for_a_few_facts_only(memory: Memory) -> None:
+    for i in range(30):
+        memory.remember("caroline", "likes", f"hobby{i}")
+    memory.add_episode("Caroline said the pottery class starts on Monday")
+    hits = memory.search("caroline pottery", k=10, include_episodes=True)
+    assert "Caroline said the pottery class starts on Monday" in texts(hits)
+    voted = [h for h in hits if "entity_graph" in h.explain["legs"]]
+    assert len(voted) <= 5
+    for h in voted:
+        assert h.explain["legs"]["entity_graph"]["weight"] == 0.25
+
+
+def test_a_short_follow_up_turn_is_found_through_its_predecessor(memory: Memory) -> None:
+    memory.add_episodes(
+        [
+            {"text": "Mel: did you ever adopt the rescue greyhound?"},
+            {"text": "Caro: yes, last May!"},
+            {"text": "Mel: I painted a sunrise over the lake yesterday, it took hours"},
+        ]
+    )
+    hits = memory.search("when was the greyhound adopted", k=3, include_episodes=True)
+    order = texts(hits)
+    assert order[:2] == ["Mel: did you ever adopt the rescue greyhound?", "Caro: yes, last May!"]
+    ctx = hits[1].explain["legs"]["episode_context"]
+    assert ctx["rank"] == hits[0].explain["legs"]["episode_lexical"]["rank"]
+
+
+def test_follow_up_context_follows_scope_and_insertion_order(memory: Memory) -> None:
+    memory.add_episode("Mel: the zqkite festival is in June")
+    other = memory.scoped(user="someone-else")
+    other.add_episode("Caro: lovely")  # another scope: never this scope's follow-up
+    memory.add_episode("Caro: sounds fun")
+    hits = memory.search("zqkite festival", k=3, include_episodes=True)
+    assert texts(hits)[:2] == ["Mel: the zqkite festival is in June", "Caro: sounds fun"]
+    assert "Caro: lovely" not in texts(hits)
