@@ -149,6 +149,10 @@ def test_cli_write_commands_remember_end_retract_correct(tmp_path, capsys) -> No
         (job,) = m.facts(subject="alice", predicate="works_at")
         assert job.valid_to == utc(2030, 1, 1)
         assert m.why(paris).versions[0].metadata == {"via": "cli"}
+    code, out, _ = _run(capsys, "--url", db, "history", "alice", "lives_in")
+    assert "Berlin" in out and "Paris" not in out
+    code, out, _ = _run(capsys, "--url", db, "history", "alice", "lives_in", "--include-retracted")
+    assert "Berlin" in out and "Paris" in out and "retracted" in out
     code, out, _ = _run(capsys, "--url", db, "retract", now.id)
     assert code == 0 and "retracted" in out
     with Memory(db) as m:

@@ -146,6 +146,10 @@ def test_import_refuses_a_tenant_that_holds_memory_and_writes_nothing(clock: Man
         (lambda recs: recs[1:], "header"),
         (lambda recs: [*recs, {"type": "gossip"}], "unknown record type"),
         (
+            lambda recs: [*recs, *({**r, "id": "copy"} for r in recs if r["type"] == "version")],
+            "invariant I1",
+        ),
+        (
             lambda recs: [
                 *recs,
                 {

@@ -35,6 +35,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
+from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
@@ -401,6 +402,7 @@ def _check_links(rows: dict[str, list[dict[str, Any]]]) -> None:
     ids = [r["id"] for r in rows["version"]]
     if len(set(ids)) != len(ids):
         raise InvalidInput("the dump repeats a version id")
+    _check_i1(rows["version"])
     eids = {r["id"] for r in rows["episode"]}
     if len(eids) != len(rows["episode"]):
         raise InvalidInput("the dump repeats an episode id")
@@ -411,6 +413,25 @@ def _check_links(rows: dict[str, list[dict[str, Any]]]) -> None:
                 f"source link {s['fact_id']} -> {s['episode_id']} names a fact or an "
                 "episode the dump does not hold"
             )
+
+
+def _check_i1(rows: list[dict[str, Any]]) -> None:
+    """Invariant I1 over the dump's current versions: in a slot they never overlap
+    in valid time (a crafted or damaged dump is refused, not imported)."""
+    by_slot: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+    for r in rows:
+        if r["superseded_at"] is None:
+            where = (r["user_id"], r["agent_id"], r["session_id"], r["slot"])
+            end = r["valid_to"] if r["valid_to"] is not None else 2**63
+            by_slot.setdefault(where, []).append((r["valid_from"], end))
+    for key, spans in by_slot.items():
+        spans.sort()
+        for (_, a_end), (b_start, _) in pairwise(spans):
+            if b_start < a_end:
+                raise InvalidInput(
+                    f"the dump's current versions of slot {key[3]} overlap in valid time "
+                    "(invariant I1): it was damaged or edited; nothing was imported"
+                )
 
 
 def _require_empty(conn: Any, tenant: str) -> None:

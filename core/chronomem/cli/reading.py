@@ -63,10 +63,13 @@ def register(cli: Any) -> None:
     @click.argument("subject")
     @click.argument("predicate", required=False)
     @click.option("--known-at", help="belief instant (ISO 8601; default: latest)")
+    @click.option("--include-retracted", is_flag=True, help="also the values retracted as wrong")
     @click.pass_obj
-    def history(s: Any, subject: str, predicate: str | None, known_at: str | None) -> None:
+    def history(s: Any, subject: str, predicate: str | None, known_at: str | None,
+                include_retracted: bool) -> None:  # fmt: skip
         """Every value a subject's predicate had, in valid-time order."""
-        found = s.memory().history(subject, predicate, known_at=parse_instant(known_at))
+        found = s.memory().history(subject, predicate, known_at=parse_instant(known_at),
+                                   include_retracted=include_retracted)  # fmt: skip
         s.out.emit(found, [fact_row(f) for f in found] or ["(no history)"],
                    columns=FACT_COLUMNS, rows=[fact_cells(f) for f in found])  # fmt: skip
 
