@@ -140,11 +140,16 @@ def test_import_refuses_a_tenant_that_holds_memory_and_writes_nothing(clock: Man
     assert [f.object for f in other.facts()] == ["tea"]
 
 
+_PRED = {"type": "predicate", "name": "likes", "canonical": "likes", "cardinality": "many",
+         "volatility": "stable", "origin": "user"}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
         (lambda recs: recs[1:], "header"),
         (lambda recs: [*recs, {"type": "gossip"}], "unknown record type"),
+        (lambda recs: [*recs, _PRED, _PRED], "contradicts itself"),
         (
             lambda recs: [*recs, *({**r, "id": "copy"} for r in recs if r["type"] == "version")],
             "invariant I1",

@@ -39,6 +39,7 @@ from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 
 from . import reads
 from .errors import InvalidInput, NotFound, ScopeError
@@ -366,36 +367,45 @@ def import_records(
     _check_links(rows)
     bar = _bar(total, "import", progress)
     try:
-        with sh.backend.write() as conn:
-            _require_empty(conn, t)
-            for kind in ("predicate", "episode", "version", "source"):
-                table = _ROWS[kind][0]
-                batch = rows[kind]
-                for i in range(0, len(batch), CHUNK):
-                    chunk = batch[i : i + CHUNK]
-                    conn.execute(table.insert(), chunk)
-                    if kind == "version":
-                        sh.on_insert(conn, chunk)
-                    elif kind == "episode":
-                        for hook in sh.episode_hooks:
-                            hook(conn, chunk)
-                    bar.update(len(chunk))
-            times = [r["recorded_at"] for k in ("episode", "version", "source") for r in rows[k]]
-            times += [r["superseded_at"] for r in rows["version"] if r["superseded_at"]]
-            if times:
-                # later writes must stamp after every imported belief change; every
-                # process's search mirror of the tenant reloads (as after an erase)
-                tx = stamp(conn, t, memory._now_us(), at=max(times))
-                conn.execute(
-                    update(txclock)
-                    .where(txclock.c.tenant == t)
-                    .values(erased_us=tx, registry_us=tx)
-                )
+        _write_rows(memory, rows, bar)
+    except IntegrityError as exc:  # e.g. a predicate or source link listed twice
+        raise InvalidInput(
+            f"the dump contradicts itself ({type(exc.orig).__name__}): nothing was imported"
+        ) from None
     finally:
         bar.close()
     sh.registry.invalidate(t)
     memory._invalidate_index()
     return {k + "s": len(v) for k, v in rows.items()}
+
+
+def _write_rows(memory: Memory, rows: dict[str, list[dict[str, Any]]], bar: Any) -> None:
+    """Insert the rows in one transaction, index them, move the tenant's clock."""
+    sh = memory._shared
+    t = memory.scope.tenant
+    with sh.backend.write() as conn:
+        _require_empty(conn, t)
+        for kind in ("predicate", "episode", "version", "source"):
+            table = _ROWS[kind][0]
+            batch = rows[kind]
+            for i in range(0, len(batch), CHUNK):
+                chunk = batch[i : i + CHUNK]
+                conn.execute(table.insert(), chunk)
+                if kind == "version":
+                    sh.on_insert(conn, chunk)
+                elif kind == "episode":
+                    for hook in sh.episode_hooks:
+                        hook(conn, chunk)
+                bar.update(len(chunk))
+        times = [r["recorded_at"] for k in ("episode", "version", "source") for r in rows[k]]
+        times += [r["superseded_at"] for r in rows["version"] if r["superseded_at"]]
+        if times:
+            # later writes must stamp after every imported belief change; every
+            # process's search mirror of the tenant reloads (as after an erase)
+            tx = stamp(conn, t, memory._now_us(), at=max(times))
+            conn.execute(
+                update(txclock).where(txclock.c.tenant == t).values(erased_us=tx, registry_us=tx)
+            )
 
 
 def _check_links(rows: dict[str, list[dict[str, Any]]]) -> None:
