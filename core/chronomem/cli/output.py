@@ -165,7 +165,7 @@ class Output:
 
         table = Table(title=Text(shown(title)) if title else None, show_lines=False)
         for c in columns:
-            table.add_column(c, overflow="fold")
+            table.add_column(c, overflow="fold", no_wrap=c == "id")
         for r in rows:  # Text, not markup: a stored "[red]" prints as itself
             table.add_row(*(Text(shown("" if v is None else v)) for v in r))
         Console(file=self._out, highlight=False, markup=False, emoji=False).print(table)
