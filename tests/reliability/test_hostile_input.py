@@ -459,7 +459,8 @@ def test_end_retract_correct_erase_refuse_or_apply(h: Harness, data: st.DataObje
     o = data.draw(maybe(st.one_of(st.just("oslo"), or_wrong(texts(b)))), "obj")
     at = data.draw(maybe(or_wrong(aware_datetimes())), "at")
     r, err = h.attempt("end", lambda: m.end(s, p, o, at=at))
-    valid = is_text(s) and is_text(p) and (o is None or is_text(o)) and (at is None or is_aware(at))
+    name_ok = is_text(p) and len(p) <= 255  # predicate names: at most 255 characters
+    valid = is_text(s) and name_ok and (o is None or is_text(o)) and (at is None or is_aware(at))
     assert (err is None) == valid, f"end: valid={valid} err={err!r}"
     if r is not None and r.ended:
         for vid in r.ended:
