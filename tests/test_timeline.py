@@ -38,8 +38,12 @@ def _png_size(path: Path) -> tuple[int, int]:
 def _rects(fig) -> dict[str, object]:  # type: ignore[no-untyped-def]
     from matplotlib.patches import Rectangle
 
-    ax = fig.axes[0]
-    return {p.get_gid(): p for p in ax.patches if isinstance(p, Rectangle) and p.get_gid()}
+    return {
+        p.get_gid(): p
+        for ax in fig.axes
+        for p in ax.patches
+        if isinstance(p, Rectangle) and p.get_gid()
+    }
 
 
 def test_readme_timeline_picture_has_a_rectangle_per_version() -> None:
@@ -92,6 +96,12 @@ def test_retracted_ended_and_scheduled_are_marked(tmp_path) -> None:  # type: ig
         assert marks[("Lima", True)] == ["scheduled"]
         rects = _rects(tl.plot())
         assert set(rects) == {f.version_id for f in tl.versions}
+        m.remember("bob", "works_at", "Acme")
+        both = m.timeline("bob")
+        fig = both.plot()  # two predicates: two panels, each with its own versions
+        assert [ax.get_title() for ax in fig.axes] == ["bob · lives_in", "bob · works_at"]
+        assert set(_rects(fig)) == {f.version_id for f in both.versions}
+        assert len(fig.axes[1].patches) == 1
         oslo = next(f for f in tl.versions if f.object == "Oslo" and f.closed_reason == "retracted")
         lima = next(f for f in tl.versions if f.object == "Lima")
         assert rects[oslo.version_id].get_hatch() == "xx"  # type: ignore[attr-defined]

@@ -137,8 +137,10 @@ class Timeline:
         return lo - pad, hi + pad
 
     def plot(self, *, ax: Any = None, figsize: tuple[float, float] = (9.0, 5.0)) -> Any:
-        """Draw the timeline; returns the matplotlib ``Figure``. Each version's
-        rectangle carries ``gid`` = its version id (tests and tools find it by that)."""
+        """Draw the timeline; returns the matplotlib ``Figure`` (one panel per
+        predicate when the timeline holds several, unless ``ax`` is given). Each
+        version's rectangle carries ``gid`` = its version id (tests and tools find
+        it by that)."""
         try:
             import matplotlib
 
@@ -152,6 +154,19 @@ class Timeline:
             raise ImportError(
                 "the timeline picture needs matplotlib: pip install 'chronomem[plot]'"
             ) from None
+        preds = list(dict.fromkeys(f.predicate for f in self.versions))
+        if ax is None and len(preds) > 1:
+            # one panel per predicate: values of different predicates never overlap
+            fig = Figure(figsize=(figsize[0], 1.0 + 3.0 * len(preds)), dpi=100)
+            for i, pred in enumerate(preds, 1):
+                part = Timeline(self.subject, pred,
+                                [f for f in self.versions if f.predicate == pred], self.now)  # fmt: skip
+                panel = fig.add_subplot(len(preds), 1, i)
+                part.plot(ax=panel)
+                panel.set_ylabel("transaction time →")
+                panel.set_xlabel("valid time →" if i == len(preds) else "")
+            fig.tight_layout()
+            return fig
         if ax is None:
             fig = Figure(figsize=figsize, dpi=100)
             ax = fig.add_subplot(1, 1, 1)
