@@ -850,6 +850,7 @@ class Recorder:
         self.include_tests = include_tests
         self.offences: list[Offence] = []
         self.checked: list[tuple[str, str]] = []  # (kind, relations) of every checked statement
+        self.statements: set[str] = set()  # their distinct SQL texts
         self.lock = threading.Lock()
 
     def see(self, sql: str, parameters: Any, executemany: bool) -> None:
@@ -862,6 +863,7 @@ class Recorder:
         why = violations(sql, parameters, executemany, sweep=sweep)
         with self.lock:
             self.checked.append((a.kind, ",".join(sorted(set(a.relations)))))
+            self.statements.add(sql)
             if why:
                 self.offences.append(Offence(sql, why, where))
 

@@ -337,10 +337,15 @@ def recorded(pg: str) -> Iterator[tuple[str, Any]]:
         yield pg, (rec, clock)
 
 
-def test_every_public_call_filters_on_one_tenant(recorded: tuple[str, Any]) -> None:
+def test_every_public_call_filters_on_one_tenant(
+    recorded: tuple[str, Any], request: pytest.FixtureRequest
+) -> None:
     url, (rec, clock) = recorded
     _drive_memory(url, clock)
     _drive_langgraph(url, clock)
+    with Memory(url) as m:
+        pgvector = bool(m._shared.extensions["retrieval"].pgvector)
+    assert pgvector == (request.node.callspec.params["pg"] == "pgvector")
     assert rec.offences == [], "\n".join(map(str, rec.offences))
     # the run was not vacuous: every distributed table and every kind of statement
     kinds = Counter(k for k, _ in rec.checked)
@@ -348,6 +353,10 @@ def test_every_public_call_filters_on_one_tenant(recorded: tuple[str, Any]) -> N
     assert {"SELECT", "INSERT", "UPDATE", "DELETE"} <= set(kinds), kinds
     assert tables >= DISTRIBUTED, tables
     assert len(rec.checked) > 200
+    # the fact and episode legs ran: lexical everywhere, pgvector's where it is installed
+    assert any("to_tsquery" in s and "cm_episodes" in s for s in rec.statements)
+    if pgvector:
+        assert any("<=>" in s for s in rec.statements)
 
 
 def test_other_tenants_rows_survive_the_run(recorded: tuple[str, Any]) -> None:
