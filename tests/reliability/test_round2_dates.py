@@ -189,3 +189,18 @@ def test_any_langgraph_ttl_reads_back(ttl: float) -> None:
     store.history(ns, "k")
     store.as_of(valid_at=END).search(ns)
     store.memory.facts(states=ALL, valid_at=END)
+
+
+def test_a_tenant_stamped_at_the_calendar_end_refuses_further_writes(memory: Memory) -> None:
+    """A clock row an older version left at the end of the calendar: the next stamp
+    would not fit a datetime, so the write is refused and nothing is stored."""
+    from sqlalchemy import update
+
+    from chronomem.schema import txclock
+
+    memory.remember("ann", "likes", "tea")
+    with memory._shared.backend.write() as conn:
+        conn.execute(update(txclock).values(last_us=LAST_TX_US))
+    with pytest.raises(InvalidInput, match="transaction times must be before"):
+        memory.remember("ann", "likes", "coffee")
+    assert [f.object for f in memory.facts(subject="ann")] == ["tea"]
