@@ -35,7 +35,7 @@ from .schema import sources, txclock, versions
 from .scope import Scope
 from .slotkeys import slot_key
 from .statemachine import SlotPlan, SlotVersion
-from .timeutil import check_tx_clock, from_us
+from .timeutil import MAX_US, from_us
 
 # Called with the connection and the inserted version rows (to index them).
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
@@ -87,7 +87,11 @@ def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) 
     value = at if at is not None else max(now_us, last + 1)
     # a tenant already stamped at the calendar's end (by an older version) must
     # refuse, not store a transaction time no datetime can hold
-    check_tx_clock(value, "the next transaction time would be")
+    if value > MAX_US:
+        raise InvalidInput(
+            "this tenant's transaction clock has reached the end of the calendar "
+            "(year 9999); nothing was written"
+        )
     if value > last:
         conn.execute(update(txclock).where(txclock.c.tenant == tenant).values(last_us=value))
     return value
