@@ -1,10 +1,10 @@
-"""A small, pure-Python reference model of DESIGN §3–§4, for model-based tests.
+"""A small, pure-Python reference model of docs/design.md §3–§4, for model-based tests.
 
 Written from the rules, not from the implementation: it imports nothing from
 chronomem. The model keeps every version it ever believed in one plain list
 (``recorded_at``/``superseded_at``/``closed_reason``, exactly like the store's
 rows), applies each write as one transaction with one transaction time, and
-answers ``facts(valid_at, known_at, states)`` by the §4 predicates.
+answers ``facts(valid_at, known_at, states)`` by the docs/design.md §4 predicates.
 
 Times are integer microseconds; ``None`` is unbounded. Intervals are
 half-open ``[valid_from, valid_to)``.

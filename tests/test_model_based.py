@@ -294,7 +294,7 @@ class BitemporalHistory(RuleBasedStateMachine):
         with pytest.raises(NotFound):
             self.mem.erase(sfid)
         # An erase may take a transaction time of its own (it marks the tenant's
-        # search mirrors stale); DESIGN leaves that open, so follow the store's clock.
+        # search mirrors stale); the design leaves that open, so follow the store's clock.
         with self.mem.backend.read() as conn:
             last = conn.execute(
                 select(txclock.c.last_us).where(txclock.c.tenant == self.mem.scope.tenant)

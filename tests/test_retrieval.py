@@ -1,4 +1,4 @@
-"""Hybrid temporal retrieval (DESIGN §6), on both backends."""
+"""Hybrid temporal retrieval (docs/design.md §6), on both backends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The vocabulary every adapter declares itself in (DESIGN §7).
+"""The vocabulary every adapter declares itself in (docs/design.md §8).
 
 ``Semantic`` names one bitemporal guarantee as seen through a framework's own
 API; ``TimeKeeping`` says where an adapter takes its read instant from; and

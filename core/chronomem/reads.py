@@ -1,4 +1,4 @@
-"""The read predicates of DESIGN §4 as SQL, and rows turned into values.
+"""The read predicates of docs/design.md §4 as SQL, and rows turned into values.
 
 known at t : recorded_at <= t AND (superseded_at IS NULL OR superseded_at > t)
 live       : known at t AND valid_from <= v AND (valid_to IS NULL OR valid_to > v)

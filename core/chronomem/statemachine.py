@@ -1,4 +1,4 @@
-"""The supersession state machine (DESIGN §3), as pure planning over one slot.
+"""The supersession state machine (docs/design.md §3), as pure planning over one slot.
 
 Every write path (structured ``remember``, extraction, every adapter, imports)
 goes through ``SlotPlan``: it is loaded with the slot's current versions,

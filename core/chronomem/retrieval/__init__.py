@@ -1,4 +1,4 @@
-"""Hybrid temporal retrieval (DESIGN §6): lexical, vector and entity-graph legs
+"""Hybrid temporal retrieval (docs/design.md §6): lexical, vector and entity-graph legs
 with the temporal predicate inside each, fused by reciprocal rank."""
 
 from __future__ import annotations
