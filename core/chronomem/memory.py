@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, or_, select, update
 
-from . import reads
+from . import readlog, reads
 from .arguments import collection, names
 from .backends import Backend, open_backend
 from .embedding import Embedder
@@ -112,6 +113,7 @@ class _Shared:
         self.hooks: list[InsertHook] = []
         self.episode_hooks: list[InsertHook] = []
         self.extensions: dict[str, Any] = {}
+        self.read_log = False  # chronomem.readlog: log every served read
 
     def on_insert(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         for hook in self.hooks:
@@ -139,6 +141,7 @@ class Memory:
         embedder: Any = None,
         reembed: bool = False,
         reranker: Any = None,
+        read_log: bool = False,
         _shared: _Shared | None = None,
     ):
         if scope is not None and not isinstance(scope, Scope):
@@ -152,6 +155,7 @@ class Memory:
             raise InvalidType("clock must be a callable returning an aware datetime")
         backend = open_backend(url)
         self._shared = _Shared(backend, clock or system_clock)
+        self._shared.read_log = bool(read_log)
         try:
             with backend.write() as conn:
                 migrate(conn)
@@ -649,6 +653,7 @@ class Memory:
         v = to_us(valid_at, "valid_at") if valid_at is not None else self._now_us()
         return v, opt_us(known_at, "known_at")
 
+    @readlog.logged("facts")
     def facts(
         self,
         *,
@@ -865,6 +870,7 @@ class Memory:
     def embedder(self) -> Embedder:
         return self._retrieval.embedder
 
+    @readlog.logged("search")
     def search(
         self,
         query: str,
@@ -902,6 +908,7 @@ class Memory:
             exact=exact,
         )
 
+    @readlog.logged("recall")
     def recall(
         self,
         query: str,
@@ -944,6 +951,51 @@ class Memory:
                     exact=True,
                 )
         return render_block(live, history, eps)
+
+    # -- the served-read log (chronomem.readlog) ------------------------------------------
+    @property
+    def read_log(self) -> bool:
+        """Whether this store logs every ``facts``/``search``/``recall`` it serves."""
+        return self._shared.read_log
+
+    @read_log.setter
+    def read_log(self, on: bool) -> None:
+        self._shared.read_log = bool(on)
+
+    @staticmethod
+    def read_tag(**tag: str | None) -> AbstractContextManager[None]:
+        """Tag the reads logged inside a ``with`` block: ``run``, ``thread``, ``checkpoint``…"""
+        return readlog.read_tag(**tag)
+
+    def reads(
+        self,
+        *,
+        run: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        op: str | None = None,
+        tag: Mapping[str, str] | None = None,
+        limit: int | None = None,
+    ) -> list[readlog.Read]:
+        """The logged reads of this scope (and the scopes under it), oldest first."""
+        return readlog.reads(
+            self, run=run, since=since, until=until, op=op, tag=tag, limit=limit
+        )
+
+    def replay(self, read_id: str | readlog.Read) -> Any:
+        """Re-run a logged read as of its instant: what the original call returned."""
+        return readlog.replay(self, read_id)
+
+    def served(
+        self,
+        *,
+        run: str | None = None,
+        read_ids: Sequence[str] | None = None,
+        since: datetime | None = None,
+        tag: Mapping[str, str] | None = None,
+    ) -> readlog.Served:
+        """What the agent knew: each item served, its state then, what changed since."""
+        return readlog.served(self, run=run, read_ids=read_ids, since=since, tag=tag)
 
     def check(self, *, repair: bool = False) -> CheckReport:
         """Check the whole database (every tenant) for damage: the text indexes,
@@ -1054,6 +1106,7 @@ class Memory:
                     episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans)
                 )
             ).rowcount
+        readlog.forget(conn, t, version_ids=ids, episode_ids=orphans)
 
     def purge(self) -> dict[str, int]:
         """Physically delete everything in this scope and the scopes under it
@@ -1086,6 +1139,8 @@ class Memory:
             counts["episodes"] = conn.execute(
                 delete(episodes_table).where(reads.scope_within(episodes_table, self.scope))
             ).rowcount
+            readlog.forget(conn, t, version_ids=vids, episode_ids=eids)
+            readlog.forget_scope(conn, self.scope)
             if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
                 conn.execute(delete(predicates_table).where(predicates_table.c.tenant == t))
                 sh.registry.invalidate(t)

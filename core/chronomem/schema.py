@@ -178,7 +178,43 @@ vectors = Table(
     PrimaryKeyConstraint("tenant", "kind", "item_id"),
 )
 
-SCHEMA_VERSION = 3
+# The served-read log (issue #16, ``chronomem.readlog``): one row per read a
+# ``Memory(read_log=True)`` served, and one row per item it handed out. No text of
+# a fact or episode is stored here, only ids (what ``erase`` must reach); the
+# read's own arguments (a query) are blanked when it served something erased.
+read_log = Table(
+    "cm_reads",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("id", String(32), nullable=False),
+    *_scope_columns(),
+    Column("at_us", BigInteger, nullable=False),  # the transaction-clock instant of the read
+    Column("op", String(16), nullable=False),  # facts | search | recall
+    Column("args", SafeText, nullable=False),  # JSON, instants resolved
+    Column("run", SafeText, nullable=True),  # the caller tag's run, for reads(run=...)
+    Column("tag", SafeText, nullable=False, server_default="{}"),  # JSON caller tag
+    Column("erased", Integer, nullable=False, server_default="0"),
+    PrimaryKeyConstraint("tenant", "id"),
+)
+Index("cm_reads_at", read_log.c.tenant, read_log.c.at_us)
+Index("cm_reads_run", read_log.c.tenant, read_log.c.run, read_log.c.at_us)
+
+read_items = Table(
+    "cm_read_items",
+    metadata,
+    Column("tenant", String(255), nullable=False),
+    Column("read_id", String(32), nullable=False),
+    Column("pos", Integer, nullable=False),
+    Column("kind", String(1), nullable=False),  # 'v' version, 'e' episode
+    Column("item_id", String(32), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("state", String(16), nullable=True),  # the version's state as served
+    Column("erased", Integer, nullable=False, server_default="0"),
+    PrimaryKeyConstraint("tenant", "read_id", "pos"),
+)
+Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
+
+SCHEMA_VERSION = 4
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -363,7 +399,20 @@ def _v3(conn: Connection) -> None:
 FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
 PG_TEXT_CONFIG = "english"
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3}
+def _v4(conn: Connection) -> None:
+    """The served-read log (issue #16): ``cm_reads`` and ``cm_read_items``. A store
+    created at this version already has them (``_v1`` creates the whole metadata),
+    so only a missing table is created (looked up in the schema written to, not
+    the search path)."""
+    schema = None
+    if conn.dialect.name == "postgresql":
+        schema = conn.execute(text("SELECT current_schema()")).scalar()
+    for table in (read_log, read_items):
+        if not conn.dialect.has_table(conn, table.name, schema=schema):
+            table.create(conn, checkfirst=False)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def _pg_extension(conn: Connection, name: str) -> bool:

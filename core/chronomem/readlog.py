@@ -1,0 +1,604 @@
+"""The served-read log: what memory handed an agent, and what we believe about it now.
+
+Opt-in per store: ``Memory(..., read_log=True)`` (every ``scoped()`` view of it
+shares the switch). Each ``facts``, ``search`` and ``recall`` then records one
+read (``cm_reads``) and the items it returned (``cm_read_items``): the read's
+transaction-clock instant, its scope, its arguments with the valid instant
+resolved (a read "now" is logged at the instant it ran), the returned version
+(or episode) ids with their scores and states, and the caller tag in effect.
+
+The caller tag is a context variable, so an adapter sets it around a framework
+call without threading anything through the store::
+
+    with memory.read_tag(run="r-17", thread="t-1", checkpoint="c-4"):
+        memory.search("where does alice live")
+
+Nested tags merge (inner keys win). ``run`` is indexed: ``memory.reads(run=...)``.
+
+Replay: a read is a pure function of its arguments and its two instants,
+because versions are immutable and every write is stamped after the instant
+of any read it could have changed (``writer.stamp``). ``memory.replay(read_id)``
+re-runs the read with its valid instant and ``known_at`` pinned to its
+instant and returns what the original call returned. ``memory.served(run=...)``
+answers "what did the agent know": each served item, its state then, and what
+happened to it since (ended, corrected, retracted, erased).
+
+Erasure reaches the log: the log never holds a fact's or an episode's text,
+only ids; when ``erase``/``erase_subject``/``purge`` deletes a version or an
+episode, the items naming it are marked erased and the text arguments of every
+read that served it (its query, subject, object) are blanked. ``purge`` also
+deletes the reads made in the purged scopes. Such a read cannot be replayed
+(``ErasedRead``).
+
+When the log is off, a read pays one attribute check. See ``docs/design.md``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from sqlalchemy import Connection, delete, select, update
+
+from . import reads as reads_sql
+from .errors import ChronomemError, InvalidInput, NotFound
+from .identity import require_id
+from .model import Episode, Fact, State
+from .schema import episodes as episodes_table
+from .schema import read_items, read_log, versions
+from .scope import Scope
+from .statemachine import ENDED, RETRACTED, new_id
+from .timeutil import from_us, to_us
+from .writer import stamp
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TIME_ARGS = ("valid_at", "known_at", "as_of")
+# arguments that may carry a fact's text: blanked when the read served something erased
+TEXT_ARGS = ("query", "subject", "obj", "subject_prefix", "subjects")
+
+_tag: ContextVar[Mapping[str, str] | None] = ContextVar("chronomem_read_tag", default=None)
+# set while a logged read runs the reads it is made of (recall runs search and facts):
+# the inner reads add their items to the outer read instead of logging themselves
+_collect: ContextVar[list[tuple[str, str, float | None, str | None]] | None] = ContextVar(
+    "chronomem_read_collect", default=None
+)
+
+
+class ErasedRead(ChronomemError, LookupError):
+    """The read served something since erased: it can no longer be replayed."""
+
+
+@dataclass(frozen=True)
+class ReadItem:
+    """One thing a read handed out: a fact version (``kind='v'``) or an episode (``'e'``)."""
+
+    kind: str
+    id: str
+    score: float | None
+    state: str | None  # the version's state as served (None for an episode)
+    erased: bool
+
+
+@dataclass(frozen=True)
+class Read:
+    """One logged read."""
+
+    id: str
+    at: datetime  # its transaction-clock instant
+    op: str  # facts | search | recall
+    scope: dict[str, str]
+    args: dict[str, Any]  # as called, with the valid instant resolved
+    items: list[ReadItem]
+    tag: dict[str, str]
+    erased: bool  # it served something later erased; its text arguments are blanked
+
+
+@dataclass(frozen=True)
+class ServedItem:
+    """One item a read served, then and now."""
+
+    read_id: str
+    at: datetime
+    kind: str
+    id: str
+    score: float | None
+    then: Fact | Episode | None  # as served (None: erased since)
+    state_then: str | None
+    change: str  # unchanged | ended | corrected | retracted | erased
+    now: Fact | None = None  # the fact's value believed now, when it changed (corrected)
+
+
+@dataclass
+class Served:
+    """What the agent knew: every item served to the selected reads."""
+
+    reads: list[Read]
+    items: list[ServedItem] = field(default_factory=list)
+
+    def changed(self) -> list[ServedItem]:
+        return [i for i in self.items if i.change != "unchanged"]
+
+    def text(self) -> str:
+        lines = []
+        for it in self.items:
+            when = it.at.isoformat()
+            if it.then is None:
+                what = f"[{it.kind} {it.id}] (erased)"
+            elif isinstance(it.then, Fact):
+                f = it.then
+                what = f"{f.subject} {f.predicate} {f.object} ({it.state_then})"
+            else:
+                what = f"episode {it.then.id}: {it.then.text}"
+            note = it.change
+            if it.now is not None and it.change == "corrected":
+                note = f"corrected to {it.now.object!r}"
+            lines.append(f"{when} read {it.read_id}: {what} -> {note}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+# -- the caller tag ---------------------------------------------------------------------------
+@contextmanager
+def read_tag(**tag: str | None) -> Iterator[None]:
+    """Tag every read logged inside the block (``run``, ``thread``, ``checkpoint``, ...)."""
+    merged = dict(_tag.get() or {})
+    for key, value in tag.items():
+        if value is None:
+            merged.pop(key, None)
+        elif not isinstance(value, str):
+            raise InvalidInput(f"read tag {key!r} must be a str, not {type(value).__name__}")
+        else:
+            merged[key] = value
+    token = _tag.set(merged)
+    try:
+        yield
+    finally:
+        _tag.reset(token)
+
+
+def current_tag() -> dict[str, str]:
+    return dict(_tag.get() or {})
+
+
+# -- logging the three reads ------------------------------------------------------------------
+def logged(op: str) -> Callable[[F], F]:
+    """Decorate ``Memory.facts``/``search``/``recall``: with the log off, one check."""
+
+    def deco(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(self: Memory, *args: Any, **kwargs: Any) -> Any:
+            if not self._shared.read_log:
+                return fn(self, *args, **kwargs)
+            return _serve(self, op, fn, sig, args, kwargs)
+
+        return cast(F, wrapper)
+
+    return deco
+
+
+def _items(op: str, out: Any) -> list[tuple[str, str, float | None, str | None]]:
+    if op == "facts":
+        return [("v", f.version_id, None, f.state.value) for f in out]
+    found: list[tuple[str, str, float | None, str | None]] = []
+    for h in out:
+        if h.fact is not None:
+            found.append(("v", h.fact.version_id, float(h.score), h.fact.state.value))
+        elif h.episode is not None:
+            found.append(("e", h.episode.id, float(h.score), None))
+    return found
+
+
+def _serve(
+    mem: Memory,
+    op: str,
+    fn: Callable[..., Any],
+    sig: inspect.Signature,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    outer = _collect.get()
+    if outer is not None:  # part of a logged read (recall): it records the items
+        out = fn(mem, *args, **kwargs)
+        if op != "recall":
+            outer.extend(_items(op, out))
+        return out
+    try:
+        bound = sig.bind(mem, *args, **kwargs)
+    except TypeError:
+        return fn(mem, *args, **kwargs)  # the call's own error
+    bound.apply_defaults()
+    call = dict(bound.arguments)
+    call.pop("self", None)
+    if call.get("valid_at") is None and call.get("as_of") is None:
+        call["valid_at"] = mem.now()  # what the read would use: logged, so replay pins it
+    collected: list[tuple[str, str, float | None, str | None]] = []
+    token = _collect.set(collected)
+    try:
+        out = fn(mem, **call)
+    finally:
+        _collect.reset(token)
+    items = collected if op == "recall" else _items(op, out)
+    _record(mem, op, _encode(call), items)
+    return out
+
+
+def _encode(call: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in call.items():
+        if key in TIME_ARGS:
+            out[key] = None if value is None else to_us(value, key)
+        elif key == "states":
+            out[key] = None if value is None else sorted(_state_names(value))
+        elif isinstance(value, tuple | list):
+            out[key] = list(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _state_names(value: Any) -> list[str]:
+    from .model import parse_states
+
+    return [s.value for s in parse_states(value)]
+
+
+def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(args)
+    for key in TIME_ARGS:
+        if out.get(key) is not None:
+            out[key] = from_us(out[key])
+    return out
+
+
+def _record(
+    mem: Memory,
+    op: str,
+    args: dict[str, Any],
+    items: list[tuple[str, str, float | None, str | None]],
+) -> str:
+    scope = mem.scope
+    rid = new_id()
+    tag = current_tag()
+    with mem._shared.backend.write() as conn:
+        # A tick of the tenant's transaction clock: every write committed before the
+        # read is stamped before it, every later write after it (exact replay).
+        at = stamp(conn, scope.tenant, mem._tx_us())
+        conn.execute(
+            read_log.insert().values(
+                **scope.columns(),
+                id=rid,
+                at_us=at,
+                op=op,
+                args=json.dumps(args, sort_keys=True, ensure_ascii=False),
+                run=tag.get("run"),
+                tag=json.dumps(tag, sort_keys=True, ensure_ascii=False),
+                erased=0,
+            )
+        )
+        if items:
+            conn.execute(
+                read_items.insert(),
+                [
+                    {
+                        "tenant": scope.tenant,
+                        "read_id": rid,
+                        "pos": i,
+                        "kind": kind,
+                        "item_id": item,
+                        "score": score,
+                        "state": state,
+                        "erased": 0,
+                    }
+                    for i, (kind, item, score, state) in enumerate(items)
+                ],
+            )
+    return rid
+
+
+# -- reading the log --------------------------------------------------------------------------
+def reads(
+    mem: Memory,
+    *,
+    run: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    op: str | None = None,
+    tag: Mapping[str, str] | None = None,
+    limit: int | None = None,
+) -> list[Read]:
+    """The reads made in this scope and the scopes under it, oldest first."""
+    mem._check_open()
+    t = mem.scope.tenant
+    q = select(read_log).where(reads_sql.scope_within(read_log, mem.scope))
+    if run is not None:
+        q = q.where(read_log.c.run == run)
+    if since is not None:
+        q = q.where(read_log.c.at_us >= to_us(since, "since"))
+    if until is not None:
+        q = q.where(read_log.c.at_us <= to_us(until, "until"))
+    if op is not None:
+        q = q.where(read_log.c.op == op)
+    q = q.order_by(read_log.c.at_us, read_log.c.id)
+    with mem._shared.backend.read() as conn:
+        rows = conn.execute(q).mappings().all()
+        wanted = dict(tag or {})
+        rows = [r for r in rows if _tag_matches(r["tag"], wanted)]
+        if limit is not None:
+            rows = rows[:limit]
+        items = _items_of(conn, t, [r["id"] for r in rows])
+    return [_to_read(r, items.get(r["id"], [])) for r in rows]
+
+
+def _tag_matches(raw: str, wanted: Mapping[str, str]) -> bool:
+    if not wanted:
+        return True
+    have = json.loads(raw)
+    return all(have.get(k) == v for k, v in wanted.items())
+
+
+def _items_of(conn: Connection, tenant: str, ids: Sequence[str]) -> dict[str, list[ReadItem]]:
+    out: dict[str, list[ReadItem]] = {}
+    for i in range(0, len(ids), 500):
+        rows = conn.execute(
+            select(read_items)
+            .where(read_items.c.tenant == tenant, read_items.c.read_id.in_(list(ids[i : i + 500])))
+            .order_by(read_items.c.read_id, read_items.c.pos)
+        ).mappings()
+        for r in rows:
+            out.setdefault(r["read_id"], []).append(
+                ReadItem(r["kind"], r["item_id"], r["score"], r["state"], bool(r["erased"]))
+            )
+    return out
+
+
+def _to_read(row: Mapping[Any, Any], items: list[ReadItem]) -> Read:
+    scope = reads_sql.scope_of(row)
+    return Read(
+        id=row["id"],
+        at=from_us(row["at_us"]),
+        op=row["op"],
+        scope=scope,
+        args=_decode(json.loads(row["args"])),
+        items=items,
+        tag=json.loads(row["tag"]),
+        erased=bool(row["erased"]),
+    )
+
+
+def get_read(mem: Memory, read_id: str) -> Read:
+    mem._check_open()
+    rid = require_id(read_id, "read_id")
+    with mem._shared.backend.read() as conn:
+        row = (
+            conn.execute(
+                select(read_log).where(
+                    reads_sql.scope_within(read_log, mem.scope), read_log.c.id == rid
+                )
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            raise NotFound(f"no read {rid!r} in this scope")
+        items = _items_of(conn, mem.scope.tenant, [rid])
+    return _to_read(row, items.get(rid, []))
+
+
+# -- replay -----------------------------------------------------------------------------------
+def replay(mem: Memory, read_id: str | Read) -> Any:
+    """Re-run a logged read as of its instant: the same facts, hits or block."""
+    entry = read_id if isinstance(read_id, Read) else get_read(mem, read_id)
+    if entry.erased:
+        raise ErasedRead(f"read {entry.id} served something since erased: it cannot be replayed")
+    from .memory import Memory as _Memory
+
+    view = _Memory(
+        scope=Scope(
+            entry.scope["tenant"],
+            entry.scope.get("user"),
+            entry.scope.get("agent"),
+            entry.scope.get("session"),
+        ),
+        _shared=mem._shared,
+    )
+    call = dict(entry.args)
+    if call.get("as_of") is None and call.get("known_at") is None:
+        call["known_at"] = entry.at
+    fn = getattr(type(view), entry.op).__wrapped__
+    token = _collect.set([])  # the replay is not itself a served read
+    try:
+        return fn(view, **call)
+    finally:
+        _collect.reset(token)
+
+
+# -- what the agent knew ----------------------------------------------------------------------
+def served(
+    mem: Memory,
+    *,
+    run: str | None = None,
+    read_ids: Sequence[str] | None = None,
+    since: datetime | None = None,
+    tag: Mapping[str, str] | None = None,
+) -> Served:
+    """Each item served to the selected reads, its state then and what changed since."""
+    if read_ids is not None:
+        entries = [get_read(mem, r) for r in read_ids]
+    else:
+        entries = reads(mem, run=run, since=since, tag=tag)
+    report = Served(entries)
+    now = mem._now_us()
+    t = mem.scope.tenant
+    vids = {i.id for e in entries for i in e.items if i.kind == "v" and not i.erased}
+    eids = {i.id for e in entries for i in e.items if i.kind == "e" and not i.erased}
+    with mem._shared.backend.read() as conn:
+        rows = _by_id(conn, t, versions, vids)
+        successors = _by_id(
+            conn, t, versions, {r["superseded_by"] for r in rows.values() if r["superseded_by"]}
+        )
+        eps = _by_id(conn, t, episodes_table, eids)
+        replacements = {
+            vid: _correction_of(conn, t, r)
+            for vid, r in rows.items()
+            if r["closed_reason"] == RETRACTED
+        }
+    for e in entries:
+        v_then = to_us(e.args["valid_at"] if e.args.get("valid_at") else e.args["as_of"], "at")
+        for it in e.items:
+            if it.kind == "e":
+                ep = eps.get(it.id)
+                report.items.append(
+                    ServedItem(
+                        e.id,
+                        e.at,
+                        "e",
+                        it.id,
+                        it.score,
+                        reads_sql.to_episode(ep) if ep is not None else None,
+                        None,
+                        "unchanged" if ep is not None else "erased",
+                    )
+                )
+                continue
+            row = rows.get(it.id)
+            if row is None:
+                report.items.append(
+                    ServedItem(e.id, e.at, "v", it.id, it.score, None, it.state, "erased")
+                )
+                continue
+            then = reads_sql.to_fact(row, v_then)
+            then = _as_served(then, it.state)
+            change, current = _change(row, successors, now, it.state)
+            if change == "retracted" and replacements.get(it.id) is not None:
+                change, current = "corrected", reads_sql.to_fact(replacements[it.id], now)
+            report.items.append(
+                ServedItem(e.id, e.at, "v", it.id, it.score, then, it.state, change, current)
+            )
+    return report
+
+
+def _as_served(f: Fact, state: str | None) -> Fact:
+    from dataclasses import replace
+
+    return replace(f, state=State(state)) if state else f
+
+
+def _change(
+    row: Mapping[str, Any], successors: Mapping[str, Any], now: int, state_then: str | None
+) -> tuple[str, Fact | None]:
+    if row["superseded_at"] is not None:
+        reason = row["closed_reason"]
+        if reason == RETRACTED:
+            return "retracted", None
+        nxt = successors.get(row["superseded_by"] or "")
+        if reason == ENDED:
+            return "ended", reads_sql.to_fact(nxt, now) if nxt is not None else None
+        current = reads_sql.to_fact(nxt, now) if nxt is not None else None
+        if current is not None and current.object_key == row["object_key"]:
+            # the same value rewritten (a changed validity): ended if it no longer holds
+            return ("ended" if current.state != State.LIVE else "unchanged"), current
+        return "corrected", current
+    if state_then == State.LIVE.value and reads_sql.state_of(row, now) == State.ENDED:
+        return "ended", None
+    return "unchanged", None
+
+
+def _correction_of(conn: Connection, tenant: str, row: Mapping[str, Any]) -> Any:
+    """``correct`` retracts a version and writes the right value over the same valid
+    interval in the same transaction: that version, if this retraction was one."""
+    return (
+        conn.execute(
+            select(versions).where(
+                versions.c.tenant == tenant,
+                versions.c.subject_hash == row["subject_hash"],
+                versions.c.predicate == row["predicate"],
+                versions.c.recorded_at == row["superseded_at"],
+                versions.c.valid_from == row["valid_from"],
+                versions.c.id != row["id"],
+            )
+        )
+        .mappings()
+        .first()
+    )
+
+
+def _by_id(conn: Connection, tenant: str, table: Any, ids: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 500):
+        for r in conn.execute(
+            select(table).where(table.c.tenant == tenant, table.c.id.in_(ordered[i : i + 500]))
+        ).mappings():
+            out[r["id"]] = r
+    return out
+
+
+# -- erasure ----------------------------------------------------------------------------------
+def forget(
+    conn: Connection,
+    tenant: str,
+    *,
+    version_ids: Sequence[str] = (),
+    episode_ids: Sequence[str] = (),
+) -> None:
+    """Erasure reaches the log: mark the items naming erased versions/episodes
+    erased, and blank the text arguments of every read that served one."""
+    touched: set[str] = set()
+    for kind, ids in (("v", list(version_ids)), ("e", list(episode_ids))):
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            where = (
+                read_items.c.tenant == tenant,
+                read_items.c.kind == kind,
+                read_items.c.item_id.in_(chunk),
+            )
+            touched.update(conn.execute(select(read_items.c.read_id).where(*where)).scalars())
+            conn.execute(update(read_items).where(*where).values(erased=1))
+    ordered = sorted(touched)
+    for i in range(0, len(ordered), 500):
+        rows = conn.execute(
+            select(read_log.c.id, read_log.c.args).where(
+                read_log.c.tenant == tenant, read_log.c.id.in_(ordered[i : i + 500])
+            )
+        ).all()
+        for rid, raw in rows:
+            args = json.loads(raw)
+            for key in TEXT_ARGS:
+                if args.get(key) is not None:
+                    args[key] = None
+            conn.execute(
+                update(read_log)
+                .where(read_log.c.tenant == tenant, read_log.c.id == rid)
+                .values(erased=1, args=json.dumps(args, sort_keys=True))
+            )
+
+
+def forget_scope(conn: Connection, scope: Scope) -> None:
+    """``purge``: the reads made in this scope and the scopes under it go too."""
+    ids = list(
+        conn.execute(select(read_log.c.id).where(reads_sql.scope_within(read_log, scope))).scalars()
+    )
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        conn.execute(
+            delete(read_items).where(
+                read_items.c.tenant == scope.tenant, read_items.c.read_id.in_(chunk)
+            )
+        )
+        conn.execute(
+            delete(read_log).where(read_log.c.tenant == scope.tenant, read_log.c.id.in_(chunk))
+        )

@@ -1,0 +1,342 @@
+"""The served-read log (issue #16): what memory handed an agent, replayed exactly.
+
+* ``Memory(read_log=True)`` logs every ``facts``/``search``/``recall`` (its
+  scoped views too), with the caller tag in effect; off, nothing is logged.
+* Model-based: in random histories of writes (remember, end, retract, correct,
+  erase) interleaved with reads and a clock moving both ways, every logged read
+  replays to exactly what the original call returned, on SQLite and PostgreSQL;
+  a read that served something since erased refuses to replay.
+* ``served(run=...)`` answers "what did the agent know in run R" after a later
+  correction, end, retraction and erasure; erasure leaves no text in the log.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from sqlalchemy import select
+
+from chronomem import Memory
+from chronomem.readlog import ErasedRead
+from chronomem.schema import read_items, read_log
+
+from .conftest import ManualClock, utc
+
+SUBJECTS = ("alice", "bob")
+PREDICATES = ("lives_in", "likes")
+OBJECTS = ("paris", "berlin", "rome")
+
+
+def _outcome(op: str, out: Any) -> Any:
+    """What a read returned, compared field by field (a version's later
+    ``superseded_at`` and the episodes citing it may grow; what was served may not)."""
+    if op == "facts":
+        return [
+            (f.version_id, f.state, f.object, f.valid_from, f.valid_to, f.recorded_at) for f in out
+        ]
+    if op == "search":
+        return [
+            (
+                h.fact.version_id if h.fact else h.episode.id,
+                h.fact.state if h.fact else None,
+                h.score,
+            )
+            for h in out
+        ]
+    return out
+
+
+# -- the switch, the tag, scoped views ---------------------------------------------------------
+def test_off_by_default_logs_nothing(memory: Memory) -> None:
+    memory.remember("alice", "lives_in", "Paris")
+    memory.facts(subject="alice")
+    memory.search("alice")
+    assert memory.read_log is False
+    assert memory.reads() == []
+
+
+def test_every_read_is_logged_with_tag_scope_and_resolved_arguments(
+    url: str | None, clock: ManualClock
+) -> None:
+    m = Memory(url, clock=clock, read_log=True)
+    try:
+        m.remember("alice", "lives_in", "Paris")
+        user = m.scoped(user="u1")  # a view inherits the switch
+        with m.read_tag(run="r1", thread="t1"):
+            f = m.facts(subject="alice")
+            with m.read_tag(checkpoint="c1"):
+                hits = user.search("where does alice live", k=3)
+            block = m.recall("alice")
+        m.facts(subject="alice")  # untagged
+        logged = m.reads(run="r1")
+        assert [r.op for r in logged] == ["facts", "search", "recall"]
+        assert logged[0].tag == {"run": "r1", "thread": "t1"}
+        assert logged[1].tag == {"run": "r1", "thread": "t1", "checkpoint": "c1"}
+        assert logged[1].scope == {"tenant": "default", "user": "u1"}
+        assert logged[0].args["subject"] == "alice"
+        assert logged[0].args["valid_at"] is not None  # "now" resolved and kept
+        assert logged[1].args["query"] == "where does alice live" and logged[1].args["k"] == 3
+        assert [i.id for i in logged[0].items] == [x.version_id for x in f]
+        assert [(i.id, i.score) for i in logged[1].items] == [
+            (h.fact.version_id, h.score) for h in hits if h.fact
+        ]
+        assert [i.id for i in logged[2].items] == [f[0].version_id]  # recall: one read, its hits
+        assert "Paris" in block
+        assert len(m.reads()) == 4
+        assert [r.op for r in m.reads(tag={"checkpoint": "c1"})] == ["search"]
+        # the user's view sees its own reads, not the tenant's
+        assert [r.op for r in user.reads()] == ["search"]
+        assert m.reads(since=logged[1].at, run="r1")[0].id == logged[1].id
+        m.read_log = False
+        m.facts()
+        assert len(m.reads()) == 4
+    finally:
+        m.close()
+
+
+def test_read_instants_are_transaction_times(memory: Memory, clock: ManualClock) -> None:
+    """A read ticks the tenant's transaction clock: writes after it are stamped
+    after it, even when the wall clock went backwards."""
+    memory.read_log = True
+    memory.remember("alice", "lives_in", "Paris")
+    memory.facts()
+    clock.advance(seconds=-30)
+    r = memory.remember("alice", "lives_in", "Rome")
+    (read,) = memory.reads()
+    assert r.recorded_at > read.at
+    assert memory.replay(read.id)[0].object == "Paris"
+
+
+# -- model-based replay --------------------------------------------------------------------------
+class ReplayMachine(RuleBasedStateMachine):
+    """Random writes and reads; at the end every logged read replays exactly."""
+
+    mem: Memory
+    clock: ManualClock
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.m = self.mem.scoped(tenant=f"t{uuid.uuid4().hex[:12]}")
+        self.served: list[tuple[str, Any]] = []  # (op, outcome) in call order
+        self.facts_seen: list[str] = []
+        self.erased: set[str] = set()
+
+    @rule(
+        s=st.sampled_from(SUBJECTS),
+        p=st.sampled_from(PREDICATES),
+        o=st.sampled_from(OBJECTS),
+        day=st.none() | st.integers(0, 40),
+    )
+    def remember(self, s: str, p: str, o: str, day: int | None) -> None:
+        vf = None if day is None else utc(2024, 1, 1) + timedelta(days=day)
+        r = self.m.remember(s, p, o, valid_from=vf)
+        self.facts_seen += r.fact_ids
+
+    @rule(s=st.sampled_from(SUBJECTS), p=st.sampled_from(PREDICATES), day=st.integers(0, 60))
+    def end(self, s: str, p: str, day: int) -> None:
+        self.m.end(s, p, at=utc(2024, 1, 1) + timedelta(days=day))
+
+    @rule(i=st.integers(0, 50))
+    def retract(self, i: int) -> None:
+        if self.facts_seen:
+            fid = self.facts_seen[i % len(self.facts_seen)]
+            if fid not in self.erased:
+                self.m.retract(fid)
+
+    @rule(i=st.integers(0, 50), o=st.sampled_from(OBJECTS))
+    def correct(self, i: int, o: str) -> None:
+        if self.facts_seen:
+            fid = self.facts_seen[i % len(self.facts_seen)]
+            try:
+                r = self.m.correct(fid, o)
+                self.facts_seen += r.fact_ids
+            except Exception:  # nothing live to correct
+                pass
+
+    @rule(i=st.integers(0, 50))
+    def erase(self, i: int) -> None:
+        if self.facts_seen:
+            fid = self.facts_seen[i % len(self.facts_seen)]
+            if fid not in self.erased:
+                self.m.erase(fid)
+                self.erased.add(fid)
+
+    @rule(seconds=st.integers(-20, 3600))
+    def tick(self, seconds: int) -> None:
+        self.clock.advance(seconds=seconds)
+
+    @rule(
+        s=st.none() | st.sampled_from(SUBJECTS),
+        day=st.none() | st.integers(0, 60),
+        states=st.none() | st.just(["live", "ended", "scheduled", "retracted"]),
+    )
+    def read_facts(self, s: str | None, day: int | None, states: list[str] | None) -> None:
+        va = None if day is None else utc(2024, 1, 1) + timedelta(days=day)
+        out = self.m.facts(subject=s, valid_at=va, states=states)
+        self.served.append(("facts", _outcome("facts", out)))
+
+    @rule(q=st.sampled_from(["alice", "where does bob live", "likes rome", "paris berlin"]))
+    def read_search(self, q: str) -> None:
+        out = self.m.search(q, k=4)
+        self.served.append(("search", _outcome("search", out)))
+
+    @rule(q=st.sampled_from(["alice", "bob lives"]), history=st.booleans())
+    def read_recall(self, q: str, history: bool) -> None:
+        self.served.append(("recall", self.m.recall(q, include_history=history)))
+
+    def teardown(self) -> None:
+        logged = self.m.reads()
+        assert [r.op for r in logged] == [op for op, _ in self.served]
+        gone = {i.id for r in logged for i in r.items if i.erased}
+        for read, (op, original) in zip(logged, self.served, strict=True):
+            if read.erased:
+                assert any(i.erased for i in read.items)
+                with pytest.raises(ErasedRead):
+                    self.m.replay(read.id)
+                continue
+            assert not any(i.id in gone for i in read.items)
+            assert _outcome(op, self.m.replay(read.id)) == original, (op, read.args)
+
+
+@pytest.fixture
+def logged_memory(url: str | None, clock: ManualClock) -> Iterator[Memory]:
+    m = Memory(url, clock=clock, read_log=True)
+    yield m
+    m.close()
+
+
+def test_replay_equals_the_original_for_every_read(
+    logged_memory: Memory, clock: ManualClock, backend: str
+) -> None:
+    ReplayMachine.mem = logged_memory
+    ReplayMachine.clock = clock
+    run_state_machine_as_test(
+        ReplayMachine,
+        settings=settings(
+            max_examples=40 if backend == "sqlite" else 15,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
+
+
+# -- what the agent knew -------------------------------------------------------------------------
+def test_what_did_the_agent_know_in_run_r(url: str | None, clock: ManualClock) -> None:
+    m = Memory(url, clock=clock, read_log=True)
+    try:
+        home = m.remember("alice", "lives_in", "Paris").fact_ids[0]
+        m.remember("alice", "works_at", "Acme")
+        pet = m.remember("alice", "has_pet", "Rex").fact_ids[0]
+        diet = m.remember("alice", "diet", "vegan").fact_ids[0]
+        color = m.remember("alice", "likes_color", "green").fact_ids[0]
+        with m.read_tag(run="R"):
+            answer = m.facts(subject="alice")
+        with m.read_tag(run="other"):
+            m.facts(subject="alice")
+        assert len(answer) == 5
+        clock.advance(days=1)
+        m.correct(home, "Berlin")
+        m.end("alice", "works_at", at=clock() - timedelta(hours=1))
+        m.retract(pet)
+        m.erase(diet)
+
+        knew = m.served(run="R")
+        assert len(knew.reads) == 1
+        by_change = {it.change: it for it in knew.items}
+        assert set(by_change) == {"corrected", "ended", "retracted", "erased", "unchanged"}
+        corrected = by_change["corrected"]
+        assert corrected.then.object == "Paris" and corrected.state_then == "live"
+        assert corrected.now is not None and corrected.now.object == "Berlin"
+        assert by_change["ended"].then.predicate == "works_at"
+        assert by_change["retracted"].then.object == "Rex"
+        assert by_change["erased"].then is None
+        assert by_change["unchanged"].then.id == color
+        text = knew.text()
+        assert "corrected to 'Berlin'" in text and "vegan" not in text
+        assert {i.change for i in knew.changed()} == {"corrected", "ended", "retracted", "erased"}
+        # run R was served the erased fact: its answer can no longer be replayed
+        with pytest.raises(ErasedRead):
+            m.replay(knew.reads[0].id)
+    finally:
+        m.close()
+
+
+def _log_text(m: Memory) -> str:
+    with m.backend.read() as conn:
+        rows = [
+            dict(r._mapping)
+            for r in conn.execute(select(read_log).where(read_log.c.tenant == m.scope.tenant))
+        ]
+        items = [
+            dict(r._mapping)
+            for r in conn.execute(select(read_items).where(read_items.c.tenant == m.scope.tenant))
+        ]
+    return json.dumps([rows, items], default=str)
+
+
+def test_erasure_leaves_no_text_in_the_log(url: str | None, clock: ManualClock) -> None:
+    m = Memory(url, clock=clock, read_log=True)
+    try:
+        fid = m.remember("zanzibar-person", "lives_in", "Quux City").fact_ids[0]
+        keep = m.remember("bob", "lives_in", "Rome").fact_ids[0]
+        with m.read_tag(run="R"):
+            m.search("zanzibar-person Quux City")
+            m.facts(subject="zanzibar-person")
+            m.recall("where does zanzibar-person live")
+            m.facts(subject="bob")
+        assert "zanzibar" in _log_text(m)
+        m.erase_subject("zanzibar-person")
+        dump = _log_text(m)
+        assert "zanzibar" not in dump.lower() and "quux" not in dump.lower()
+        logged = m.reads(run="R")
+        assert [r.erased for r in logged] == [True, True, True, False]
+        assert all(i.erased for i in logged[1].items)  # facts(subject=...) served only it
+        for r in logged[:3]:  # search and recall may also have served bob's fact
+            assert {i.id for i in r.items if not i.erased} <= {i.id for i in logged[3].items}
+        assert logged[0].args["query"] is None and logged[1].args["subject"] is None
+        assert m.replay(logged[3].id)[0].id == keep
+        assert fid not in {it.then.id for it in m.served(run="R").items if it.then is not None}
+    finally:
+        m.close()
+
+
+def test_purge_removes_the_scope_reads(memory: Memory) -> None:
+    memory.read_log = True
+    u = memory.scoped(user="u1")
+    u.remember("alice", "lives_in", "Paris")
+    memory.remember("bob", "lives_in", "Rome")
+    u.facts()
+    memory.facts()
+    assert len(memory.reads()) == 2
+    u.purge()
+    assert u.reads() == []
+    (left,) = memory.reads()
+    assert not left.erased  # the tenant's read served only the tenant's fact
+
+
+def test_episodes_served_by_search_reach_the_log_and_erasure(memory: Memory) -> None:
+    memory.read_log = True
+    ep = memory.add_episode("alice said she moved to Lisbon", role="user")
+    fid = memory.remember("alice", "lives_in", "Lisbon", source=ep).fact_ids[0]
+    hits = memory.search("Lisbon", include_episodes=True)
+    (read,) = memory.reads()
+    served = [(i.kind, i.id) for i in read.items]
+    assert served == [
+        ("v", h.fact.version_id) if h.fact else ("e", h.episode.id)
+        for h in hits
+        if h.fact or h.episode
+    ]
+    assert ("e", ep.id) in served
+    memory.erase(fid)  # the episode is no longer cited by anything: erased with it
+    (read,) = memory.reads()
+    assert read.erased and all(i.erased for i in read.items)
+    assert "lisbon" not in _log_text(memory).lower()
