@@ -19,6 +19,8 @@ from sqlalchemy import create_engine, text
 from chronomem import Memory
 from chronomem_adapters.conformance.clock import KitClock
 
+from .citus_guard import citus_guard  # noqa: F401  (autouse: PostgreSQL SQL filters on one tenant)
+
 PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("CHRONOMEM_REQUIRE_PG") == "1"
 # PostgreSQL 16 with pgvector (scripts/pgvector-server); CI sets CHRONOMEM_REQUIRE_PGVECTOR=1.
