@@ -224,6 +224,8 @@ class _Rel:
         self.alias = alias
         self.parent: _Rel = self
         self.bound = False
+        # unnest(<array>, …) AS alias(col, …): which array parameter feeds each column
+        self.arrays: dict[str, ValueRef] = {}
 
     def root(self) -> _Rel:
         r = self
@@ -250,7 +252,7 @@ class Reader:
             while items and isinstance(items[-1], Tok) and items[-1].text == ";":
                 items = items[:-1]
             self._statement(items)
-        except Unparsed as exc:
+        except (Unparsed, IndexError) as exc:
             if re.search(r"\bcm_\w+", _strip_literals(sql)):
                 self.a.relations.append("?")
                 self.a.problems.append(f"not understood ({exc})")
@@ -418,12 +420,38 @@ class Reader:
                 else:
                     self.a.values.append(ref)
             self._subqueries(body, [])
+        elif body and _kw(body[0], "SELECT"):
+            self._insert_select(table, pos, body)
         elif body:
-            rels = self._query(body, [])
-            if not rels:
+            if not self._query(body, []):
                 self.a.problems.append(f"INSERT INTO {table} … SELECT not read")
         else:
             self.a.problems.append(f"INSERT INTO {table} without rows")
+
+    def _insert_select(self, table: str, pos: int, body: list[Any]) -> None:
+        """INSERT … SELECT: the selected tenant is a value, a pinned table's tenant,
+        or an ``unnest(<tenant array>)`` column (one tenant per execution)."""
+        rels = self._select(body, [])
+        head = self._clauses(body[1:], self._CLAUSES)["HEAD"]
+        if head and _kw(head[0], "DISTINCT", "ALL"):
+            head = head[1:]
+        terms = _split(head, ",")
+        term = terms[pos] if pos < len(terms) else []
+        ref = _value(term)
+        if ref is not None:
+            self.a.values.append(ref)
+            return
+        parts = _column(term)
+        if parts is not None:
+            col = parts[-1]
+            owners = [r for r in rels if len(parts) == 1 or r.alias == parts[-2]]
+            for r in owners:
+                if col in r.arrays:
+                    self.a.values.append(r.arrays[col])
+                    return
+                if r.table and r.table not in REFERENCE_TABLES and col == "tenant":
+                    return  # a table of this block: _check_block pinned it (or said why not)
+        self.a.problems.append(f"INSERT INTO {table} … SELECT: the tenant inserted is not a value")
 
     def _update(self, items: list[Any]) -> None:
         # UPDATE [ONLY] name [[AS] alias] SET … [FROM …] [WHERE …] [RETURNING …]
@@ -459,6 +487,7 @@ class Reader:
     def _relation(self, items: list[Any], i: int) -> tuple[_Rel, int]:
         """One FROM item at ``items[i]``: (relation, tokens used)."""
         start = i
+        args: list[ValueRef | None] = []
         if _kw(items[i], "LATERAL", "ONLY"):
             i += 1
         it = items[i]
@@ -477,12 +506,15 @@ class Reader:
                 raise Unparsed("relation expected")
             i += n
             if i < len(items) and isinstance(items[i], Group):  # a function: unnest(…)
+                if name == "unnest":
+                    args = [_value(a) for a in _split(items[i].items, ",")]
                 self._subqueries([items[i]], [])
                 i += 1
                 name = None
             table = name if name and name.startswith(DISTRIBUTED_PREFIX) else None
             default_alias = name or ""
         alias = default_alias
+        colnames: list[str | None] = []
         if _kw(items[i] if i < len(items) else None, "AS"):
             i += 1
         nxt = items[i] if i < len(items) else None
@@ -490,10 +522,16 @@ class Reader:
             alias = nxt.name
             i += 1
             if i < len(items) and isinstance(items[i], Group):  # alias(col, …)
+                colnames = [_col_name(p) for p in _split(items[i].items, ",")]
                 i += 1
         if table is not None:
             self.a.relations.append(table)
-        return _Rel(table, alias), i - start
+        rel = _Rel(table, alias)
+        if args and colnames:
+            for col, arg in zip(colnames, args, strict=False):
+                if col and arg is not None:
+                    rel.arrays[col] = ValueRef(arg.param, arg.index, arg.literal, array=True)
+        return rel, i - start
 
     def _from(self, items: list[Any], outer: list[_Rel]) -> tuple[list[_Rel], list[list[Any]]]:
         joins: list[list[Any]] = []
@@ -854,6 +892,13 @@ class Recorder:
         self.lock = threading.Lock()
 
     def see(self, sql: str, parameters: Any, executemany: bool) -> None:
+        try:
+            self._see(sql, parameters, executemany)
+        except Exception as exc:  # the guard must never break the statement it watches
+            with self.lock:
+                self.offences.append(Offence(sql, [f"guard error: {exc!r}"], "citus_guard"))
+
+    def _see(self, sql: str, parameters: Any, executemany: bool) -> None:
         a = analyse(sql)
         if a.kind == "exempt" or not a.touches:
             return

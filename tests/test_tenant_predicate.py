@@ -21,6 +21,7 @@ from langgraph.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
 from sqlalchemy import create_engine, text
 
 from chronomem import Memory, State
+from chronomem.exchange import export_records, import_records
 from chronomem.extraction import RuleExtractor
 from langgraph.store.chronomem import ChronomemStore
 
@@ -103,6 +104,16 @@ ROUTED = [
         "SELECT id FROM cm_versions WHERE tenant = %(t)s FOR UPDATE",
         {"t": "a"},
     ),
+    (  # the writer's one-statement bulk insert: the tenant column is an unnest()ed array
+        "INSERT INTO cm_versions (tenant, id) SELECT tenant, id FROM unnest("
+        "CAST(%(c0)s AS VARCHAR(255)[]), CAST(%(c1)s AS VARCHAR(32)[])) AS u(tenant, id)",
+        {"c0": ["a", "a"], "c1": ["x", "y"]},
+    ),
+    (
+        "INSERT INTO cm_sources (tenant, fact_id) SELECT tenant, fact_id FROM cm_versions "
+        "WHERE tenant = %(t)s",
+        {"t": "a"},
+    ),
 ]
 
 
@@ -148,6 +159,17 @@ NOT_ROUTED = [
         "INSERT INTO cm_sources (tenant, fact_id) SELECT tenant, fact_id FROM cm_versions",
         {},
         "not filtered",
+    ),
+    (
+        "INSERT INTO cm_versions (tenant, id) SELECT tenant, id FROM unnest("
+        "CAST(%(c0)s AS VARCHAR(255)[]), CAST(%(c1)s AS VARCHAR(32)[])) AS u(tenant, id)",
+        {"c0": ["a", "b"], "c1": ["x", "y"]},
+        "2 tenant values",
+    ),
+    (
+        "INSERT INTO cm_sources (tenant, fact_id) SELECT x, k FROM unnest(%(ks)s) AS u(k)",
+        {"ks": ["f"]},
+        "tenant inserted is not a value",
     ),
     ("UPDATE cm_versions SET superseded_at = 1 WHERE id = %(i)s", {"i": "x"}, "not filtered"),
     ("DELETE FROM cm_vectors WHERE kind = 'v'", {}, "not filtered"),
@@ -286,6 +308,10 @@ def _drive_memory(url: str, clock: ManualClock) -> None:
         assert "Rome" in m.recall("alice lives", include_history=True, include_episodes=True)
         assert m.check().ok
         assert m.check(repair=True).ok
+
+        dump = list(export_records(m))  # chronomem.exchange: a dump, into a fresh tenant
+        assert import_records(m.scoped(tenant="copy"), enumerate(dump, start=1))
+        assert m.scoped(tenant="copy").history("alice", "lives_in")
 
         user = m.scoped(user="u1", session="s1")
         user.remember("alice", "nickname", "Al")
