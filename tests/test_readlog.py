@@ -94,7 +94,7 @@ def test_every_read_is_logged_with_tag_scope_and_resolved_arguments(
         assert [r.op for r in m.reads(tag={"checkpoint": "c1"})] == ["search"]
         # the user's view sees its own reads, not the tenant's
         assert [r.op for r in user.reads()] == ["search"]
-        assert m.reads(since=logged[1].at, run="r1")[0].id == logged[1].id
+        assert [r.id for r in m.reads(since=logged[0].at, run="r1")] == [r.id for r in logged]
         m.read_log = False
         m.facts()
         assert len(m.reads()) == 4
@@ -113,6 +113,9 @@ def test_read_instants_are_transaction_times(memory: Memory, clock: ManualClock)
     (read,) = memory.reads()
     assert r.recorded_at > read.at
     assert memory.replay(read.id)[0].object == "Paris"
+    memory.facts()
+    assert [x.at for x in memory.reads(since=r.recorded_at)] == [r.recorded_at]
+    assert [x.id for x in memory.reads(until=read.at)] == [read.id]
 
 
 # -- model-based replay --------------------------------------------------------------------------

@@ -44,14 +44,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, text, update
 
 from . import reads as reads_sql
 from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
 from .model import Episode, Fact, State
+from .schema import SafeText, read_items, read_log, versions
 from .schema import episodes as episodes_table
-from .schema import read_items, read_log, versions
 from .scope import Scope
 from .statemachine import ENDED, RETRACTED, new_id
 from .timeutil import from_us, to_us
@@ -264,6 +264,37 @@ def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# The log's statements as pre-built ``text()`` (compiled once, cached by
+# SQLAlchemy): a read's cost is mostly statement construction, not the database.
+_INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
+_INSERT_READ = text(
+    "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
+    "erased) VALUES (:tenant, :id, :user_id, :agent_id, :session_id, :at_us, :op, :args, :run, "
+    ":tag, 0)"
+).bindparams(
+    bindparam("args", type_=SafeText()),
+    bindparam("run", type_=SafeText()),
+    bindparam("tag", type_=SafeText()),
+)
+_INSERT_ITEMS = text(
+    "INSERT INTO cm_read_items (tenant, read_id, pos, kind, item_id, score, state, erased) "
+    "VALUES (:tenant, :read_id, :pos, :kind, :item_id, :score, :state, 0)"
+)
+
+
+def _instant(conn: Connection, tenant: str, now: int) -> int:
+    """The read's transaction-clock instant: the tenant's last transaction time,
+    read right after the read (in the log's write transaction). Every write the
+    read saw is stamped at or before it; every later write is stamped after it
+    (``writer.stamp``: strictly after the last). The clock is not ticked, so the
+    search mirrors (which follow the clock) do not resync after a read. A tenant
+    that never wrote gets its clock row here (once)."""
+    at = conn.execute(_INSTANT, {"tenant": tenant}).scalar()
+    if at is None:
+        return stamp(conn, tenant, now)
+    return int(at)
+
+
 def _record(
     mem: Memory,
     op: str,
@@ -273,25 +304,21 @@ def _record(
     scope = mem.scope
     rid = new_id()
     tag = current_tag()
+    row: dict[str, Any] = dict(scope.columns())
+    row.update(
+        id=rid,
+        op=op,
+        args=json.dumps(args, sort_keys=True, ensure_ascii=False),
+        run=tag.get("run"),
+        tag=json.dumps(tag, sort_keys=True, ensure_ascii=False),
+    )
+    now = mem._tx_us()
     with mem._shared.backend.write() as conn:
-        # A tick of the tenant's transaction clock: every write committed before the
-        # read is stamped before it, every later write after it (exact replay).
-        at = stamp(conn, scope.tenant, mem._tx_us())
-        conn.execute(
-            read_log.insert().values(
-                **scope.columns(),
-                id=rid,
-                at_us=at,
-                op=op,
-                args=json.dumps(args, sort_keys=True, ensure_ascii=False),
-                run=tag.get("run"),
-                tag=json.dumps(tag, sort_keys=True, ensure_ascii=False),
-                erased=0,
-            )
-        )
+        row["at_us"] = _instant(conn, scope.tenant, now)
+        conn.execute(_INSERT_READ, row)
         if items:
             conn.execute(
-                read_items.insert(),
+                _INSERT_ITEMS,
                 [
                     {
                         "tenant": scope.tenant,
@@ -301,7 +328,6 @@ def _record(
                         "item_id": item,
                         "score": score,
                         "state": state,
-                        "erased": 0,
                     }
                     for i, (kind, item, score, state) in enumerate(items)
                 ],
