@@ -304,7 +304,7 @@ def _drive_memory(url: str, clock: ManualClock) -> None:
             {"subject_prefix": "al", "predicates": ["lives_in"]},
             {"as_of": utc(2025, 7, 1), "states": ["live", "ended", "retracted"]},
         ):
-            m.search("where does alice live tea", **kw)  # type: ignore[arg-type]
+            m.search("where does alice live tea", **kw)
         assert "Rome" in m.recall("alice lives", include_history=True, include_episodes=True)
         assert m.check().ok
         assert m.check(repair=True).ok
