@@ -11,9 +11,16 @@ replay = builder.compile(store=store.as_of(yesterday))  # what memory held then
 from __future__ import annotations
 
 from .embedder import LangChainEmbedder
-from .errors import ReadOnlyView
+from .errors import PinUnavailable, ReadOnlyView
 from .filters import InvalidFilter
 from .history import FieldVersion
 from .store import ChronomemStore
 
-__all__ = ["ChronomemStore", "FieldVersion", "InvalidFilter", "LangChainEmbedder", "ReadOnlyView"]
+__all__ = [
+    "ChronomemStore",
+    "FieldVersion",
+    "InvalidFilter",
+    "LangChainEmbedder",
+    "PinUnavailable",
+    "ReadOnlyView",
+]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import dataclasses
 import functools
 import math
 import threading
@@ -27,10 +29,11 @@ from langgraph.store.base import (
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
+from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, opt_us, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 
-from . import filters, keys, namespaces
+from . import filters, keys, namespaces, pinning
 from .embedder import LangChainEmbedder
 from .erasure import erase_subject
 from .errors import ReadOnlyView
@@ -108,7 +111,15 @@ class ChronomemStore(BaseStore):
 
     Beyond ``BaseStore``: ``as_of(...)`` returns a read-only view at past instants,
     ``history(...)`` lists a field's values over time, ``erase(...)`` deletes an
-    item physically."""
+    item physically.
+
+    ``pin_reads="checkpoint"``: a run started from a past checkpoint
+    (``checkpoint_id`` in its config: a replay or a fork) reads memory as of that
+    checkpoint's creation time; its writes go to the present, tagged
+    ``{"langgraph_fork": {"thread_id", "checkpoint_id"}}`` in their metadata. The
+    checkpoint's time comes from ``checkpointer=`` or, if not given, the graph's
+    own checkpointer. ``read_log=True`` logs every read the store serves
+    (``memory.reads()``), tagged with the run, thread and checkpoint."""
 
     ADAPTER_NAME = "LangGraph store"
     SEMANTICS = frozenset(
@@ -141,6 +152,9 @@ class ChronomemStore(BaseStore):
         user: str | None = None,
         agent: str | None = None,
         session: str | None = None,
+        pin_reads: str | None = None,
+        checkpointer: Any = None,
+        read_log: bool = False,
     ) -> None:
         scope = {"tenant": tenant, "user": user, "agent": agent, "session": session}
         embed = (index or {}).get("embed")
@@ -154,6 +168,8 @@ class ChronomemStore(BaseStore):
                 )
             self._memory = memory.scoped(**scope) if any(scope.values()) else memory
             self._owns = False
+            if read_log:
+                self._memory.read_log = True
         elif memory is None or isinstance(memory, str):
             embedder = None
             if embed is not None:
@@ -166,6 +182,7 @@ class ChronomemStore(BaseStore):
                 user=user,
                 agent=agent,
                 session=session,
+                read_log=read_log,
             )
             self._owns = True
         else:
@@ -176,6 +193,11 @@ class ChronomemStore(BaseStore):
         self.ttl_config = ttl
         self._pin: Pin | None = None
         self._floor = _ReadFloor()
+        # pin_reads="checkpoint": a run started from a past checkpoint reads memory as
+        # of that checkpoint (see pinning.py); checkpointer: where to look it up
+        self.pin_reads = pinning.check_mode(pin_reads)
+        self._checkpointer = checkpointer
+        self._pins = pinning.PinCache()
 
     @classmethod
     def from_conn_string(
@@ -252,8 +274,10 @@ class ChronomemStore(BaseStore):
         """The clock's now, but never before this store's last write."""
         return self._floor.at(to_us(self._memory.now(), "clock()"))
 
-    def _reader(self) -> Reader:
-        """A reader at this batch's instants."""
+    def _reader(self, ctx: pinning.RunContext | None = None) -> Reader:
+        """A reader at this batch's instants (a pinned run's: its checkpoint's)."""
+        if self._pin is None and ctx is not None and ctx.pin_us is not None:
+            return Reader(self._memory, ctx.pin_us, ctx.pin_us)
         if self._pin is None:
             return Reader(self._memory, self._now(), None)
         valid = self._pin.valid_at if self._pin.valid_at is not None else self._now()
@@ -289,37 +313,73 @@ class ChronomemStore(BaseStore):
             self._check_writable("put/delete")
         return puts
 
+    def _wants_context(self) -> bool:
+        return self.pin_reads is not None or self._memory.read_log
+
+    def _context(self) -> pinning.RunContext | None:
+        """The running graph step's context (pinned when it should be), or None."""
+        if not self._wants_context():
+            return None
+        ctx = pinning.run_context()
+        if ctx is not None and self.pin_reads == "checkpoint" and self._pin is None:
+            ctx = pinning.pinned(ctx, self._checkpointer, self._pins)
+        return ctx
+
+    async def _acontext(self) -> pinning.RunContext | None:
+        if not self._wants_context():
+            return None
+        ctx = pinning.run_context()
+        if ctx is not None and self.pin_reads == "checkpoint" and self._pin is None:
+            ctx = await pinning.apinned(ctx, self._checkpointer, self._pins)
+        return ctx
+
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` as LangGraph's ``InMemoryStore`` does: every read sees the
         store as it was before the batch, then the puts apply (the last put of a
         key wins) — here in one transaction with one transaction time."""
-        ops = list(ops)
+        return self._batch(list(ops), self._context())
+
+    def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
+        tag = (
+            self._memory.read_tag(**ctx.tag())
+            if ctx is not None and self._memory.read_log
+            else contextlib.nullcontext()
+        )
+        with tag:
+            return self._run(ops, ctx)
+
+    def _run(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         puts = self._prepare(ops)
-        reader = self._reader()
-        # every item the batch gets or puts, in one read
+        reader = self._reader(ctx)
+        pinned = reader.known_at is not None and self._pin is None
+        # every item the batch gets or puts, in one read (a pinned run's puts are
+        # planned against the present, where they are written)
+        put_subjects = [put.subject for put in puts.values()]
         items = reader.items(
             [keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)]
-            + [put.subject for put in puts.values()]
+            + ([] if pinned else put_subjects)
         )
+        if pinned and put_subjects:
+            items.update(self._reader().items(put_subjects))
         results: list[Result] = []
         touched: dict[str, Record] = {}
         for op in ops:
             if isinstance(op, GetOp):
                 rec = items[keys.subject(tuple(op.namespace), op.key)]
                 results.append(to_item(rec) if rec is not None else None)
-                if rec is not None and op.refresh_ttl:
+                if rec is not None and op.refresh_ttl and not pinned:
                     touched[rec.subject] = rec
             elif isinstance(op, SearchOp):
                 found, recs = reader.search(op)
                 results.append(found)
-                if op.refresh_ttl:
+                if op.refresh_ttl and not pinned:
                     touched.update((r.subject, r) for r in recs)
             elif isinstance(op, ListNamespacesOp):
                 results.append(reader.namespaces(op))
             else:
                 results.append(None)
         if self._pin is None:
-            self._write(puts, items, touched)
+            self._write(puts, items, touched, ctx)
         return results
 
     def _write(
@@ -327,6 +387,7 @@ class ChronomemStore(BaseStore):
         puts: dict[int, PreparedPut],
         items: dict[str, Record | None],
         touched: dict[str, Record],
+        ctx: pinning.RunContext | None = None,
     ) -> None:
         refresh = [r for r in touched.values() if r.marker is not None and r.marker.ttl is not None]
         if not puts and not refresh:
@@ -343,14 +404,24 @@ class ChronomemStore(BaseStore):
         for subject, rec in touched.items():
             if subject not in last:
                 write_ops += plan_refresh(rec, at)
+        if write_ops and ctx is not None and ctx.fork_of is not None:
+            # a run started from a past checkpoint writes in the present, tagged with the fork
+            fork = {"thread_id": ctx.thread, "checkpoint_id": ctx.fork_of}
+            write_ops = [
+                dataclasses.replace(op, metadata={**op.metadata, "langgraph_fork": fork})
+                if isinstance(op, AssertOp)
+                else op
+                for op in write_ops
+            ]
         if write_ops:
             self._floor.note(self._memory.apply(write_ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (the database calls are blocking)."""
         ops = list(ops)
+        ctx = await self._acontext()  # here: the worker thread does not see the run's config
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, functools.partial(self.batch, ops))
+        return await loop.run_in_executor(None, functools.partial(self._batch, ops, ctx))
 
     # -- beyond BaseStore ----------------------------------------------------------------
     def history(
