@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, func, select, update
+from sqlalchemy import Connection, Engine, bindparam, func, select, text, update
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
@@ -72,6 +72,98 @@ def insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> N
         return
     mod = pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect
     conn.execute(mod.insert(table).on_conflict_do_nothing(), rows)
+
+
+def insert_rows(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert many rows of one tenant (the same keys in every row) in one statement.
+
+    SQLite: one ``executemany`` (sqlite3 steps one prepared statement per row, in C).
+    PostgreSQL: ``INSERT … SELECT k.tenant, u.… FROM cm_txclock k, unnest(<one array
+    per column>) u WHERE k.tenant = :tenant``: one statement and one round trip
+    whatever the number of rows, with a constant text that psycopg and the server
+    parse once. psycopg's ``executemany`` sends and dumps each row separately, and
+    SQLAlchemy's multi-row VALUES makes psycopg rewrite a statement with thousands
+    of placeholders on every call; both cost more than the database work itself.
+    The tenant comes from the tenant's clock row (which every write stamps first),
+    so the statement is routed to one tenant (one shard on Citus, colocated). If
+    that row is absent the statement inserts nothing and the rows go in with a
+    plain insert instead: never a lost row. Values pass through each column's own
+    bind processing (``SafeText`` escaping) first, as with a plain insert."""
+    if not rows:
+        return
+    tenant = rows[0]["tenant"]
+    if conn.dialect.name != "postgresql" or any(r["tenant"] != tenant for r in rows):
+        conn.execute(table.insert(), rows)
+        return
+    cols = [c for c in rows[0] if c != "tenant"]
+    stmt, procs = _unnest_insert(conn.dialect, table, tuple(cols))
+    params: dict[str, Any] = {"tenant": tenant}
+    for i, (c, proc) in enumerate(zip(cols, procs, strict=True)):
+        values = [r[c] for r in rows]
+        params[f"c{i}"] = [proc(v) for v in values] if proc is not None else values
+    if conn.execute(stmt, params).rowcount != len(rows):
+        conn.execute(table.insert(), rows)
+
+
+_UNNEST: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
+
+
+def _unnest_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
+    key = (table.name, cols)
+    hit = _UNNEST.get(key)
+    if hit is None:
+        types = [table.c[c].type for c in cols]
+        arrays = ", ".join(
+            f"CAST(:c{i} AS {t.compile(dialect=dialect)}[])" for i, t in enumerate(types)
+        )
+        names = ", ".join(cols)
+        picked = ", ".join(f"u.{c}" for c in cols)
+        stmt = text(
+            f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
+            f"FROM {txclock.name} AS k, unnest({arrays}) AS u({names}) "
+            "WHERE k.tenant = :tenant"
+        )
+        hit = _UNNEST[key] = (stmt, [t.bind_processor(dialect) for t in types])
+    return hit
+
+
+# Closings on PostgreSQL: one statement for any number of versions (arrays of ids,
+# successors and reasons zipped by unnest), instead of one Bind/Execute per row.
+_CLOSE_PG = text(
+    "UPDATE cm_versions SET superseded_at = :tx, superseded_by = u.by, "
+    "closed_reason = u.reason "
+    "FROM unnest(CAST(:vids AS text[]), CAST(:bys AS text[]), CAST(:reasons AS text[])) "
+    "AS u(vid, by, reason) "
+    "WHERE cm_versions.tenant = :t AND cm_versions.id = u.vid"
+)
+
+
+def close_versions(conn: Connection, tenant: str, tx: int, closes: list[dict[str, Any]]) -> None:
+    """Mark versions superseded at ``tx``: ``closes`` holds ``vid``, ``by``, ``reason``."""
+    if not closes:
+        return
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            _CLOSE_PG,
+            {
+                "tx": tx,
+                "t": tenant,
+                "vids": [c["vid"] for c in closes],
+                "bys": [c["by"] for c in closes],
+                "reasons": [c["reason"] for c in closes],
+            },
+        )
+        return
+    conn.execute(
+        update(versions)
+        .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
+        .values(
+            superseded_at=tx,
+            superseded_by=bindparam("by"),
+            closed_reason=bindparam("reason"),
+        ),
+        [{"t": tenant, **c} for c in closes],
+    )
 
 
 def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) -> int:
@@ -420,7 +512,7 @@ class Writer:
         fact_ids: dict[str, None] = {}  # in first-seen order, without a quadratic scan
         for plan in plans.values():
             for vid, (reason, by) in plan.closes.items():
-                closes.append({"t": tenant, "vid": vid, "by": by, "reason": reason})
+                closes.append({"vid": vid, "by": by, "reason": reason})
             for v in plan.inserts.values():
                 x = v.extra
                 inserts.append(
@@ -463,19 +555,10 @@ class Writer:
         }
         receipt.fact_ids = [f for f in fact_ids if f in kept]
         receipt.superseded_count = len(closes)
-        if closes:  # close before insert: the I1 exclusion constraint checks every row
-            conn.execute(
-                update(versions)
-                .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
-                .values(
-                    superseded_at=tx,
-                    superseded_by=bindparam("by"),
-                    closed_reason=bindparam("reason"),
-                ),
-                closes,
-            )
+        # close before insert: the I1 exclusion constraint checks every row
+        close_versions(conn, tenant, tx, closes)
         if inserts:
-            conn.execute(versions.insert(), inserts)
+            insert_rows(conn, versions, inserts)
             if self.on_insert is not None:
                 self.on_insert(conn, inserts)
             _maybe_analyze(conn, len(inserts))

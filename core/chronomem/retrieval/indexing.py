@@ -15,7 +15,7 @@ from sqlalchemy import Connection, select
 from ..embedding import Embedder, embed_checked
 from ..errors import SchemaMismatch
 from ..schema import meta, vectors
-from ..writer import insert_ignore
+from ..writer import insert_ignore, insert_rows
 
 
 def fact_text(row: dict[str, Any]) -> str:
@@ -61,8 +61,9 @@ class Indexer:
             return
         vecs = self.vectors_for([t for _, t in keep])
         name, dim = self.embedder.name, self.embedder.dim
-        conn.execute(
-            vectors.insert(),
+        insert_rows(
+            conn,
+            vectors,
             [
                 {
                     "tenant": r["tenant"],
