@@ -978,9 +978,7 @@ class Memory:
         limit: int | None = None,
     ) -> list[readlog.Read]:
         """The logged reads of this scope (and the scopes under it), oldest first."""
-        return readlog.reads(
-            self, run=run, since=since, until=until, op=op, tag=tag, limit=limit
-        )
+        return readlog.reads(self, run=run, since=since, until=until, op=op, tag=tag, limit=limit)
 
     def replay(self, read_id: str | readlog.Read) -> Any:
         """Re-run a logged read as of its instant: what the original call returned."""

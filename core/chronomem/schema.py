@@ -399,6 +399,7 @@ def _v3(conn: Connection) -> None:
 FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
 PG_TEXT_CONFIG = "english"
 
+
 def _v4(conn: Connection) -> None:
     """The served-read log (issue #16): ``cm_reads`` and ``cm_read_items``. A store
     created at this version already has them (``_v1`` creates the whole metadata),
