@@ -139,3 +139,22 @@ def test_legacy_rows_without_rekey_would_duplicate(memory: Memory) -> None:
     _set_legacy_keys(memory)
     memory.apply([memory.assertion(f"a{s}b", "c", "B", exact=True, cardinality="one")])
     assert len(memory.facts()) == 2
+
+
+def test_opening_an_older_store_rekeys_its_legacy_rows(durable_url: str) -> None:
+    """The re-key runs as a schema migration when a store of an older version opens."""
+    from sqlalchemy import update
+
+    from chronomem.schema import meta
+
+    s = keycodec.SEP_SLOT
+    m = Memory(durable_url)
+    m.apply([m.assertion(f"al{s}ice", "city", "Paris", exact=True, cardinality="one")])
+    assert _set_legacy_keys(m) == 1
+    with m.backend.write() as conn:  # as an older version left it
+        conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="4"))
+    m.close()
+    m = Memory(durable_url)
+    m.apply([m.assertion(f"al{s}ice", "city", "Rome", exact=True, cardinality="one")])
+    assert [f.object for f in m.facts()] == ["Rome"]  # superseded, not duplicated
+    m.close()

@@ -214,7 +214,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -413,7 +413,17 @@ def _v4(conn: Connection) -> None:
             table.create(conn, checkfirst=False)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(conn: Connection) -> None:
+    """Slot keys became injective (separator characters inside a key part are
+    escaped, issue #14 C); rows an older version keyed with the plain join move to
+    their new keys. Ordinary text has the same key in both forms, so this touches
+    only rows holding the separator characters."""
+    from .slotkeys import rekey_legacy_slots  # slotkeys imports this module
+
+    rekey_legacy_slots(conn)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 
 
 def _pg_extension(conn: Connection, name: str) -> bool:
