@@ -118,6 +118,7 @@ def test_put_changes_the_ttl(store: ChronomemStore, clock: ManualClock) -> None:
 def test_sweep_deletes_nothing(store: ChronomemStore, clock: ManualClock) -> None:
     store.put(("t",), "k", {"v": 1}, ttl=1)
     clock.advance(minutes=2)
+    assert store.sweep_ttl() == 1  # as LangGraph's stores: the items that expired (issue #16)
     assert store.sweep_ttl() == 0
     assert len(store.history(("t",), "k")) == 1
 

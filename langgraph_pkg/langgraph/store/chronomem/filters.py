@@ -5,7 +5,13 @@ lists element by element); ``{"field": {"$op": operand}}`` applies operators
 ``$eq $ne $gt $gte $lt $lte``. Ordering compares numbers as numbers and ISO
 8601 dates/datetimes as instants (naive ones read as UTC); values of
 different kinds never match an ordering operator (no error, no match). An
-unknown operator is an error, raised before anything in the batch runs."""
+unknown operator is an error, raised before anything in the batch runs.
+
+Filter keys follow ``SqliteStore``: letters, digits, ``_``, ``-`` and ``.``
+only (anything else is refused with ``InvalidFilter``, a ``ValueError``), and
+a dotted key is a path into nested objects (``{"user.access-level": "admin"}``
+matches ``{"user": {"access-level": "admin"}}``); a value whose top level has
+the dotted key itself is matched on that key, as ``InMemoryStore`` does."""
 
 from __future__ import annotations
 
@@ -17,6 +23,9 @@ from typing import Any
 from chronomem import InvalidInput, InvalidType
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+# SqliteStore's filter keys (langgraph.store.sqlite.base._FILTER_PATTERN)
+KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
+_MISSING = object()
 
 _ISO = re.compile(
     r"^\d{4}-\d{2}-\d{2}"
@@ -34,6 +43,12 @@ def validate(filter_: object) -> None:
         return
     if not isinstance(filter_, Mapping):
         raise InvalidType(f"filter must be a dict, not {type(filter_).__name__}")
+    for key in filter_:
+        if not isinstance(key, str) or not KEY.match(key) or "" in key.split("."):
+            raise InvalidFilter(
+                f"Invalid filter key: {key!r}. Filter keys must contain only alphanumeric "
+                "characters, underscores, dots, and hyphens (a dot separates path segments)."
+            )
     for spec in filter_.values():
         _validate_spec(spec)
 
@@ -57,7 +72,21 @@ def _validate_spec(spec: Any) -> None:
 def matches(value: Mapping[str, Any], filter_: Mapping[str, Any] | None) -> bool:
     if not filter_:
         return True
-    return all(_match(value.get(k), spec) for k, spec in filter_.items())
+    return all(_match(_lookup(value, k), spec) for k, spec in filter_.items())
+
+
+def _lookup(value: Mapping[str, Any], key: str) -> Any:
+    """The value at ``key``: a top-level key, else a dotted path (``None``: absent)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    node: Any = value
+    for part in key.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part, _MISSING)
+        if node is _MISSING:
+            return None
+    return node
 
 
 def _match(actual: Any, spec: Any) -> bool:

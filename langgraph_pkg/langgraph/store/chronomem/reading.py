@@ -4,7 +4,7 @@ pair of instants (valid ``valid_at``, belief ``known_at``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
@@ -12,7 +12,7 @@ from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
 from chronomem import Fact, Memory
 from chronomem.timeutil import from_us, opt_dt
 
-from . import filters, keys, namespaces
+from . import filters, keys, namespaces, scoring
 from .records import Record, alive, group
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
@@ -51,6 +51,12 @@ class Reader:
     memory: Memory
     valid_at: int
     known_at: int | None
+    score: str = "cosine"  # what SearchItem.score reports: scoring.SCORE_MODES
+    # each hit item's best fused relevance (orders items of equal score)
+    fused: dict[str, float] = field(default_factory=dict)
+
+    def _rank(self, scores: dict[str, float]) -> Any:
+        return lambda s: (-scores[s], -self.fused.get(s, 0.0), s)
 
     def _times(self) -> dict[str, Any]:
         return {"valid_at": from_us(self.valid_at), "known_at": opt_dt(self.known_at)}
@@ -99,7 +105,7 @@ class Reader:
             scores = {s: v for s, v in known_scores.items() if s in by_subject}
         else:
             scores = self._scores(op, set(by_subject), end)
-        ranked = sorted(scores, key=lambda s: (-scores[s], s))
+        ranked = sorted(scores, key=self._rank(scores))
         rest = _newest_first([r for s, r in by_subject.items() if s not in scores])
         ordered = [(by_subject[s], scores[s]) for s in ranked] + [(r, None) for r in rest]
         page_scored = ordered[op.offset : end]
@@ -124,7 +130,7 @@ class Reader:
                     for s, r in records.items()
                     if r is not None and filters.matches(r.value(), op.filter)
                 ),
-                key=lambda s: (-best[s], s),
+                key=self._rank(best),
             )
             if len(ranked) >= end:
                 page = [(records[s], best[s]) for s in ranked[op.offset : end]]
@@ -156,10 +162,24 @@ class Reader:
             **self._times(),
         )
         best: dict[str, float] = {}
+        entries: dict[str, list[str]] = {}
+        cos: dict[str, float] = {}
         for h in hits:
             f = h.fact
             if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
                 continue
+            entries.setdefault(f.subject, []).append(f.version_id)
+            known = scoring.leg_cosine(h.explain)
+            if known is not None:
+                cos[f.version_id] = known
             if h.score > best.get(f.subject, float("-inf")):
                 best[f.subject] = h.score
-        return len(hits), best
+        self.fused.update(best)
+        if self.score == "fused":
+            return len(hits), best
+        # LangGraph's meaning: the best cosine of the query to the item's entries
+        missing = [v for vs in entries.values() for v in vs if v not in cos]
+        cos.update(scoring.cosines(self.memory, op.query, missing))
+        return len(hits), {
+            s: max((cos[v] for v in vs if v in cos), default=0.0) for s, vs in entries.items()
+        }

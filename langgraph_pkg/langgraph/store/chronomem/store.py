@@ -33,14 +33,14 @@ from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, opt_us, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 
-from . import filters, keys, namespaces, pinning
+from . import filters, keys, namespaces, pinning, scoring
 from .embedder import LangChainEmbedder
 from .erasure import erase_subject
 from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Record
+from .records import Marker, Record
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
 
 ALL_STATES = frozenset({State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED})
@@ -155,7 +155,11 @@ class ChronomemStore(BaseStore):
         pin_reads: str | None = None,
         checkpointer: Any = None,
         read_log: bool = False,
+        score: str = "cosine",
     ) -> None:
+        if score not in scoring.SCORE_MODES:
+            raise InvalidInput(f"score must be one of {scoring.SCORE_MODES}, not {score!r}")
+        pin_mode = pinning.check_mode(pin_reads)
         scope = {"tenant": tenant, "user": user, "agent": agent, "session": session}
         embed = (index or {}).get("embed")
         if isinstance(memory, Memory):
@@ -195,9 +199,11 @@ class ChronomemStore(BaseStore):
         self._floor = _ReadFloor()
         # pin_reads="checkpoint": a run started from a past checkpoint reads memory as
         # of that checkpoint (see pinning.py); checkpointer: where to look it up
-        self.pin_reads = pinning.check_mode(pin_reads)
+        self.score_mode = score
+        self.pin_reads = pin_mode
         self._checkpointer = checkpointer
         self._pins = pinning.PinCache()
+        self._swept_us = -(2**62)  # sweep_ttl: the previous sweep's instant
 
     @classmethod
     def from_conn_string(
@@ -277,11 +283,11 @@ class ChronomemStore(BaseStore):
     def _reader(self, ctx: pinning.RunContext | None = None) -> Reader:
         """A reader at this batch's instants (a pinned run's: its checkpoint's)."""
         if self._pin is None and ctx is not None and ctx.pin_us is not None:
-            return Reader(self._memory, ctx.pin_us, ctx.pin_us)
+            return Reader(self._memory, ctx.pin_us, ctx.pin_us, self.score_mode)
         if self._pin is None:
-            return Reader(self._memory, self._now(), None)
+            return Reader(self._memory, self._now(), None, self.score_mode)
         valid = self._pin.valid_at if self._pin.valid_at is not None else self._now()
-        return Reader(self._memory, valid, self._pin.known_at)
+        return Reader(self._memory, valid, self._pin.known_at, self.score_mode)
 
     # -- BaseStore ---------------------------------------------------------------------
     def _prepare(self, ops: list[Op]) -> dict[int, PreparedPut]:
@@ -459,9 +465,31 @@ class ChronomemStore(BaseStore):
         return erase_subject(self._memory, keys.subject(tuple(namespace), _check_key(key)))
 
     def sweep_ttl(self) -> int:
-        """Nothing to sweep: an expired item's fields ended in valid time (they left
-        every current read and stay in history). ``erase`` deletes physically."""
-        return 0
+        """The number of items whose TTL ran out since this store's previous sweep
+        (the first sweep: every expired item), which is what LangGraph's stores'
+        ``sweep_ttl`` deletes and returns. Nothing is deleted: an expired item's
+        fields ended in valid time when it expired (they left every current read
+        and stay in history); ``erase`` deletes physically. The mark of the
+        previous sweep is this store object's (a new process counts afresh)."""
+        now = self._now()
+        markers = self._memory.facts(
+            predicate=keys.MARKER,
+            exact=True,
+            valid_at=from_us(now),
+            states=[State.LIVE, State.ENDED],
+        )
+        live = {f.subject for f in markers if f.state is State.LIVE}
+        expired: dict[str, int] = {}
+        for f in markers:
+            if f.state is not State.ENDED or f.subject in live or f.valid_to is None:
+                continue
+            if Marker.decode(f.object).ttl is None:
+                continue  # ended some other way (not a TTL)
+            end = to_us(f.valid_to, "valid_to")
+            expired[f.subject] = max(expired.get(f.subject, end), end)
+        swept = sum(1 for end in expired.values() if self._swept_us < end <= now)
+        self._swept_us = now
+        return swept
 
 
 def opt_dt_iso(value: int | None) -> str | None:
