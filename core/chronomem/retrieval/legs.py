@@ -224,7 +224,7 @@ def _focused_match(conn: Connection, name: str, terms: Sequence[str]) -> str | N
     common = [
         t
         for t in terms
-        if conn.exec_driver_sql(probe, (_fts_match([t]),)).scalar() > COMMON_MATCHES
+        if (conn.exec_driver_sql(probe, (_fts_match([t]),)).scalar() or 0) > COMMON_MATCHES
     ]
     rare = [t for t in terms if t not in common]
     if not common or not rare:
