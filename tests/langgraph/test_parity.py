@@ -162,3 +162,25 @@ def test_invalid_filter_keys_are_refused_with_value_error(
     if key not in ("a..b", ".a", ""):  # SqliteStore's own pattern refuses these the same way
         with pytest.raises(ValueError):
             sqlite_store.search(("f",), filter={key: 1})
+
+
+def test_langmem_tools_example() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "langgraph_langmem_tools.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("search: Ada lives in Berlin (score 0.")
+    assert "as of before the move: Ada lives in Paris" in out
+    assert "after delete: 0 memories about tea" in out
+    home = out.split("history of the home memory:")[1].split("history of the tea")[0]
+    assert [line.strip() for line in home.strip().splitlines()] == [
+        "Ada lives in Paris [ended]",
+        "Ada lives in Berlin [live]",
+    ]
+    assert "Ada likes green tea [retracted]" in out.split("history of the tea memory:")[1]
