@@ -343,3 +343,21 @@ def test_episodes_served_by_search_reach_the_log_and_erasure(memory: Memory) -> 
     (read,) = memory.reads()
     assert read.erased and all(i.erased for i in read.items)
     assert "lisbon" not in _log_text(memory).lower()
+
+
+def test_the_benchmark_script_runs() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "readlog.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--facts", "40", "--rounds", "1", "--calls", "2"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["backend"] for r in rows] == ["sqlite-memory", "sqlite"]
+    for r in rows:
+        assert r["logged_reads"] == 3 * 2 * 1  # every "on" call logged, no "off" call
+        for op in ("facts", "search", "recall"):
+            assert r[f"{op}_off_ms"] > 0 and r[f"{op}_ratio"] > 0

@@ -30,7 +30,16 @@ read that served it (its query, subject, object) are blanked. ``purge`` also
 deletes the reads made in the purged scopes. Such a read cannot be replayed
 (``ErasedRead``).
 
-When the log is off, a read pays one attribute check. See ``docs/design.md``."""
+Concurrency: the instant is the tenant's last transaction time, read in the
+log's write transaction right after the read. A write that commits in the
+window between the read's query and that transaction is counted before the
+instant without having been seen, so its replay would include it; with no
+concurrent writer (or a writer serialised with the reads) replay is exact.
+
+When the log is off, a read pays one attribute check; writes are untouched
+(erasure always clears the log: it is rare and must reach reads logged by any
+process). On: one small write transaction per read (``benchmarks/readlog.py``).
+See ``docs/design.md``."""
 
 from __future__ import annotations
 
