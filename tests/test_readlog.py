@@ -131,6 +131,7 @@ class ReplayMachine(RuleBasedStateMachine):
         self.served: list[tuple[str, Any]] = []  # (op, outcome) in call order
         self.facts_seen: list[str] = []
         self.erased: set[str] = set()
+        self.quiet_from = 0  # reads from this index on saw no later write
 
     @rule(
         s=st.sampled_from(SUBJECTS),
@@ -139,16 +140,19 @@ class ReplayMachine(RuleBasedStateMachine):
         day=st.none() | st.integers(0, 40),
     )
     def remember(self, s: str, p: str, o: str, day: int | None) -> None:
+        self.quiet_from = len(self.served)
         vf = None if day is None else utc(2024, 1, 1) + timedelta(days=day)
         r = self.m.remember(s, p, o, valid_from=vf)
         self.facts_seen += r.fact_ids
 
     @rule(s=st.sampled_from(SUBJECTS), p=st.sampled_from(PREDICATES), day=st.integers(0, 60))
     def end(self, s: str, p: str, day: int) -> None:
+        self.quiet_from = len(self.served)
         self.m.end(s, p, at=utc(2024, 1, 1) + timedelta(days=day))
 
     @rule(i=st.integers(0, 50))
     def retract(self, i: int) -> None:
+        self.quiet_from = len(self.served)
         if self.facts_seen:
             fid = self.facts_seen[i % len(self.facts_seen)]
             if fid not in self.erased:
@@ -156,6 +160,7 @@ class ReplayMachine(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 50), o=st.sampled_from(OBJECTS))
     def correct(self, i: int, o: str) -> None:
+        self.quiet_from = len(self.served)
         if self.facts_seen:
             fid = self.facts_seen[i % len(self.facts_seen)]
             try:
@@ -166,6 +171,7 @@ class ReplayMachine(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 50))
     def erase(self, i: int) -> None:
+        self.quiet_from = len(self.served)
         if self.facts_seen:
             fid = self.facts_seen[i % len(self.facts_seen)]
             if fid not in self.erased:
@@ -207,6 +213,10 @@ class ReplayMachine(RuleBasedStateMachine):
                 continue
             assert not any(i.id in gone for i in read.items)
             assert _outcome(op, self.m.replay(read.id)) == original, (op, read.args)
+        # a re-executed read equals the original when nothing was written since
+        for n, (read, (op, original)) in enumerate(zip(logged, self.served, strict=True)):
+            if n >= self.quiet_from and not read.erased:
+                assert _outcome(op, self.m.replay(read.id, rerun=True)) == original, op
 
 
 @pytest.fixture

@@ -980,9 +980,9 @@ class Memory:
         """The logged reads of this scope (and the scopes under it), oldest first."""
         return readlog.reads(self, run=run, since=since, until=until, op=op, tag=tag, limit=limit)
 
-    def replay(self, read_id: str | readlog.Read) -> Any:
-        """Re-run a logged read as of its instant: what the original call returned."""
-        return readlog.replay(self, read_id)
+    def replay(self, read_id: str | readlog.Read, *, rerun: bool = False) -> Any:
+        """What a logged read returned, as of its instant (``chronomem.readlog.replay``)."""
+        return readlog.replay(self, read_id, rerun=rerun)
 
     def served(
         self,

@@ -36,6 +36,11 @@ window between the read's query and that transaction is counted before the
 instant without having been seen, so its replay would include it; with no
 concurrent writer (or a writer serialised with the reads) replay is exact.
 
+Durability: on PostgreSQL the log's transaction commits with
+``synchronous_commit = off`` (a read does not wait for a WAL flush): a server
+crash can lose the last moments' log entries, never a fact and never part of
+an entry. SQLite commits them as any write.
+
 When the log is off, a read pays one attribute check; writes are untouched
 (erasure always clears the log: it is rare and must reach reads logged by any
 process). On: one small write transaction per read (``benchmarks/readlog.py``).
@@ -275,6 +280,7 @@ def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
 
 # The log's statements as pre-built ``text()`` (compiled once, cached by
 # SQLAlchemy): a read's cost is mostly statement construction, not the database.
+_ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 _INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
 _INSERT_READ = text(
     "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
@@ -323,6 +329,10 @@ def _record(
     )
     now = mem._tx_us()
     with mem._shared.backend.write() as conn:
+        if conn.dialect.name == "postgresql":
+            # a log entry need not wait for the WAL flush: a server crash can lose the
+            # last moments' entries (never a fact, never a torn entry); reads stay cheap
+            conn.execute(_ASYNC_COMMIT)
         row["at_us"] = _instant(conn, scope.tenant, now)
         conn.execute(_INSERT_READ, row)
         if items:
@@ -434,8 +444,17 @@ def get_read(mem: Memory, read_id: str) -> Read:
 
 
 # -- replay -----------------------------------------------------------------------------------
-def replay(mem: Memory, read_id: str | Read) -> Any:
-    """Re-run a logged read as of its instant: the same facts, hits or block."""
+def replay(mem: Memory, read_id: str | Read, *, rerun: bool = False) -> Any:
+    """What a logged read returned, as of its instant: the same facts, hits or block.
+
+    A ``facts`` read is re-run with its valid instant and ``known_at`` pinned to
+    its instant (a pure function of both: exact). A ``search`` or ``recall``
+    is rebuilt from what it served: each served version (immutable) is read
+    back by id, checked to be visible at the read's instants, and returned
+    with its logged score, in the logged order (``recall`` renders its block
+    again). ``rerun=True`` re-executes the query as of the instant instead:
+    the same temporal filter, but lexical ranking statistics (SQLite FTS5's
+    bm25) count texts written later, so ranks and scores may differ."""
     entry = read_id if isinstance(read_id, Read) else get_read(mem, read_id)
     if entry.erased:
         raise ErasedRead(f"read {entry.id} served something since erased: it cannot be replayed")
@@ -453,12 +472,51 @@ def replay(mem: Memory, read_id: str | Read) -> Any:
     call = dict(entry.args)
     if call.get("as_of") is None and call.get("known_at") is None:
         call["known_at"] = entry.at
+    if entry.op != "facts" and not rerun:
+        return _rebuild(view, entry, call)
     fn = getattr(type(view), entry.op).__wrapped__
     token = _collect.set([])  # the replay is not itself a served read
     try:
         return fn(view, **call)
     finally:
         _collect.reset(token)
+
+
+def _rebuild(view: Memory, entry: Read, call: Mapping[str, Any]) -> Any:
+    from dataclasses import replace
+
+    from .render import render as render_block
+    from .retrieval import SearchResult
+    from .retrieval.search import Hit
+
+    v = to_us(call["valid_at"] if call.get("valid_at") is not None else call["as_of"], "at")
+    k = to_us(call["known_at"] if call.get("known_at") is not None else call["as_of"], "at")
+    t = view.scope.tenant
+    with view._shared.backend.read() as conn:
+        rows = _by_id(conn, t, versions, {i.id for i in entry.items if i.kind == "v"})
+        eps = _by_id(conn, t, episodes_table, {i.id for i in entry.items if i.kind == "e"})
+        src = reads_sql.sources_of(conn, t, (r["fact_id"] for r in rows.values()))
+    hits: list[Hit] = []
+    for it in entry.items:
+        if it.kind == "e":
+            ep = eps.get(it.id)
+            if ep is None or ep["recorded_at"] > k:
+                raise ErasedRead(f"read {entry.id}: episode {it.id} is not in the store as served")
+            hits.append(Hit(None, reads_sql.to_episode(ep), it.score or 0.0, {"replayed": True}))
+            continue
+        row = rows.get(it.id)
+        if row is None or row["recorded_at"] > k:
+            raise ErasedRead(f"read {entry.id}: version {it.id} is not in the store as served")
+        fact = reads_sql.to_fact(row, v, src.get(row["fact_id"], ()))
+        if it.state:
+            fact = replace(fact, state=State(it.state))
+        hits.append(Hit(fact, None, it.score or 0.0, {"replayed": True}))
+    if entry.op == "search":
+        return SearchResult(hits)
+    # recall: its search's hits (live facts, episodes), then the history it added (ended)
+    live = [h.fact for h in hits if h.fact is not None and h.fact.state is State.LIVE]
+    history = [h.fact for h in hits if h.fact is not None and h.fact.state is not State.LIVE]
+    return render_block(live, history, [h.episode for h in hits if h.episode is not None])
 
 
 # -- what the agent knew ----------------------------------------------------------------------
