@@ -288,17 +288,38 @@ def _other_snapshots(url: str) -> list[int]:
 
 
 @pytest.fixture
-def pg_pages(pg_url: str) -> str:
-    """A PostgreSQL store whose raw pages this test can read (pageinspect)."""
-    Memory(pg_url).close()
+def pg_pages() -> Iterator[str]:
+    """A PostgreSQL store whose raw pages this test can read (pageinspect), in a
+    database of its own: VACUUM keeps what any open transaction *of the same
+    database* may still see, so on the shared test database another test's
+    snapshot would make these checks depend on timing."""
+    from sqlalchemy import create_engine
+
+    from ..conftest import PG_URL, require_pg
+
+    require_pg()
+    base, _, _ = PG_URL.rpartition("/")
+    name = f"cmpages_{secrets.token_hex(5)}"
+    admin = create_engine(f"{base}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = f"{base}/{name}?options=-csearch_path%3Dpublic"
     try:
-        with raw(pg_url) as conn:
-            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pageinspect SCHEMA public")
-            conn.commit()
-            conn.exec_driver_sql("SELECT public.get_raw_page('cm_meta', 0)")
-    except Exception as exc:
-        pytest.skip(f"cannot read raw pages (pageinspect, superuser): {str(exc).splitlines()[0]}")
-    return pg_url
+        Memory(url).close()
+        try:
+            with raw(url) as conn:
+                conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pageinspect SCHEMA public")
+                conn.commit()
+                conn.exec_driver_sql("SELECT public.get_raw_page('cm_meta', 0)")
+        except Exception as exc:
+            pytest.skip(
+                f"cannot read raw pages (pageinspect, superuser): {str(exc).splitlines()[0]}"
+            )
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
 
 
 def test_postgres_erase_clears_the_table_pages(pg_pages: str) -> None:
@@ -395,9 +416,9 @@ def test_postgres_erase_rewrites_the_planner_statistics(pg_url: str) -> None:
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # whether the bytes survive depends on where pruning moves live tuples
     reason="known limit: VACUUM prunes a dead tuple but does not zero the page's free "
-    "space; the erased row's bytes stay in the page until the space is reused or the "
+    "space; the erased row's bytes may stay in the page until the space is reused or the "
     "table is rewritten (VACUUM FULL)",
 )
 def test_postgres_erase_clears_the_free_space_of_a_busy_page(pg_pages: str) -> None:
@@ -418,7 +439,7 @@ def test_postgres_vacuum_full_clears_erased_text_from_every_page(pg_pages: str) 
         m.remember("ann", "likes", f"{mk} coffee", source=ep)
         m.erase(fid)
         m.erase(m.facts(subject="ann", states=ALL)[-1].id)
-    assert "cm_versions" in _in_pages(pg_pages, mk)  # the limit: still in free space
+    # (the text may still sit in a page's free space here: the limit this remedies)
     with raw(pg_pages) as conn:
         conn.commit()
         auto = conn.execution_options(isolation_level="AUTOCOMMIT")
