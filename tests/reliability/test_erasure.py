@@ -359,6 +359,13 @@ def test_postgres_erase_clears_the_table_pages(pg_pages: str) -> None:
             f"other sessions held snapshots during the erase ({sorted(held)[:3]}): "
             "VACUUM may not remove what they can see"
         )
+    if heap:
+        # a snapshot the watcher cannot see (an autovacuum worker of this database,
+        # or one shorter than its poll) can hold VACUUM back once; the erase path's
+        # maintenance, run again, must then clear the pages
+        with Memory(pg_pages) as again:
+            again.backend.maintenance_after_erase()
+        heap = [h for h in _in_pages(pg_pages, mk) if not h.endswith("_tsv")]
     assert heap == [], heap
 
 
