@@ -25,6 +25,7 @@ from .memory import Memory
 from .model import Episode, Fact, Provenance, Receipt, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp
 from .predicates import Cardinality, PredicateSpec, Volatility
+from .readlog import ErasedRead, Read, Served
 from .scope import Scope
 
 __version__ = "0.1.0"
@@ -38,6 +39,7 @@ __all__ = [
     "EndOp",
     "EndOthersOp",
     "Episode",
+    "ErasedRead",
     "Fact",
     "InvalidInput",
     "InvalidInterval",
@@ -48,11 +50,13 @@ __all__ = [
     "NotFound",
     "PredicateSpec",
     "Provenance",
+    "Read",
     "ReadOnlyStore",
     "Receipt",
     "RetractOp",
     "SchemaMismatch",
     "Scope",
+    "Served",
     "State",
     "Stats",
     "StoreClosed",
