@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from .examples_runner import run_example as run
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(script: str) -> str:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script)],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return out.stdout
 
 
 def test_quickstart_output_is_the_one_in_the_readme() -> None:

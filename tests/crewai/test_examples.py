@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from ..examples_runner import run_example
 
 
 def test_crew_example(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "CREWAI_STORAGE_DIR": str(tmp_path / "crewai")}
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "crewai_crew.py")],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    env = {"HOME": str(tmp_path), "CREWAI_STORAGE_DIR": str(tmp_path / "crewai")}
+    out = run_example("crewai_crew.py", env=env, cwd=tmp_path)
     assert "task 1: Team note: our customer Dana lives in Paris." in out
     assert "task 2: From memory: [" in out and "Team note: our customer Dana lives in Paris" in out
     assert "task 2 recalled task 1's note: True" in out

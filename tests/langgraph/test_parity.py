@@ -165,16 +165,9 @@ def test_invalid_filter_keys_are_refused_with_value_error(
 
 
 def test_langmem_tools_example() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
+    from ..examples_runner import run_example
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "langgraph_langmem_tools.py"
-    done = subprocess.run(
-        [sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("langgraph_langmem_tools.py")
     assert out.startswith("search: Ada lives in Berlin (score 0.")
     assert "as of before the move: Ada lives in Paris" in out
     assert "after delete: 0 memories about tea" in out

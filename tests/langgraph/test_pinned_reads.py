@@ -7,10 +7,7 @@ real checkpointers (``InMemorySaver``, ``SqliteSaver``), both backends."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -22,7 +19,8 @@ from langgraph.runtime import Runtime
 from chronomem import InvalidInput
 from langgraph.store.chronomem import ChronomemStore, PinUnavailable, keys
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from ..examples_runner import run_example
+
 ADA = ("users", "ada")
 
 
@@ -203,15 +201,7 @@ def test_reads_are_logged_with_thread_and_checkpoint(url: str | None) -> None:
 
 @pytest.mark.parametrize("flag", [[], ["--sqlite"]])
 def test_time_travel_example(flag: list[str]) -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "langgraph_time_travel.py"), *flag],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_example("langgraph_time_travel.py", *flag)
     assert ("SqliteSaver" if flag else "InMemorySaver") in out
     assert "run 1:               mushroom risotto (diet: vegetarian)" in out
     assert "run 2 (today):       grilled sea bass (diet: pescatarian)" in out

@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _run(name: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+from ..examples_runner import run_example as _run
 
 
 def test_agent_example() -> None:
