@@ -63,16 +63,21 @@ def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -
     return out
 
 
-def _check_json_keys(value: Any, name: str) -> None:
-    """JSON object keys are strings; anything else would come back changed."""
+def _check_json_keys(value: Any, name: str, path: frozenset[int] = frozenset()) -> None:
+    """JSON object keys are strings; anything else would come back changed. A
+    container that holds itself has no JSON form at all."""
+    if isinstance(value, Mapping | list | tuple):
+        if id(value) in path:
+            raise InvalidInput(f"{name} contains itself (a reference cycle); JSON cannot hold it")
+        path = path | {id(value)}
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InvalidType(f"{name} keys must be str (JSON), not {type(k).__name__}: {k!r}")
-            _check_json_keys(v, name)
+            _check_json_keys(v, name, path)
     elif isinstance(value, list | tuple):
         for v in value:
-            _check_json_keys(v, name)
+            _check_json_keys(v, name, path)
 
 
 def _ref_id(ref: object) -> str:

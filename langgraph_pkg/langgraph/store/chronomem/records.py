@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from chronomem import Fact, InvalidType
+from chronomem.identity import encodable
 from chronomem.timeutil import from_us, to_us
 
 from . import keys
@@ -27,11 +28,15 @@ def dumps(value: Any) -> str:
 
 
 def encode_field(name: str, value: Any) -> str:
-    """A field's value as the JSON text stored as its fact's object."""
+    """A field's value as the JSON text stored as its fact's object. A value JSON
+    cannot hold (or a cycle) is ``InvalidType``; a lone surrogate in the name or
+    the value, which no database can store as text, is ``InvalidInput``."""
+    encodable(name, "a field name")
     try:
-        return dumps(value)
-    except (TypeError, ValueError) as exc:
+        text = dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidType(f"field {name!r} is not JSON-serialisable: {exc}") from None
+    return encodable(text, f"field {name!r}")
 
 
 @dataclass(frozen=True)
