@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, or_, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
 from . import readlog, reads
 from .arguments import collection, names
@@ -233,13 +233,15 @@ class Memory:
         if isinstance(ref, Fact):
             return _ref_id(ref)
         rid = _ref_id(ref)
+        t = self.scope.tenant
+        # two indexed lookups (fact index, then primary key): an OR of the two
+        # columns makes SQLite walk every row of the tenant
+        if conn.execute(
+            select(versions.c.id).where(versions.c.tenant == t, versions.c.fact_id == rid).limit(1)
+        ).first():
+            return rid
         found = conn.execute(
-            select(versions.c.fact_id)
-            .where(
-                versions.c.tenant == self.scope.tenant,
-                or_(versions.c.fact_id == rid, versions.c.id == rid),
-            )
-            .limit(1)
+            select(versions.c.fact_id).where(versions.c.tenant == t, versions.c.id == rid)
         ).scalar()
         return str(found) if found is not None else rid
 
