@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,12 +17,8 @@ from crewai_chronomem.testing import ScriptedLLM
 
 
 @pytest.fixture
-def store(url: str | None, clock) -> Iterator[Memory]:  # type: ignore[no-untyped-def]
-    m = Memory(url, clock=clock)
-    try:
-        yield m
-    finally:
-        m.close()
+def store(memory: Memory) -> Memory:
+    return memory
 
 
 @pytest.fixture

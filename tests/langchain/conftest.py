@@ -4,13 +4,10 @@ per backend on the shared manual clock."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
 from chronomem import Memory
-
-from ..conftest import ManualClock
 
 # Offline: no LangSmith tracing or telemetry from anything LangChain imports.
 for _var in ("LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"):
@@ -19,12 +16,9 @@ os.environ.setdefault("LANGSMITH_API_KEY", "")
 
 
 @pytest.fixture
-def root(url: str | None, clock: ManualClock) -> Iterator[Memory]:
-    m = Memory(url, clock=clock)
-    try:
-        yield m
-    finally:
-        m.close()
+def root(memory: Memory) -> Memory:
+    """The store itself (the root ``memory`` fixture, on every backend)."""
+    return memory
 
 
 @pytest.fixture

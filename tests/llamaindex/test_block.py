@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
@@ -16,15 +15,6 @@ from chronomem.render import CLOSE, HEADER_LIVE, OPEN
 from llama_index.memory.chronomem import ChronomemMemoryBlock
 from llama_index.memory.chronomem.block import drop_lines
 from tests.conftest import ManualClock
-
-
-@pytest.fixture
-def store(url: str | None, clock: ManualClock) -> Iterator[Memory]:
-    m = Memory(url, clock=clock)
-    try:
-        yield m.scoped(user="ada")
-    finally:
-        m.close()
 
 
 def llama_memory(block: ChronomemMemoryBlock, session: str = "s1") -> LlamaMemory:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -13,16 +13,6 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM, MockLLM
 from chronomem import Cardinality, InvalidInput, InvalidType, Memory
 from chronomem.extraction.llm import SYSTEM_PROMPT
 from llama_index.memory.chronomem import ChronomemMemory, LlamaIndexExtractor
-from tests.conftest import ManualClock
-
-
-@pytest.fixture
-def store(url: str | None, clock: ManualClock) -> Iterator[Memory]:
-    m = Memory(url, clock=clock)
-    try:
-        yield m.scoped(user="ada")
-    finally:
-        m.close()
 
 
 def fact(turn: int, predicate: str, obj: str | None, op: str = "assert") -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -32,15 +31,6 @@ def user(text: str) -> ChatMessage:
 
 def bot(text: str) -> ChatMessage:
     return ChatMessage(role="assistant", content=text)
-
-
-@pytest.fixture
-def store(url: str | None, clock: ManualClock) -> Iterator[Memory]:
-    m = Memory(url, clock=clock)
-    try:
-        yield m.scoped(user="ada")
-    finally:
-        m.close()
 
 
 @pytest.fixture

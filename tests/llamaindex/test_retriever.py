@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import ClassVar
 
@@ -18,15 +17,6 @@ from llama_index.core.tools import RetrieverTool
 from chronomem import ChronomemError, InvalidInput, InvalidType, Memory, NaiveDatetime
 from llama_index.memory.chronomem import ChronomemMemory, ChronomemRetriever, embedder_from
 from tests.conftest import ManualClock
-
-
-@pytest.fixture
-def store(url: str | None, clock: ManualClock) -> Iterator[Memory]:
-    m = Memory(url, clock=clock)
-    try:
-        yield m.scoped(user="ada")
-    finally:
-        m.close()
 
 
 @pytest.fixture
