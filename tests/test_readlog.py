@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from sqlalchemy import select
 
-from chronomem import Memory
+from chronomem import Memory, readlog
 from chronomem.readlog import ErasedRead
 from chronomem.schema import read_items, read_log
 
@@ -284,6 +284,7 @@ def test_what_did_the_agent_know_in_run_r(url: str | None, clock: ManualClock) -
 
 
 def _log_text(m: Memory) -> str:
+    readlog.flush(m)  # what the database holds, pending entries written
     with m.backend.read() as conn:
         rows = [
             dict(r._mapping)

@@ -48,9 +48,14 @@ See ``docs/design.md``."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import inspect
 import json
+import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -58,7 +63,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Connection, bindparam, delete, select, text, update
+from sqlalchemy import Connection, bindparam, delete, event, select, text, update
 
 from . import reads as reads_sql
 from .errors import ChronomemError, InvalidInput, NotFound
@@ -86,6 +91,8 @@ _tag: ContextVar[Mapping[str, str] | None] = ContextVar("chronomem_read_tag", de
 _collect: ContextVar[list[tuple[str, str, float | None, str | None]] | None] = ContextVar(
     "chronomem_read_collect", default=None
 )
+# set while a logged read runs: its tenant, and the clock readings its transactions took
+_clock: ContextVar[tuple[str, list[int]] | None] = ContextVar("chronomem_read_clock", default=None)
 
 
 class ErasedRead(ChronomemError, LookupError):
@@ -240,13 +247,18 @@ def _serve(
     if call.get("valid_at") is None and call.get("as_of") is None:
         call["valid_at"] = mem.now()  # what the read would use: logged, so replay pins it
     collected: list[tuple[str, str, float | None, str | None]] = []
+    instants: list[int] = []
+    _pending(mem._shared)  # the clock listener is on the engine before the read begins
     token = _collect.set(collected)
+    clock = _clock.set((mem.scope.tenant, instants))
     try:
         out = fn(mem, **call)
     finally:
+        _clock.reset(clock)
         _collect.reset(token)
     items = collected if op == "recall" else _items(op, out)
-    _record(mem, op, _encode(call), items)
+    at = max(instants) if instants else _read_instant(mem)
+    _record(mem, op, _encode(call), items, at)
     return out
 
 
@@ -285,7 +297,7 @@ _INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
 _INSERT_READ = text(
     "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
     "erased) VALUES (:tenant, :id, :user_id, :agent_id, :session_id, :at_us, :op, :args, :run, "
-    ":tag, 0)"
+    ":tag, :erased)"
 ).bindparams(
     bindparam("args", type_=SafeText()),
     bindparam("run", type_=SafeText()),
@@ -293,21 +305,93 @@ _INSERT_READ = text(
 )
 _INSERT_ITEMS = text(
     "INSERT INTO cm_read_items (tenant, read_id, pos, kind, item_id, score, state, erased) "
-    "VALUES (:tenant, :read_id, :pos, :kind, :item_id, :score, :state, 0)"
+    "VALUES (:tenant, :read_id, :pos, :kind, :item_id, :score, :state, :erased)"
 )
 
 
 def _instant(conn: Connection, tenant: str, now: int) -> int:
-    """The read's transaction-clock instant: the tenant's last transaction time,
-    read right after the read (in the log's write transaction). Every write the
-    read saw is stamped at or before it; every later write is stamped after it
-    (``writer.stamp``: strictly after the last). The clock is not ticked, so the
-    search mirrors (which follow the clock) do not resync after a read. A tenant
-    that never wrote gets its clock row here (once)."""
+    """A tenant that never wrote has no clock row: it gets one here (once), so every
+    later write is stamped after this read's instant."""
     at = conn.execute(_INSTANT, {"tenant": tenant}).scalar()
     if at is None:
         return stamp(conn, tenant, now)
     return int(at)
+
+
+def _on_commit(conn: Connection) -> None:
+    """The read's transaction-clock instant: the tenant's last transaction time,
+    read in the read's own transaction as it commits (an engine ``commit``
+    listener; the latest of the read's transactions counts). Every write the read
+    saw is stamped at or before it; every later write is stamped after it
+    (``writer.stamp``: strictly after the last). On SQLite the read's snapshot
+    holds the clock too, so the instant is exactly the read's; on PostgreSQL
+    (read committed) it is read after the read's statements. The clock is not
+    ticked (the search mirrors, which follow the clock, do not resync after a
+    read) and the read writes nothing."""
+    want = _clock.get()
+    if want is not None:
+        at = conn.execute(_INSTANT, {"tenant": want[0]}).scalar()
+        if at is not None:
+            want[1].append(int(at))
+
+
+def _read_instant(mem: Memory) -> int:
+    """The instant of a read whose transactions did not give one (a tenant that
+    never wrote has no clock row yet: it gets one, once)."""
+    t = mem.scope.tenant
+    backend = mem._shared.backend
+    with backend.read() as conn:
+        at = conn.execute(_INSTANT, {"tenant": t}).scalar()
+    if at is not None:
+        return int(at)
+    with backend.write() as conn:
+        return _instant(conn, t, mem._tx_us())
+
+
+@dataclass
+class _Entry:
+    """A logged read not yet written (``_Pending``)."""
+
+    id: str
+    tenant: str
+    scope: dict[str, Any]
+    at_us: int
+    op: str
+    args: dict[str, Any]
+    tag: dict[str, str]
+    items: list[tuple[str, str, float | None, str | None]]
+
+
+class _Pending:
+    """A store's logged reads not yet written: written in one transaction every
+    ``FLUSH_EVERY`` reads, at the first read ``FLUSH_AFTER_S`` after the oldest,
+    and before anything reads the log or erases (``flush``)."""
+
+    def __init__(self, shared: Any) -> None:
+        self.shared = shared
+        self.entries: list[_Entry] = []
+        self.oldest = 0.0
+        self.lock = threading.Lock()  # guards ``entries``
+        self.writing = threading.Lock()  # held while a batch is written
+
+
+FLUSH_EVERY = 64
+FLUSH_AFTER_S = 1.0
+_KEY = "chronomem.readlog"
+_stores: weakref.WeakSet[_Pending] = weakref.WeakSet()  # flushed at interpreter exit
+_setup = threading.Lock()
+
+
+def _pending(shared: Any) -> _Pending:
+    p = shared.extensions.get(_KEY)
+    if p is None:
+        with _setup:
+            p = shared.extensions.get(_KEY)
+            if p is None:
+                event.listen(shared.backend.engine, "commit", _on_commit)
+                p = shared.extensions[_KEY] = _Pending(shared)
+                _stores.add(p)
+    return cast(_Pending, p)
 
 
 def _record(
@@ -315,43 +399,129 @@ def _record(
     op: str,
     args: dict[str, Any],
     items: list[tuple[str, str, float | None, str | None]],
+    at: int,
 ) -> str:
     scope = mem.scope
-    rid = new_id()
-    tag = current_tag()
-    row: dict[str, Any] = dict(scope.columns())
-    row.update(
-        id=rid,
-        op=op,
-        args=json.dumps(args, sort_keys=True, ensure_ascii=False),
-        run=tag.get("run"),
-        tag=json.dumps(tag, sort_keys=True, ensure_ascii=False),
+    entry = _Entry(
+        new_id(), scope.tenant, dict(scope.columns()), at, op, args, current_tag(), items
     )
-    now = mem._tx_us()
-    with mem._shared.backend.write() as conn:
-        if conn.dialect.name == "postgresql":
-            # a log entry need not wait for the WAL flush: a server crash can lose the
-            # last moments' entries (never a fact, never a torn entry); reads stay cheap
-            conn.execute(_ASYNC_COMMIT)
-        row["at_us"] = _instant(conn, scope.tenant, now)
-        conn.execute(_INSERT_READ, row)
-        if items:
-            conn.execute(
-                _INSERT_ITEMS,
-                [
-                    {
-                        "tenant": scope.tenant,
-                        "read_id": rid,
-                        "pos": i,
-                        "kind": kind,
-                        "item_id": item,
-                        "score": score,
-                        "state": state,
-                    }
-                    for i, (kind, item, score, state) in enumerate(items)
-                ],
-            )
-    return rid
+    p = _pending(mem._shared)
+    with p.lock:
+        if not p.entries:
+            p.oldest = time.monotonic()
+        p.entries.append(entry)
+        due = len(p.entries) >= FLUSH_EVERY or time.monotonic() - p.oldest >= FLUSH_AFTER_S
+    if due:
+        _flush(p)
+    return entry.id
+
+
+def flush(mem: Memory) -> None:
+    """Write the store's pending log entries now (``reads``, ``replay``,
+    ``served``, ``close`` and erasure call it first)."""
+    p = mem._shared.extensions.get(_KEY)
+    if p is not None:
+        _flush(p)
+
+
+def _take(p: _Pending) -> list[_Entry]:
+    with p.lock:
+        taken, p.entries = p.entries, []
+    return taken
+
+
+def _flush(p: _Pending) -> None:
+    with p.writing:  # a concurrent flush finishes first: its reads are visible after this
+        taken = _take(p)
+        if not taken or p.shared.closed:
+            return
+        try:
+            with p.shared.backend.write() as conn:
+                if conn.dialect.name == "postgresql":
+                    # a log entry need not wait for the WAL flush: a server crash can
+                    # lose the last moments' entries (never a fact, never a torn entry)
+                    conn.execute(_ASYNC_COMMIT)
+                _write(conn, taken)
+        except BaseException:
+            with p.lock:  # not written: kept, ahead of the reads made since
+                p.entries[:0] = taken
+            raise
+
+
+def _write(conn: Connection, entries: list[_Entry]) -> None:
+    """Insert the entries. One erased meanwhile (by another process, or between
+    the read and this write) is written as erasure leaves it: items marked,
+    text arguments blanked."""
+    gone = _missing(conn, entries)
+    reads_rows: list[dict[str, Any]] = []
+    item_rows: list[dict[str, Any]] = []
+    for e in entries:
+        args = e.args
+        erased = any((e.tenant, kind, item) in gone for kind, item, _, _ in e.items)
+        if erased:
+            args = {k: (None if k in TEXT_ARGS else v) for k, v in args.items()}
+        row = dict(e.scope)
+        row.update(
+            tenant=e.tenant,
+            id=e.id,
+            at_us=e.at_us,
+            op=e.op,
+            args=json.dumps(args, sort_keys=True, ensure_ascii=False),
+            run=e.tag.get("run"),
+            tag=json.dumps(e.tag, sort_keys=True, ensure_ascii=False),
+            erased=int(erased),
+        )
+        reads_rows.append(row)
+        item_rows.extend(
+            {
+                "tenant": e.tenant,
+                "read_id": e.id,
+                "pos": i,
+                "kind": kind,
+                "item_id": item,
+                "score": score,
+                "state": state,
+                "erased": int((e.tenant, kind, item) in gone),
+            }
+            for i, (kind, item, score, state) in enumerate(e.items)
+        )
+    conn.execute(_INSERT_READ, reads_rows)
+    if item_rows:
+        conn.execute(_INSERT_ITEMS, item_rows)
+
+
+def _flush_into(conn: Connection) -> None:
+    """Write the pending entries of the store ``conn`` belongs to in its transaction.
+    Not under ``_Pending.writing``: the erasing transaction already holds the
+    database's write lock, which a batch being written waits for (and a batch
+    written after the erase finds its erased items gone: ``_missing``)."""
+    for p in list(_stores):
+        if p.shared.backend.engine is conn.engine:
+            taken = _take(p)
+            if taken:
+                _write(conn, taken)
+
+
+@atexit.register
+def _flush_all() -> None:
+    """At interpreter exit, write what the stores left open still hold."""
+    for p in list(_stores):
+        with contextlib.suppress(Exception):  # exiting: a store that cannot write loses it
+            _flush(p)
+
+
+def _missing(conn: Connection, entries: list[_Entry]) -> set[tuple[str, str, str]]:
+    """The served (tenant, kind, id)s no longer in the store."""
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for e in entries:
+        for kind, item, _, _ in e.items:
+            wanted.setdefault((e.tenant, kind), set()).add(item)
+    gone: set[tuple[str, str, str]] = set()
+    for (tenant, kind), ids in wanted.items():
+        table = versions if kind == "v" else episodes_table
+        present = set(_by_id(conn, tenant, table, ids, columns=(table.c.id,)))
+        gone.update((tenant, kind, i) for i in ids - present)
+    return gone
 
 
 # -- reading the log --------------------------------------------------------------------------
@@ -367,6 +537,7 @@ def reads(
 ) -> list[Read]:
     """The reads made in this scope and the scopes under it, oldest first."""
     mem._check_open()
+    flush(mem)
     t = mem.scope.tenant
     q = select(read_log).where(reads_sql.scope_within(read_log, mem.scope))
     if run is not None:
@@ -426,6 +597,7 @@ def _to_read(row: Mapping[Any, Any], items: list[ReadItem]) -> Read:
 
 def get_read(mem: Memory, read_id: str) -> Read:
     mem._check_open()
+    flush(mem)
     rid = require_id(read_id, "read_id")
     with mem._shared.backend.read() as conn:
         row = (
@@ -629,12 +801,16 @@ def _correction_of(conn: Connection, tenant: str, row: Mapping[str, Any]) -> Any
     )
 
 
-def _by_id(conn: Connection, tenant: str, table: Any, ids: set[str]) -> dict[str, Any]:
+def _by_id(
+    conn: Connection, tenant: str, table: Any, ids: set[str], *, columns: Sequence[Any] = ()
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     ordered = sorted(ids)
     for i in range(0, len(ordered), 500):
         for r in conn.execute(
-            select(table).where(table.c.tenant == tenant, table.c.id.in_(ordered[i : i + 500]))
+            select(*(columns or (table,))).where(
+                table.c.tenant == tenant, table.c.id.in_(ordered[i : i + 500])
+            )
         ).mappings():
             out[r["id"]] = r
     return out
@@ -649,7 +825,9 @@ def forget(
     episode_ids: Sequence[str] = (),
 ) -> None:
     """Erasure reaches the log: mark the items naming erased versions/episodes
-    erased, and blank the text arguments of every read that served one."""
+    erased, and blank the text arguments of every read that served one. The
+    store's pending entries are written first, in the erasing transaction."""
+    _flush_into(conn)
     touched: set[str] = set()
     for kind, ids in (("v", list(version_ids)), ("e", list(episode_ids))):
         for i in range(0, len(ids), 500):
@@ -682,6 +860,7 @@ def forget(
 
 def forget_scope(conn: Connection, scope: Scope) -> None:
     """``purge``: the reads made in this scope and the scopes under it go too."""
+    _flush_into(conn)
     ids = list(
         conn.execute(select(read_log.c.id).where(reads_sql.scope_within(read_log, scope))).scalars()
     )
