@@ -178,6 +178,10 @@ class ReplayMachine(RuleBasedStateMachine):
                 self.m.erase(fid)
                 self.erased.add(fid)
 
+    @rule()
+    def flush(self) -> None:  # pending entries written now, not at the next log call
+        readlog.flush(self.m)
+
     @rule(seconds=st.integers(-20, 3600))
     def tick(self, seconds: int) -> None:
         self.clock.advance(seconds=seconds)
@@ -372,3 +376,112 @@ def test_the_benchmark_script_runs() -> None:
         assert r["logged_reads"] == 3 * 2 * 1  # every "on" call logged, no "off" call
         for op in ("facts", "search", "recall"):
             assert r[f"{op}_off_ms"] > 0 and r[f"{op}_ratio"] > 0
+
+
+# -- batched log writes ----------------------------------------------------------------------------
+def _stored_reads(m: Memory) -> int:
+    """Reads the database holds, without flushing what is pending."""
+    with m.backend.read() as conn:
+        return len(conn.execute(select(read_log.c.id)).all())
+
+
+def test_reads_are_written_in_batches_and_seen_by_every_log_call(memory: Memory) -> None:
+    memory.read_log = True
+    memory.remember("alice", "lives_in", "Paris")
+    memory.facts()
+    assert _stored_reads(memory) == 0  # pending: the read wrote nothing
+    assert len(memory.reads()) == 1 and _stored_reads(memory) == 1
+    for _ in range(readlog.FLUSH_EVERY):
+        memory.facts(subject="alice")
+    assert _stored_reads(memory) == 1 + readlog.FLUSH_EVERY  # a full batch is written
+    memory.facts()
+    read = memory.facts()
+    assert _stored_reads(memory) == 1 + readlog.FLUSH_EVERY
+    latest = memory.reads()[-1]
+    assert memory.replay(latest.id) == read
+    assert len(memory.served(read_ids=[latest.id]).items) == 1
+
+
+def test_a_pending_read_reaches_the_log_after_an_age(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.read_log = True
+    memory.facts()
+    now = [readlog.time.monotonic()]
+    monkeypatch.setattr(readlog.time, "monotonic", lambda: now[0])
+    memory.facts()
+    assert _stored_reads(memory) == 0
+    now[0] += readlog.FLUSH_AFTER_S
+    memory.facts()
+    assert _stored_reads(memory) == 3
+
+
+def test_close_writes_the_pending_reads(durable_url: str, clock: ManualClock) -> None:
+    m = Memory(durable_url, clock=clock, read_log=True)
+    m.remember("alice", "lives_in", "Paris")
+    with m.read_tag(run="R"):
+        served = m.facts()
+    m.close()
+    again = Memory(durable_url, clock=clock)
+    try:
+        (read,) = again.reads(run="R")
+        assert [i.id for i in read.items] == [f.version_id for f in served]
+        assert again.replay(read.id) == served
+    finally:
+        again.close()
+
+
+def test_erasing_a_pending_read_leaves_no_text(memory: Memory) -> None:
+    memory.read_log = True
+    fid = memory.remember("zanzibar-person", "lives_in", "Quux City").fact_ids[0]
+    memory.search("zanzibar-person Quux City")
+    memory.facts(subject="zanzibar-person")
+    assert _stored_reads(memory) == 0
+    memory.erase(fid)  # the pending reads are written in the erasing transaction, then cleared
+    dump = _log_text(memory).lower()
+    assert "zanzibar" not in dump and "quux" not in dump
+    assert [r.erased for r in memory.reads()] == [True, True]
+
+
+def test_a_batch_written_after_another_store_erased_leaves_no_text(
+    durable_url: str, clock: ManualClock
+) -> None:
+    """Another process erases while this one holds pending reads of the fact."""
+    m = Memory(durable_url, clock=clock, read_log=True)
+    other = Memory(durable_url, clock=clock)
+    try:
+        fid = m.remember("zanzibar-person", "lives_in", "Quux City").fact_ids[0]
+        keep = m.remember("bob", "lives_in", "Rome")
+        m.facts(subject="zanzibar-person")
+        m.search("zanzibar-person Quux City")
+        bob = m.facts(subject="bob")
+        other.erase(fid)
+        dump = _log_text(m).lower()
+        assert "zanzibar" not in dump and "quux" not in dump
+        logged = m.reads()
+        assert [r.erased for r in logged] == [True, True, False]
+        assert all(i.erased for i in logged[0].items) and logged[0].args["subject"] is None
+        assert m.replay(logged[2].id) == bob and bob[0].version_id == keep.added[0]
+    finally:
+        other.close()
+        m.close()
+
+
+def test_reads_from_many_threads_are_all_logged(durable_url: str, clock: ManualClock) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    m = Memory(durable_url, clock=clock, read_log=True)
+    try:
+        m.remember("alice", "lives_in", "Paris")
+
+        def read(i: int) -> str:
+            with m.read_tag(run=f"r{i}"):
+                return m.facts(subject="alice")[0].version_id
+
+        with ThreadPoolExecutor(4) as pool:
+            served = list(pool.map(read, range(150)))
+        logged = m.reads()
+        assert sorted(r.tag["run"] for r in logged) == sorted(f"r{i}" for i in range(150))
+        assert {i.id for r in logged for i in r.items} == set(served)
+    finally:
+        m.close()
