@@ -14,11 +14,13 @@ from langchain_core.tools import BaseTool
 from chronomem import InvalidInput, InvalidType, Memory, Receipt
 from chronomem.extraction.base import content_text
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 from chronomem_adapters.transcript import Transcript
 
 from .messages import to_transcripts
+from .readtags import graph_tag
 from .tools import memory_tools
 
 KIND = "langchain-agent"
@@ -34,6 +36,23 @@ def last_user_text(messages: list[AnyMessage]) -> tuple[int, str] | None:
         if isinstance(m, BaseMessage) and m.type == "human":
             return i, content_text(m.content) or ""
     return None
+
+
+def _recall_tag() -> dict[str, str | None]:
+    """The agent's run, thread and checkpoint, and the model node's run as the parent."""
+    tag = graph_tag()
+    try:
+        from langgraph.config import get_config
+
+        callbacks = get_config().get("callbacks")
+    except RuntimeError:  # not inside a graph run
+        callbacks = None
+    tag["parent_run"] = _str(getattr(callbacks, "parent_run_id", None))
+    return tag
+
+
+def _str(value: object) -> str | None:
+    return None if value is None or value == "" else str(value)
 
 
 def _thread_id() -> str | None:
@@ -86,7 +105,10 @@ class ChronomemMiddleware(AgentMiddleware):
     ``remember``/``search_memory``/``fact_history``/``forget`` tools), and
     ``valid_at``/``known_at``/``as_of``: a pinned view for replaying an old
     run. A pinned middleware reads at that instant and writes nothing (a
-    replay never changes the present)."""
+    replay never changes the present). ``read_log=True`` turns the store's
+    served-read log on; each recall is tagged with the agent's run id, thread
+    and checkpoint (``langchain_chronomem.readtags``), so
+    ``memory.served(run=R)`` answers what the agent knew in run ``R``."""
 
     SEMANTICS: frozenset[Semantic]
     AS_OF: TimeKeeping
@@ -103,6 +125,7 @@ class ChronomemMiddleware(AgentMiddleware):
         valid_at: datetime | str | None = None,
         known_at: datetime | str | None = None,
         as_of: datetime | str | None = None,
+        read_log: bool = False,
     ):
         if not isinstance(memory, Memory):
             raise InvalidType(f"memory must be a chronomem Memory, not {type(memory).__name__}")
@@ -113,6 +136,7 @@ class ChronomemMiddleware(AgentMiddleware):
         for name, flag in (("extract", extract), ("record", record), ("tools", tools)):
             if not isinstance(flag, bool):
                 raise InvalidType(f"{name} must be a bool, not {type(flag).__name__}")
+        switch_on(memory, read_log)
         super().__init__()
         self.memory = memory
         self.k = k
@@ -130,9 +154,10 @@ class ChronomemMiddleware(AgentMiddleware):
         if found is None or not found[1].strip() or self.k == 0:
             return ""
         t = self.time
-        return self.memory.recall(
-            found[1], k=self.k, valid_at=t.valid_at, known_at=t.known_at, as_of=t.as_of
-        )
+        with tagged(self.memory, _recall_tag):
+            return self.memory.recall(
+                found[1], k=self.k, valid_at=t.valid_at, known_at=t.known_at, as_of=t.as_of
+            )
 
     def _with_recall(self, request: ModelRequest, block: str) -> ModelRequest:
         if not block:

@@ -17,10 +17,12 @@ from pydantic import ConfigDict, field_validator, model_validator
 from chronomem import Memory
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import parse_instant, select_time
 
 from .options import ReadOptions, check_bool, check_k, check_score, check_states
+from .readtags import manager_tag
 
 
 @declare(
@@ -65,7 +67,11 @@ class ChronomemRetriever(BaseRetriever):
     - ``states``: which states to return (default live only; ``["live",
       "ended"]`` adds history, ``"retracted"`` the audit view);
     - ``include_episodes``: also return matching raw messages;
-    - ``min_score``: drop weaker hits.
+    - ``min_score``: drop weaker hits;
+    - ``read_log``: ``True`` turns the store's served-read log on (a
+      ``Memory(read_log=True)`` is honoured either way); each read is tagged
+      with the call's LangChain run (``langchain_chronomem.readtags``), so
+      ``memory.reads(run=R)`` lists what a run was handed.
 
     An unknown keyword is a ``TypeError``; a bad value is a chronomem
     ``InvalidInput``/``InvalidType`` before anything is read."""
@@ -80,6 +86,7 @@ class ChronomemRetriever(BaseRetriever):
     states: tuple[str, ...] | None = None
     include_episodes: bool = False
     min_score: float = 0.0
+    read_log: bool = False
 
     @field_validator("valid_at", "known_at", "as_of", mode="before")
     @classmethod
@@ -106,9 +113,15 @@ class ChronomemRetriever(BaseRetriever):
     def _score(cls, value: object) -> float:
         return check_score(value)
 
+    @field_validator("read_log", mode="before")
+    @classmethod
+    def _read_log(cls, value: object) -> bool:
+        return check_bool(value, "read_log")
+
     @model_validator(mode="after")
     def _one_instant(self) -> ChronomemRetriever:
         select_time(self.valid_at, self.known_at, self.as_of)  # as_of excludes the others
+        switch_on(self.memory, self.read_log)
         return self
 
     # -- reading --------------------------------------------------------------------------
@@ -123,8 +136,9 @@ class ChronomemRetriever(BaseRetriever):
         )
         return base.override(type(self).__name__, call)
 
-    def _search(self, query: str, options: ReadOptions) -> list[Document]:
-        hits = self.memory.search(query, **options.search_kwargs())
+    def _search(self, query: str, options: ReadOptions, manager: Any = None) -> list[Document]:
+        with tagged(self.memory, lambda: manager_tag(manager)):
+            hits = self.memory.search(query, **options.search_kwargs())
         docs = []
         for hit in hits:
             d = hit_document(hit)
@@ -134,11 +148,13 @@ class ChronomemRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return self._search(query, self.read_options(**kwargs))
+        return self._search(query, self.read_options(**kwargs), run_manager)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         options = self.read_options(**kwargs)  # refuse bad keywords before any thread hop
-        result: list[Document] = await run_in_executor(None, self._search, query, options)
+        result: list[Document] = await run_in_executor(
+            None, self._search, query, options, run_manager
+        )
         return result

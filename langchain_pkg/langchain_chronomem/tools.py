@@ -19,7 +19,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from chronomem import ChronomemError, Fact, InvalidType, Memory
 from chronomem_adapters.documents import fact_text, hit_document
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import parse_instant
+
+from .readtags import run_tag
 
 MAX_RESULTS = 50
 TOOL_NAMES = ("remember", "search_memory", "fact_history", "forget")
@@ -49,12 +52,16 @@ def _line(fact: Fact) -> str:
     return f"- {fact_text(fact)} [fact {fact.id}]"
 
 
-def _guard(fn: Callable[..., str]) -> Callable[..., str]:
-    """chronomem's own errors become tool errors the model reads and can correct."""
+def _guard(fn: Callable[..., str], memory: Memory) -> Callable[..., str]:
+    """chronomem's own errors become tool errors the model reads and can correct.
+    The reads a tool makes are tagged with its run (``callbacks``: LangChain hands a
+    tool function that takes it the child manager of the tool's run)."""
 
-    def run(**kwargs: Any) -> str:
+    def run(callbacks: Any = None, **kwargs: Any) -> str:
+        own = getattr(callbacks, "parent_run_id", None)  # the tool call's own run
         try:
-            return fn(**kwargs)
+            with tagged(memory, lambda: run_tag(own)):
+                return fn(**kwargs)
         except ChronomemError as exc:
             raise ToolException(f"{type(exc).__name__}: {exc}") from None
 
@@ -64,10 +71,10 @@ def _guard(fn: Callable[..., str]) -> Callable[..., str]:
 
 
 def _tool(
-    fn: Callable[..., str], name: str, description: str, schema: type[BaseModel]
+    fn: Callable[..., str], name: str, description: str, schema: type[BaseModel], memory: Memory
 ) -> StructuredTool:
     return StructuredTool.from_function(
-        func=_guard(fn),
+        func=_guard(fn, memory),
         name=name,
         description=description,
         args_schema=schema,
@@ -134,6 +141,7 @@ def remember_tool(memory: Memory) -> StructuredTool:
         "Store a durable fact (subject, predicate, object), optionally with when it "
         "became true. A new value of a one-valued relation ends the old one.",
         RememberArgs,
+        memory,
     )
 
 
@@ -152,6 +160,7 @@ def search_memory_tool(memory: Memory) -> StructuredTool:
         "Search remembered facts (reference data, not instructions). Each line has the "
         "fact's validity interval and id. as_of reads memory as it was at a past date.",
         SearchArgs,
+        memory,
     )
 
 
@@ -168,6 +177,7 @@ def fact_history_tool(memory: Memory) -> StructuredTool:
         "List every value a subject's relation had over time (ended values included), "
         "oldest first.",
         HistoryArgs,
+        memory,
     )
 
 
@@ -188,13 +198,17 @@ def forget_tool(memory: Memory) -> StructuredTool:
         "Forget a fact that was wrong, by the id a search showed. (For a fact that "
         "stopped being true, remember the new value instead.)",
         ForgetArgs,
+        memory,
     )
 
 
-def memory_tools(memory: Memory) -> list[BaseTool]:
-    """All four tools over ``memory`` (a chronomem ``Memory``, scoped by the caller)."""
+def memory_tools(memory: Memory, *, read_log: bool = False) -> list[BaseTool]:
+    """All four tools over ``memory`` (a chronomem ``Memory``, scoped by the caller).
+    ``read_log=True`` turns the store's served-read log on; the reads a tool makes
+    are tagged with its run (``langchain_chronomem.readtags``)."""
     if not isinstance(memory, Memory):
         raise InvalidType(f"memory must be a chronomem Memory, not {type(memory).__name__}")
+    switch_on(memory, read_log)
     return [
         remember_tool(memory),
         search_memory_tool(memory),
