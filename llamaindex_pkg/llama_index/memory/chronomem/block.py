@@ -11,6 +11,9 @@ each model call. So this block:
 - ``_aget``: returns ``Memory.recall`` for the last user message — live facts
   with their validity, framed as reference data; ``valid_at``/``known_at``/
   ``as_of`` passed to ``Memory.get(...)`` reach it and read at that instant;
+- the served-read log: ``read_log=True`` turns the store's log on; each
+  recall is tagged with the ``session_id`` LlamaIndex's ``Memory`` passes and
+  the workflow run (``readtags``);
 - ``atruncate``: drops whole fact lines, least relevant first, never a
   partial line (a priority of 0 means LlamaIndex never truncates it).
 
@@ -30,10 +33,12 @@ from llama_index.core.utils import get_tokenizer
 from chronomem import Memory
 from chronomem.extraction import Extractor
 from chronomem.render import CLOSE, HEADER_EPISODES, HEADER_HISTORY, HEADER_LIVE, OPEN
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import pop_time
 
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
+from .readtags import llamaindex_tag
 
 _FRAME = frozenset({OPEN, CLOSE, HEADER_LIVE, HEADER_HISTORY, HEADER_EPISODES})
 
@@ -74,6 +79,7 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
     session: str | None = Field(default=None)
     recall_k: int = Field(default=8, gt=0, le=200)
     extract: bool = Field(default=True)
+    read_log: bool = Field(default=False, description="Log the store's served reads.")
 
     _memory: Memory = PrivateAttr()
     _extractor: Extractor | None = PrivateAttr(default=None)
@@ -89,6 +95,7 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
             memory = open_scope(
                 self.url, self.tenant, self.user, self.agent, self.session, store_key=self.store_key
             )
+        switch_on(memory, self.read_log)
         self._memory = memory
         self._extractor = extractor
         self._tokenizer = get_tokenizer()
@@ -97,17 +104,28 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
     def memory(self) -> Memory:
         return self._memory
 
-    def recall(self, messages: list[ChatMessage] | None = None, **kwargs: Any) -> str:
+    def recall(
+        self,
+        messages: list[ChatMessage] | None = None,
+        *,
+        session_id: str | None = None,
+        **kwargs: Any,
+    ) -> str:
         sel = pop_time(kwargs)
         query = msgs.last_user_text(list(messages or []))
         if not query:
             return ""
-        return self._memory.recall(
-            query, k=self.recall_k, valid_at=sel.valid_at, known_at=sel.known_at, as_of=sel.as_of
-        )
+        session = session_id or self._memory.scope.session
+        with tagged(self._memory, lambda: llamaindex_tag(session)):
+            return self._memory.recall(
+                query,
+                k=self.recall_k,
+                valid_at=sel.valid_at,
+                known_at=sel.known_at,
+                as_of=sel.as_of,
+            )
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        block_kwargs.pop("session_id", None)
         return await asyncio.to_thread(self.recall, messages, **block_kwargs)
 
     def store(self, messages: list[ChatMessage]) -> None:

@@ -20,6 +20,10 @@ when a history is passed, ``aput(user_msg)``, ``aget()``, later
   messages are dropped).
 - **Time travel**: ``get(..., valid_at=, known_at=, as_of=)`` per call, and
   ``as_of(t)`` returns a read-only view (writes raise ``UnsupportedSemantics``).
+- **Served-read log**: ``read_log=True`` turns the store's log on (a
+  ``Memory(read_log=True)`` passed in is honoured); each recall is tagged
+  with the ``session_id`` and the workflow run (``readtags``), so
+  ``memory.memory.reads(run=handler.run_id)`` lists what an agent run was handed.
 - **Forgetting**: ``reset`` hides the session transcript from current reads
   (the audit view keeps it); ``erase()`` physically deletes the session
   transcript, ``erase(subject=…)`` every fact about a subject.
@@ -43,12 +47,14 @@ from llama_index.core.utils import get_tokenizer
 from chronomem import InvalidInput, InvalidType, Memory
 from chronomem.extraction import Extractor
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping, UnsupportedSemantics
 from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
 from chronomem_adapters.transcript import Transcript
 
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
+from .readtags import llamaindex_tag
 
 DEFAULT_TOKEN_LIMIT = 3000
 TRANSCRIPT_KIND = "llamaindex"
@@ -111,6 +117,9 @@ class ChronomemMemory(BaseMemory):
     valid_at: str | None = Field(default=None, description="A view's valid instant (ISO).")
     known_at: str | None = Field(default=None, description="A view's belief instant (ISO).")
     as_of_instant: str | None = Field(default=None, description="A view's as_of (ISO).")
+    read_log: bool = Field(
+        default=False, description="Log the store's served reads (chronomem.readlog)."
+    )
 
     _memory: Memory = PrivateAttr()
     _session_memory: Memory = PrivateAttr()
@@ -150,6 +159,7 @@ class ChronomemMemory(BaseMemory):
                 self.session,
                 store_key=self.store_key,
             )
+        switch_on(memory, self.read_log)
         self._memory = memory
         self._session_memory = (
             memory.scoped(session=self.session_id) if self.session_id is not None else memory
@@ -282,19 +292,23 @@ class ChronomemMemory(BaseMemory):
         out: list[ChatMessage] = []
         budget = self.token_limit - initial
         if query:
-            block = self._session_memory.recall(
-                query,
-                k=self.recall_k,
-                include_history=with_history,
-                valid_at=sel.valid_at,
-                known_at=sel.known_at,
-                as_of=sel.as_of,
-            )
+            with tagged(self._session_memory, lambda: llamaindex_tag(self._session())):
+                block = self._session_memory.recall(
+                    query,
+                    k=self.recall_k,
+                    include_history=with_history,
+                    valid_at=sel.valid_at,
+                    known_at=sel.known_at,
+                    as_of=sel.as_of,
+                )
             if block:
                 system = ChatMessage(role="system", content=block)
                 out.append(system)
                 budget -= self._count(system)
         return out + msgs.fit(history, max(budget, 0), self._count)
+
+    def _session(self) -> str | None:
+        return self.session_id or self._memory.scope.session
 
     def get_all(self) -> list[ChatMessage]:
         """The session transcript, exactly as stored, in order."""

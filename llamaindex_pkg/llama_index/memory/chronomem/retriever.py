@@ -11,7 +11,10 @@ Time: ``valid_at``/``known_at``/``as_of``/``states`` at construction, and per
 query as keywords of ``retrieve``/``aretrieve`` (a per-query instant replaces
 the construction-time one as a whole). ``states`` selects fact states
 (default live; ``["live", "ended"]`` for history, add ``"retracted"`` for the
-audit view)."""
+audit view).
+
+``read_log=True`` turns the store's served-read log on; each search is tagged
+with the workflow run and the scope's session (``readtags``)."""
 
 from __future__ import annotations
 
@@ -28,8 +31,11 @@ from chronomem import InvalidInput, InvalidType, Memory, State
 from chronomem.model import parse_states
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
+
+from .readtags import llamaindex_tag
 
 MAX_K = 1000
 HIDDEN_KEYS = [
@@ -94,6 +100,7 @@ class ChronomemRetriever(BaseRetriever):
         include_episodes: bool = False,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        read_log: bool = False,
     ) -> None:
         if not isinstance(memory, Memory):
             raise InvalidType(f"memory must be a chronomem Memory, not {type(memory).__name__}")
@@ -104,6 +111,7 @@ class ChronomemRetriever(BaseRetriever):
         self.time = select_time(valid_at, known_at, as_of)
         self.states = _states(states)
         self.include_episodes = bool(include_episodes)
+        switch_on(memory, read_log)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     # -- per-query time ----------------------------------------------------------------
@@ -147,15 +155,16 @@ class ChronomemRetriever(BaseRetriever):
         call = _CALL.get()
         time = self.time if call is None else self.time.override(call.time)
         states = self.states if call is None or call.states is None else call.states
-        hits = self.memory.search(
-            query_bundle.query_str,
-            k=self.k,
-            states=states,
-            include_episodes=self.include_episodes,
-            valid_at=time.valid_at,
-            known_at=time.known_at,
-            as_of=time.as_of,
-        )
+        with tagged(self.memory, lambda: llamaindex_tag(self.memory.scope.session)):
+            hits = self.memory.search(
+                query_bundle.query_str,
+                k=self.k,
+                states=states,
+                include_episodes=self.include_episodes,
+                valid_at=time.valid_at,
+                known_at=time.known_at,
+                as_of=time.as_of,
+            )
         return [self._node(hit) for hit in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
