@@ -53,12 +53,14 @@ from chronomem.extraction import default_extractor
 from chronomem.ops import WriteOp
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from . import paths
 from .errors import ReadOnlyView
 from .handle import Handle
+from .readtags import crewai_tag
 from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc, unit_score
 
 # Marker facts (not indexed for search) that make forgets and resets bitemporal.
@@ -191,7 +193,10 @@ class ChronomemMemory(Memory):
 
     ``ChronomemMemory(memory=chronomem.Memory(...))`` or ``ChronomemMemory(url=...)``;
     ``extractor``: ``None`` (the offline rule extractor), ``"llm"`` (the ``llm``
-    field's CrewAI LLM, through ``CrewAIExtractor``) or any chronomem extractor."""
+    field's CrewAI LLM, through ``CrewAIExtractor``) or any chronomem extractor.
+    ``read_log=True`` turns the store's served-read log on (a
+    ``Memory(read_log=True)`` is honoured either way); each recall is tagged with
+    the kickoff's execution id and the task's id (``crewai_chronomem.readtags``)."""
 
     _handle: Handle = PrivateAttr()
     _extractor: Any = PrivateAttr(default=None)
@@ -203,6 +208,7 @@ class ChronomemMemory(Memory):
         *,
         url: str | None = None,
         extractor: Any = None,
+        read_log: bool = False,
         **data: Any,
     ):
         if memory is not None and url is not None:
@@ -211,7 +217,10 @@ class ChronomemMemory(Memory):
             raise InvalidType(f"memory must be a chronomem.Memory, not {type(memory).__name__}")
         if url is not None and not isinstance(url, str):
             raise InvalidType("url must be a str")
+        if not isinstance(read_log, bool):
+            raise InvalidType(f"read_log must be a bool, not {type(read_log).__name__}")
         store = memory if memory is not None else Store(url)
+        switch_on(store, read_log)
         data.setdefault("storage", f"chronomem:{store.url}")
         super().__init__(**data)
         self._handle = Handle(store, owned=memory is None)
@@ -533,7 +542,7 @@ class ChronomemMemory(Memory):
         if n == 0 or not query.strip():
             return []
         k = min(MAX_LIMIT, n * 4 + 20)
-        with self._handle.lock:
+        with self._handle.lock, tagged(self.chronomem, lambda: crewai_tag(source)):
             store = self.chronomem
             hits = store.search(
                 query,

@@ -15,6 +15,10 @@ fact's metadata, indexed with the vector CrewAI computed for it:
   lexical or temporal search runs here: use ``ChronomemMemory`` for that.
 - scopes are path-aware (``/a`` never matches ``/ab``); ``created_at`` is naive UTC.
 
+``read_log=True`` opens the store with its served-read log on; each ``search``
+is tagged with the kickoff's execution id and the task's id
+(``crewai_chronomem.readtags``).
+
 Thread-safe (one lock per store handle): CrewAI saves from a background pool."""
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from chronomem import (
 )
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
+from chronomem_adapters.readtags import tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
@@ -48,6 +53,7 @@ from .bridge import QUERY, VectorBridge
 from .embedders import as_embedder
 from .errors import ReadOnlyView
 from .handle import Handle
+from .readtags import crewai_tag
 
 PREDICATE = "crewai_record"
 MAX_LIMIT = 10_000
@@ -162,6 +168,7 @@ class ChronomemStorage:
         agent: str | None = None,
         session: str | None = None,
         clock: Any = None,
+        read_log: bool = False,
         _handle: Handle | None = None,
         _bridge: VectorBridge | None = None,
         _time: TimeSelection | None = None,
@@ -181,7 +188,9 @@ class ChronomemStorage:
                 )
             dim = fallback.dim
         self._bridge = VectorBridge(dim, fallback=fallback)
-        root = Store(url, embedder=self._bridge, clock=clock)
+        if not isinstance(read_log, bool):
+            raise InvalidType(f"read_log must be a bool, not {type(read_log).__name__}")
+        root = Store(url, embedder=self._bridge, clock=clock, read_log=read_log)
         try:
             store = root.scoped(tenant=tenant, user=user, agent=agent, session=session)
             store.register_predicate(PREDICATE, cardinality=Cardinality.ONE)
@@ -388,7 +397,11 @@ class ChronomemStorage:
         if n == 0 or not query_embedding:
             return []
         k = min(MAX_LIMIT, n * 5 + 50)
-        with self._handle.lock, self._bridge.query(query_embedding):
+        with (
+            self._handle.lock,
+            self._bridge.query(query_embedding),
+            tagged(self.chronomem, crewai_tag),
+        ):
             hits = self.chronomem.search(
                 QUERY,
                 k=k,
