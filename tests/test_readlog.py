@@ -485,3 +485,24 @@ def test_reads_from_many_threads_are_all_logged(durable_url: str, clock: ManualC
         assert {i.id for r in logged for i in r.items} == set(served)
     finally:
         m.close()
+
+
+def test_an_erase_that_rolls_back_keeps_the_pending_reads(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.read_log = True
+    fid = memory.remember("alice", "lives_in", "Paris").fact_ids[0]
+    served = memory.facts(subject="alice")
+
+    def fail(conn: Any) -> None:
+        raise RuntimeError("the erase fails after the log was written in its transaction")
+
+    monkeypatch.setattr(memory.backend, "after_erase", fail)
+    with pytest.raises(RuntimeError):
+        memory.erase(fid)
+    monkeypatch.undo()
+    (read,) = memory.reads()
+    assert not read.erased and memory.replay(read.id) == served
+    memory.erase(fid)
+    (read,) = memory.reads()
+    assert read.erased

@@ -30,20 +30,33 @@ read that served it (its query, subject, object) are blanked. ``purge`` also
 deletes the reads made in the purged scopes. Such a read cannot be replayed
 (``ErasedRead``).
 
-Concurrency: the instant is the tenant's last transaction time, read in the
-log's write transaction right after the read. A write that commits in the
-window between the read's query and that transaction is counted before the
-instant without having been seen, so its replay would include it; with no
-concurrent writer (or a writer serialised with the reads) replay is exact.
+The instant is the tenant's last transaction time, read inside the read's own
+transaction as it commits (an engine ``commit`` listener; no extra transaction
+or connection). On SQLite that is the read's snapshot, so the instant is exact.
+On PostgreSQL (read committed) it is read after the read's statements: a write
+that commits in between is counted before the instant without having been
+seen, so its replay would include it; with no concurrent writer (or a writer
+serialised with the reads) replay is exact.
 
-Durability: on PostgreSQL the log's transaction commits with
-``synchronous_commit = off`` (a read does not wait for a WAL flush): a server
-crash can lose the last moments' log entries, never a fact and never part of
-an entry. SQLite commits them as any write.
+Batched writes: a logged read writes nothing. Its entry waits in the store's
+pending batch (shared by every scoped view), written in one transaction every
+``FLUSH_EVERY`` reads, at the first read ``FLUSH_AFTER_S`` after the oldest
+pending one, and before anything that must see it: ``reads``, ``replay``,
+``served`` (and ``get_read``), ``erase``/``erase_subject``/``purge`` (written in
+the erasing transaction, so erasure reaches them; pending again if it rolls
+back), ``close()``, and interpreter exit. A batch written after another process erased something it served is
+written as erasure leaves it (items marked, text arguments blanked).
+
+Durability: a crash (of the process, or of a PostgreSQL server before the WAL
+flush: the batch commits with ``synchronous_commit = off``) can lose the last
+unwritten log entries, never a fact and never part of an entry. Another
+process (or another ``Memory`` opened on the same database) sees a read once
+its batch is written.
 
 When the log is off, a read pays one attribute check; writes are untouched
 (erasure always clears the log: it is rare and must reach reads logged by any
-process). On: one small write transaction per read (``benchmarks/readlog.py``).
+process). On: building the entry and one indexed clock lookup in the read's
+transaction, plus a share of a batch insert (``benchmarks/readlog.py``).
 See ``docs/design.md``."""
 
 from __future__ import annotations
@@ -500,6 +513,13 @@ def _flush_into(conn: Connection) -> None:
             taken = _take(p)
             if taken:
                 _write(conn, taken)
+                # an erase that rolls back leaves them pending again, not lost
+                event.listen(conn, "rollback", functools.partial(_requeue, p, taken), once=True)
+
+
+def _requeue(p: _Pending, taken: list[_Entry], conn: Connection) -> None:
+    with p.lock:
+        p.entries[:0] = taken
 
 
 @atexit.register
