@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from sqlalchemy import select
 
-from chronomem import Memory, readlog
+from chronomem import Memory, StoreClosed, readlog
 from chronomem.readlog import ErasedRead
 from chronomem.schema import read_items, read_log
 
@@ -506,3 +506,20 @@ def test_an_erase_that_rolls_back_keeps_the_pending_reads(
     memory.erase(fid)
     (read,) = memory.reads()
     assert read.erased
+
+
+def test_a_store_that_cannot_write_its_pending_reads_still_closes(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.read_log = True
+    memory.facts()
+    memory.facts()
+
+    def down(p: Any) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(readlog, "_flush", down)
+    with pytest.warns(RuntimeWarning, match="2 served-read log entries were not written"):
+        memory.close()
+    with pytest.raises(StoreClosed):
+        memory.facts()

@@ -198,7 +198,7 @@ class Memory:
 
     def close(self) -> None:
         if not self._shared.closed:
-            readlog.flush(self)  # the served-read log's pending entries
+            readlog.close(self)  # writes the served-read log's pending entries
             self._shared.closed = True
             self._shared.backend.dispose()
 

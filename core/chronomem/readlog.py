@@ -44,7 +44,8 @@ pending batch (shared by every scoped view), written in one transaction every
 pending one, and before anything that must see it: ``reads``, ``replay``,
 ``served`` (and ``get_read``), ``erase``/``erase_subject``/``purge`` (written in
 the erasing transaction, so erasure reaches them; pending again if it rolls
-back), ``close()``, and interpreter exit. A batch written after another process erased something it served is
+back), ``close()`` (a store that cannot write them still closes, with a
+``RuntimeWarning`` saying how many were lost), and interpreter exit. A batch written after another process erased something it served is
 written as erasure leaves it (items marked, text arguments blanked).
 
 Durability: a crash (of the process, or of a PostgreSQL server before the WAL
@@ -68,6 +69,7 @@ import inspect
 import json
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -435,6 +437,23 @@ def flush(mem: Memory) -> None:
     p = mem._shared.extensions.get(_KEY)
     if p is not None:
         _flush(p)
+
+
+def close(mem: Memory) -> None:
+    """``Memory.close``: write the pending entries. A store that cannot write them
+    (its database gone) still closes: the entries are dropped with a warning."""
+    p = mem._shared.extensions.get(_KEY)
+    if p is None:
+        return
+    try:
+        _flush(p)
+    except Exception as exc:
+        lost = len(_take(p))
+        warnings.warn(
+            f"chronomem: {lost} served-read log entries were not written at close: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _take(p: _Pending) -> list[_Entry]:
