@@ -202,3 +202,32 @@ def test_objects_are_not_forms_of_address_or_jokes():
     assert triples("I'm Melbourne-based.") == set()
     assert triples("I'm allergic to work lol.") == set()
     assert triples("We got married last summer.") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a hope is a plan when it names a life change and a future date
+        ("I'm hoping to buy a house next year.", {("plans", "buy a house next year", "assert")}),
+        ("I'm hoping to buy a house someday.", set()),
+        ("I'm hoping to start the migration next week.", set()),
+        ("I hope to visit you next week.", set()),
+        # a subjectless tail of an opening "I'm ..." describes the speaker
+        (
+            "I'm a photographer, mostly weddings, based in Bath.",
+            {("job_title", "photographer", "assert"), ("lives_in", "Bath", "assert")},
+        ),
+        ("I'm 30, living in Leeds.", {("age", "30", "assert"), ("lives_in", "Leeds", "assert")}),
+        ("My brother is a chef, based in Leeds.", set()),
+        ("I'm in London, living in a hotel for now.", set()),
+        # breeds are pets, with their names
+        (
+            "We've got a golden retriever called Sunny.",
+            {("has", "golden retriever named Sunny", "assert")},
+        ),
+        ("I have a husky voice today.", set()),
+        ("I'm Irish, born and raised.", {("nationality", "Irish", "assert")}),
+    ],
+)
+def test_round_13_phrasings(text: str, expected: set):
+    assert triples(text) == expected

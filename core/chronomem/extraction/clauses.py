@@ -70,7 +70,8 @@ _CLAUSE = _rx(
     r",\s+(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|but|and|so|what|where|when|why|how|who"
     r"|which|do|does|did|are|is|can|could|would|will|should|right|ok|okay|though|btw|anyway"
     r"|because|now|also|any|thanks|thank|these\s+days|nowadays|currently|lately|recently"
-    r"|since\s+then|at\s+the\s+moment)\b)"
+    r"|since\s+then|at\s+the\s+moment)\b)|"
+    r",\s+(?=(?:(?:now|currently)\s+)?(?:based|living)\s+in\b)"
 )
 
 
@@ -96,6 +97,12 @@ _SUBJECTLESS = _rx(
 )
 
 
+# "I'm a photographer, mostly weddings, based in Bath": a subjectless tail that
+# describes the speaker of an opening "I'm ..." clause inherits its subject.
+_I_AM_START = _rx(r"^\s*(?:(?:so|and|well|oh|hi|hey|hello)[\s,!]+)*I(?:'m|\s+am)\b")
+_STATE_TAIL = _rx(r"^\s*(?=(?:(?:now|currently)\s+)?(?:based|living)\s+in\b)")
+
+
 def _clauses(sentence: str) -> list[str]:
     out: list[str] = []
     for clause in _CLAUSE.split(sentence):
@@ -109,6 +116,8 @@ def _clauses(sentence: str) -> list[str]:
             out.append(clause)
     if out:
         out[0] = _SUBJECTLESS.sub("I ", out[0], count=1)  # "Just moved to Berlin!"
+        if _I_AM_START.match(out[0]):
+            out[1:] = [_STATE_TAIL.sub("I'm ", c, count=1) for c in out[1:]]
     return out
 
 

@@ -952,7 +952,7 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"\bI(?:'m|\s+am)\s+(?:a\s+)?(?P<obj>"
             + "|".join(sorted(NATIONALITIES, key=len, reverse=True))
-            + r")(?:\s+(?:citizen|national))?[\s.!]*$"
+            + r")(?:\s+(?:citizen|national))?(?:,?\s+born\s+and\s+(?:raised|bred))?[\s.!]*$"
         ),
         _nationality,
         ("i'm", "i am"),
@@ -997,6 +997,16 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("plan", "intend", "aim"),
     ),
     (_rx(r"(?P<who>)\bmy\s+plan\s+is\s+to" + _OBJ), _plans, ("plan",)),
+    (
+        # "I'm hoping to buy a house next year": a hope is a plan only with a future date
+        _rx(
+            HEAD + r"\s+(?:hope|hoping)\s+to\s+(?P<obj>(?:learn|visit|buy\s+(?:a|an|our|my)|travel|"
+            r"study|adopt|retire|climb|hike|move\s+to|go\s+back\s+to|(?:write|build)\s+(?:a|an|my))\b"
+            r"(?!.*\b(?:you|your|us)\b).+)"
+        ),
+        _dated_plan,
+        ("hop",),
+    ),
     (
         _rx(HEAD + r"\s+(?:planning|organi[sz]ing)\s+(?=(?:a|an|my|our)\s)(?P<obj>.+)"),
         _plan_np,
