@@ -227,7 +227,18 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ),
         ("I have a husky voice today.", set()),
         ("I'm Irish, born and raised.", {("nationality", "Irish", "assert")}),
+        # the simple past of a state is an end ("I've lived ..." still holds)
+        ("I lived in Madrid for five years.", {("lives_in", "Madrid", "end")}),
+        ("I worked at Google for 5 years.", {("works_at", "Google", "end")}),
+        ("I've lived in Auckland my whole life.", {("lives_in", "Auckland", "assert")}),
+        ("If I lived in Paris I'd eat croissants every day.", set()),
+        ("I worked at home yesterday.", set()),
+        # a greeting before a name is not a sign of all-lowercase typing
+        ("Hi! I'm Fatou.", {("name", "Fatou", "assert")}),
+        ("I'm divorced now.", {("married_to", None, "end")}),
+        ("Spanish is my first language.", {("speaks", "Spanish", "assert")}),
+        ("Python is my first language.", set()),
     ],
 )
-def test_round_13_phrasings(text: str, expected: set):
+def test_round_13_and_14_phrasings(text: str, expected: set):
     assert triples(text) == expected

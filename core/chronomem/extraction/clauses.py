@@ -38,7 +38,9 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*)([A-Z])")
 
 def _lowercase_mode(text: str) -> bool:
     """Casual all-lowercase typing: capitals cannot tell names from nouns."""
-    t = _SENTENCE_START.sub(lambda m: m.group(0)[:-1], _I_FORMS.sub("", text))
+    # sentence starts first: with "I'm" removed first, "Hi! I'm Fatou" would make
+    # "Fatou" look like a sentence start
+    t = _I_FORMS.sub("", _SENTENCE_START.sub(lambda m: m.group(0)[:-1], text))
     return t == t.lower()
 
 
@@ -185,6 +187,7 @@ class _Polarity:
     negated: bool = False  # "I don't live in X", "I never liked X"
     ceased: bool = False  # "no longer", "anymore", "used to", "stopped": it was true, isn't now
     used_to: bool = False  # the clause's times describe the past state, not its end
+    past: bool = False  # a simple past ("I lived in X"): only an "until" time is its end
 
 
 def _be(who: str) -> str:
@@ -193,6 +196,16 @@ def _be(who: str) -> str:
 
 _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = [
     (_rx(r"\b(I|we)\s+used\s+to\s+"), lambda m: f"{m.group(1)} ", "used_to"),
+    # the simple past of a state is a past state: "I lived in Madrid for five years"
+    # (not "I've lived in ...", which still holds)
+    (
+        _rx(
+            r"\b(I|we)\s+(?:(?:once|previously|briefly|originally)\s+)?(lived|worked)\s+"
+            r"(?=in|at|for)\b"
+        ),
+        lambda m: f"{m.group(1)} {m.group(2)[:4]} ",
+        "past",
+    ),
     (
         _rx(r"\b(I|we)(?:\s+have|'ve)?\s+(?:stopped|quit|gave\s+up(?:\s+on)?)\s+(?=\w+ing\b)"),
         lambda m: f"{_be(m.group(1))} ",
@@ -222,7 +235,9 @@ _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = 
 _ANYMORE = _rx(r"\s*\b(?:any\s?more|no\s+more)\b")
 
 
-_NEG_HINT = _rx(r"used\s+to|stopped|quit|gave\s+up|no\s+longer|\bnot\b|n't|never|cannot|more\b")
+_NEG_HINT = _rx(
+    r"used\s+to|lived|worked|stopped|quit|gave\s+up|no\s+longer|\bnot\b|n't|never|cannot|more\b"
+)
 
 
 def _rewrite_negation(clause: str) -> tuple[str, _Polarity]:
@@ -235,6 +250,8 @@ def _rewrite_negation(clause: str) -> tuple[str, _Polarity]:
             clause = new
             if kind == "used_to":
                 pol.ceased = pol.used_to = True
+            elif kind == "past":
+                pol.ceased = pol.used_to = pol.past = True
             elif kind == "ceased":
                 pol.ceased = True
             else:

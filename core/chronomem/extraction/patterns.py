@@ -311,7 +311,8 @@ _TIME_WORDS = MONTH_WORDS | words("last next this spring summer autumn fall wint
 def _married(op: Op) -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         raw = m.groupdict().get("obj")
-        if raw is None or not raw.strip(" .!,"):  # "I got divorced ." (a time was cut out)
+        bare = (raw or "").strip(" .!,").lower()
+        if raw is None or bare in ("", "now", "again"):  # "I got divorced ." (a time was cut)
             return [_Hit("married_to", None, "end", 0.8)] if op == "end" else []
         appositive = re.match(r"^(?:my|a|an|the)\s+[\w\s'-]{1,40}?,\s+(?P<n>[A-Z][\w'-]+)", raw)
         if appositive and not ctx.lower:  # "my high school sweetheart, Rob"
@@ -730,6 +731,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (_rx(r"\b(?P<who>I)(?:'m|\s+am)\s+a\s+native\s+(?P<obj>\w+)\s+speaker"), _speaks, ("native",)),
     (
         _rx(r"(?P<who>)\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is" + _OBJ),
+        _speaks,
+        ("language", "tongue"),
+    ),
+    (
+        _rx(
+            r"(?P<who>)^\s*(?P<obj>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+is\s+my\s+(?:native|first|"
+            r"mother)\s+(?:language|tongue)\b"
+        ),
         _speaks,
         ("language", "tongue"),
     ),

@@ -247,6 +247,9 @@ class RuleExtractor:
     ) -> list[_Hit]:
         out = []
         usable = [t for t in times if t.value is not None]
+        ended_at = pol.past and any(t.role == "until" for t in usable)
+        if ended_at:  # "I lived in Oslo until 2020": the until is the end
+            usable = [t for t in usable if t.role == "until"]
         for h in hits:
             if fut and pol.negated and not usable and h.predicate in _INTENT and h.op == "assert":
                 # "I'm not moving to Berlin after all": a plan dropped, nothing about Berlin
@@ -270,7 +273,7 @@ class RuleExtractor:
                 verb = _INTENT[h.predicate][0 if h.op == "assert" else 1]
                 h = _Hit("plans", f"{verb} {h.obj or 'my job'}", "assert", 0.7, timed=False)
             vf = vt = None
-            if h.timed and usable and not pol.used_to:
+            if h.timed and usable and (ended_at or not pol.used_to):
                 if h.op == "end":
                     vt = usable[0].value
                 else:
