@@ -238,6 +238,24 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ("I'm divorced now.", {("married_to", None, "end")}),
         ("Spanish is my first language.", {("speaks", "Spanish", "assert")}),
         ("Python is my first language.", set()),
+        # round 15
+        ("I'm a retired firefighter.", {("job_title", "firefighter", "end")}),
+        ("I'm a former nurse.", {("job_title", "nurse", "end")}),
+        ("I plan to call you tomorrow.", set()),
+        ("I love my new apartment in Queens.", set()),
+        ("I'm no longer at Accenture.", {("works_at", "Accenture", "end")}),
+        ("I'm at Google.", set()),
+        ("I'm no longer at the gym.", set()),
+        ("Name's Vic.", {("name", "Vic", "assert")}),
+        ("Name is Harriet.", set()),
+        ("Best number to reach me is 0151 496 0732.", {("phone", "0151 496 0732", "assert")}),
+        ("I live on my own in a flat in Glasgow.", {("lives_in", "Glasgow", "assert")}),
+        (
+            "I moved to Berlin in 2019 for a job at Zalando and never left.",
+            {("lives_in", "Berlin", "assert"), ("works_at", "Zalando", "assert")},
+        ),
+        ("I came to London for a job interview at Google.", set()),
+        ("Someone told me I look like I work at Apple.", set()),
     ],
 )
 def test_round_13_and_14_phrasings(text: str, expected: set):

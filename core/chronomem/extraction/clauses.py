@@ -152,7 +152,8 @@ _HYPOTHETICAL = re.compile(
     r"translate|translation|example|e\.g|test|testing|roleplay|role-play|character|pretend|"
     r"fictional|story|fake|sentence|phrase|quote|means|meaning|instead\s+of|rather\s+than|"
     r"ask(?:ed|ing)?\s+(?:me|you|if|whether)|someday|one\s+day|eventually|"
-    r"can\s+I|could\s+I|should\s+I|do\s+I|how\s+(?:do|can|would)\s+I))\b|'d\b|(?-i:\bmay\b)"
+    r"can\s+I|could\s+I|should\s+I|do\s+I|how\s+(?:do|can|would)\s+I|"
+    r"(?:look|looks|looked|sound|sounds|sounded)\s+like))\b|'d\b|(?-i:\bmay\b)"
 )
 
 

@@ -219,6 +219,8 @@ def _taste(pred: str) -> Handler:
             return []  # "I enjoyed the movie": an episode, not a taste
         if ctx.seen(_ABOUT_YOU):
             return []  # "I love your app but I hate the new icons": feedback, not a taste
+        if re.match(r"^\s*(?:my|our)\s", m.group("obj"), _I):
+            return []  # "I love my new apartment in Queens": a possession, not a taste
         out = []
         for o in _free(m.group("obj")):
             if o.lower() in _TASTE_STOP:
@@ -293,7 +295,12 @@ def _has_gone(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("has", obj, "end", 0.8)]
 
 
+_TO_YOU = _rx(r"\b(?:you|your|ya|u)\b")
+
+
 def _plans(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if _TO_YOU.search(m.group("obj")):
+        return []  # "I plan to call you tomorrow": an errand, not a plan to remember
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
 
@@ -352,14 +359,18 @@ def _age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 # -- coverage added in round two: titles, contacts, projects, named family, "now I'm in" ----
 
 
-_TITLE_NOT_YET = words("aspiring wannabe would-be future former ex ex- failed trainee-to-be")
+_TITLE_NOT_YET = words("aspiring wannabe would-be future failed trainee-to-be")
+_TITLE_PAST = words("former ex ex- retired")  # "a retired firefighter": was one, is no longer
 
 
 def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "I'm a (freelance) photographer": the head noun must be a job."""
     tokens = m.group("title").split()  # as typed: "IT consultant", "Senior Software Engineer"
     if tokens and tokens[0].lower() in _TITLE_NOT_YET:
-        return []  # "an aspiring writer", "a former nurse"
+        return []  # "an aspiring writer", "a would-be novelist"
+    past = bool(tokens) and tokens[0].lower() in _TITLE_PAST
+    if past:
+        tokens = tokens[1:]
     while tokens and tokens[0].lower() in _TITLE_STOP:
         tokens = tokens[1:]  # "the new office manager" -> "office manager"
     if not tokens or tokens[-1].lower() not in JOB_HEADS or len(tokens) > 4:
@@ -369,6 +380,8 @@ def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         acronym = len(t) >= 2 and t.isupper()  # "IT", "ER", "UX"
         if (w in FREE_REJECT_FIRST and not acronym) or w in UI_WORDS or w in _TITLE_STOP:
             return []
+    if past:
+        return [_Hit("job_title", " ".join(tokens), "end", 0.8, timed=False, held=True)]
     return [_Hit("job_title", " ".join(tokens), "assert", 0.85)]
 
 
@@ -509,6 +522,15 @@ def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("lives_in", place, "assert", 0.75)]
 
 
+def _no_longer_at(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not ctx.pol.ceased:
+        return []
+    obj = _proper(m.group("obj"), ctx.lower, org=True)
+    if not obj or _looks_like_place(obj):
+        return []
+    return [_Hit("works_at", obj, "assert", 0.75)]  # the polarity makes it an end
+
+
 def _named_member(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "My daughter Lily ...": has daughter named Lily (married_to for a spouse)."""
     if ctx.lower:
@@ -535,7 +557,9 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)"
-            r"(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?(?:\s+right|\s+just)?\s+in" + _OBJ
+            r"(?:\s+(?:alone|on\s+my\s+own|by\s+myself))?(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?"
+            r"(?:\s+in\s+(?:a|an|my|our)\s+(?:[\w-]+\s+)?(?:flat|house|apartment|studio|condo|"
+            r"bungalow|cottage|townhouse))?(?:\s+right|\s+just)?\s+in" + _OBJ
         ),
         _place_hit("lives_in"),
         ("liv", "resid"),
@@ -918,6 +942,20 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("join", "start"),
     ),
     (
+        # "I'm no longer at Accenture", "I'm not at Google anymore" ("I'm at X" alone is a visit)
+        _rx(r"\b(?P<who>I)(?:'m|\s+am)\s+at" + _OBJ),
+        _no_longer_at,
+        (" at ",),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:moved|relocated|came)\b[^,;]*?\bfor\s+(?:a|my|the)\s+(?:new\s+)?"
+            r"(?:job|position|role)\s+(?:at|with)" + _OBJ
+        ),
+        _org_hit(conf=0.8),
+        ("job", "position", "role"),
+    ),
+    (
         _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
         _org_hit("end", 0.8),
         ("resign",),
@@ -1039,9 +1077,11 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"(?:\bmy\s+(?:(?:new|cell|mobile|home|work|personal|direct|private|main)\s+)*"
             r"(?:phone(?:\s+number)?|cell(?:\s+phone)?(?:\s+number)?|mobile(?:\s+number)?|number|"
-            r"telephone(?:\s+number)?|whatsapp)(?:\s+is|'s|:|\s+(?:has\s+)?changed[,;:]?\s+"
+            r"telephone(?:\s+number)?|whatsapp)(?:\s+to\s+(?:reach|call|text|contact)\s+me(?:\s+(?:at|on))?)?"
+            r"(?:\s+is|'s|:|\s+(?:has\s+)?changed[,;:]?\s+"
             r"(?:it's|it\s+is)(?:\s+now)?)?|\b(?:reach|call|text|ring|contact)"
-            r"\s+me\s+(?:at|on))\s+" + _PHONE
+            r"\s+me\s+(?:at|on)|\b(?:best|easiest)\s+(?:phone\s+)?number\s+to\s+(?:reach|call|text|contact)"
+            r"\s+me(?:\s+(?:at|on))?\s+is)\s+" + _PHONE
         ),
         _phone,
         ("phone", "number", "cell", "mobile", "whatsapp", " me at", " me on"),
@@ -1083,6 +1123,7 @@ _BARE_NAME = re.compile(
     r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you|,\s*(?i:hi|hello|hey))?"
     r"[\s.!]*$"
 )
+_NAMES_NAME = re.compile(r"^\s*(?i:name's)\s+(?P<obj>[A-Z][a-z][\w'-]*)[\s.!]*$")
 _HERE_NAME = re.compile(
     r"^\s*(?i:hi|hello|hey|hiya|heya)\b[\s,!.]*(?P<obj>[A-Z][a-z][\w'-]*)\s+here[\s.!]*$"
 )

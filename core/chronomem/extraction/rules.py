@@ -57,6 +57,7 @@ from .patterns import (
     _FIRST_PERSON,
     _GREETING_NAME,
     _HERE_NAME,
+    _NAMES_NAME,
     _NEEDS,
     _PLANS,
     RULES,
@@ -150,7 +151,11 @@ class RuleExtractor:
     ) -> list[tuple[_Hit, str]]:
         out: list[tuple[_Hit, str]] = []
         memo: dict[re.Pattern[str], bool] = {}  # sentence-level searches, once per sentence
-        g = _GREETING_NAME.match(sentence) or _HERE_NAME.match(sentence)
+        g = (
+            _GREETING_NAME.match(sentence)
+            or _HERE_NAME.match(sentence)
+            or _NAMES_NAME.match(sentence)  # "Name's Vic."
+        )
         if g:
             name = _name(g.group("obj"), lower)
             if name:
