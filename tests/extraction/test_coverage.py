@@ -256,6 +256,19 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ),
         ("I came to London for a job interview at Google.", set()),
         ("Someone told me I look like I work at Apple.", set()),
+        # round 16
+        ("I love living in Montreal.", {("lives_in", "Montreal", "assert")}),
+        ("I'd love living in Paris.", set()),
+        (
+            "I'm a professor of history at Yale.",
+            {("job_title", "professor of history", "assert"), ("works_at", "Yale", "assert")},
+        ),
+        ("I was at McKinsey for six years.", {("works_at", "McKinsey", "end")}),
+        ("I was at the gym for two hours.", set()),
+        ("I was at Tesco yesterday.", set()),
+        ("I resigned last Friday.", {("works_at", None, "end")}),
+        ("I'm 73 and still working.", {("age", "73", "assert")}),
+        ("I'm 2 and a half hours away.", set()),
     ],
 )
 def test_round_13_and_14_phrasings(text: str, expected: set):

@@ -155,3 +155,5 @@ def test_a_simple_past_state_ends_at_its_until_and_not_at_its_duration():
     assert until.valid_to is not None and until.valid_to.year == 2020
     (spell,) = ex.extract_text("I lived in Madrid for five years.", occurred_at=REF)
     assert (spell.op, spell.held, spell.valid_from, spell.valid_to) == ("end", True, None, None)
+    (tenure,) = ex.extract_text("I was at McKinsey for six years.", occurred_at=REF)
+    assert (tenure.op, tenure.held, tenure.valid_from, tenure.valid_to) == ("end", True, None, None)

@@ -221,6 +221,10 @@ def _taste(pred: str) -> Handler:
             return []  # "I love your app but I hate the new icons": feedback, not a taste
         if re.match(r"^\s*(?:my|our)\s", m.group("obj"), _I):
             return []  # "I love my new apartment in Queens": a possession, not a taste
+        living = re.match(r"^\s*living\s+(?:here\s+)?in\s+(?P<obj>.+)", m.group("obj"), _I)
+        if living and pred == "likes" and not ctx.pol.negated:
+            place = _proper(living.group("obj"), ctx.lower)  # "I love living in Montreal"
+            return [_Hit("lives_in", place, "assert", 0.8)] if place else []
         out = []
         for o in _free(m.group("obj")):
             if o.lower() in _TASTE_STOP:
@@ -492,6 +496,16 @@ def _tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("works_at", obj, "assert", 0.75)]
 
 
+def _past_tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not _TENURE.search(ctx.raw) or ctx.pol.negated:
+        return []
+    # the tenure says how long, not when it ended: no time applies
+    return [
+        _Hit(h.predicate, h.obj, "end", h.confidence, timed=False, held=True)
+        for h in _tenure(m, ctx)
+    ]
+
+
 def _plan_np(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
@@ -657,11 +671,12 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     (
         _rx(
-            HEAD + r"\s+(?:got\s+|was\s+|been\s+)?(?:fired|laid\s+off|let\s+go|sacked|retired)"
+            HEAD
+            + r"\s+(?:got\s+|was\s+|been\s+)?(?:fired|laid\s+off|let\s+go|sacked|retired|resigned)"
             r"(?:\s+(?:from|by)" + _OBJ + r")?[\s.!]*$"
         ),
         _org_hit("end", 0.8),
-        ("fired", "laid", "let go", "sacked", "retired"),
+        ("fired", "laid", "let go", "sacked", "retired", "resigned"),
     ),
     (_rx(HEAD + r"\s+(?:left|leave|leaving)" + _OBJ), _left, ("left", "leav")),
     (_rx(HEAD + r"\s+(?:quit|quitting)" + _OBJ), _quit_bare, ("quit",)),
@@ -933,6 +948,12 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("been",),
     ),
     (
+        # "I was at McKinsey for six years": a past employer, said with a tenure
+        _rx(r"\b(?P<who>I)\s+was\s+(?:at|with)" + _OBJ),
+        _past_tenure,
+        ("was",),
+    ),
+    (
         _rx(
             HEAD + r"\s+(?:joined|join|joining|started\s+at|starting\s+at|start\s+at)\s+"
             r"(?P<obj>\S+(?:\s+\S+){0,3}?)\s+as\s+(?:a|an|the)\s+"
@@ -1005,7 +1026,10 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("i'm", "i am"),
     ),
     (
-        _rx(r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?(?:[\s.!]*$|\s*,(?!\s*\d))"),
+        _rx(
+            r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?(?:[\s.!]*$|\s*,(?!\s*\d)|"
+            r"\s+and\s+(?!a\s+half\b|\d))"
+        ),
         _age,
         ("i'm", "i am"),
     ),

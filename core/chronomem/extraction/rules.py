@@ -79,6 +79,23 @@ _MAX_CLAUSE = 400
 _INTENT = {"lives_in": ("move to", "move out of"), "works_at": ("work at", "leave")}
 
 
+def _longest_titles(hits: list[_Hit]) -> list[_Hit]:
+    """ "I'm a professor of history at Yale": one title, the longest reading
+    ("professor of history"), not also its head ("professor")."""
+    titles = [h.obj.lower() for h in hits if h.predicate == "job_title" and h.obj]
+    if len(titles) < 2:
+        return hits
+    return [
+        h
+        for h in hits
+        if not (
+            h.predicate == "job_title"
+            and h.obj
+            and any(t != h.obj.lower() and t.startswith(h.obj.lower() + " ") for t in titles)
+        )
+    ]
+
+
 class RuleExtractor:
     """Deterministic first-person fact extraction: offline, fast, explainable.
 
@@ -226,7 +243,7 @@ class RuleExtractor:
             if m is None or not _gate_ok(stripped, m.start()):
                 continue
             hits += self._polarise(handler(m, ctx), pol, times, ref, fut=fut)
-        return hits
+        return _longest_titles(hits)
 
     def _born(self, rest: str, ref: datetime, lower: bool) -> list[_Hit]:
         hits: list[_Hit] = []
