@@ -269,6 +269,12 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ("I resigned last Friday.", {("works_at", None, "end")}),
         ("I'm 73 and still working.", {("age", "73", "assert")}),
         ("I'm 2 and a half hours away.", set()),
+        # a season is a taste's object, and a time cut from an object's start leaves no taste
+        ("I'm not a fan of winter.", {("dislikes", "winter", "assert")}),
+        ("I love summer.", {("likes", "summer", "assert")}),
+        ("I hate winter weather.", {("dislikes", "winter", "assert")}),
+        ("I love summer in Paris.", set()),
+        ("My sister loves summer.", set()),
     ],
 )
 def test_round_13_and_14_phrasings(text: str, expected: set):

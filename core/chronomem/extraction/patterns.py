@@ -221,6 +221,9 @@ def _taste(pred: str) -> Handler:
             return []  # "I love your app but I hate the new icons": feedback, not a taste
         if re.match(r"^\s*(?:my|our)\s", m.group("obj"), _I):
             return []  # "I love my new apartment in Queens": a possession, not a taste
+        said = m.re.search(ctx.raw)
+        if said and said.group("obj").split()[:1] != m.group("obj").split()[:1]:
+            return []  # "I love summer in Paris": a time was cut from the object's start
         living = re.match(r"^\s*living\s+(?:here\s+)?in\s+(?P<obj>.+)", m.group("obj"), _I)
         if living and pred == "likes" and not ctx.pol.negated:
             place = _proper(living.group("obj"), ctx.lower)  # "I love living in Montreal"
@@ -504,6 +507,17 @@ def _past_tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         _Hit(h.predicate, h.obj, "end", h.confidence, timed=False, held=True)
         for h in _tenure(m, ctx)
     ]
+
+
+_HATE = frozenset({"hate", "dislike", "detest", "loathe", "can't stand"})
+
+
+def _season(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not _we_ok(m):
+        return []
+    verb = " ".join(m.group("verb").lower().split())
+    pred = "dislikes" if verb in _HATE else "likes"
+    return [_Hit(pred, m.group("obj").lower(), "assert", 0.8, timed=False)]
 
 
 def _plan_np(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
@@ -1058,6 +1072,16 @@ def _needed(keys: tuple[str, ...], low: str) -> bool:
 
 # Rules that read the raw clause (their dates are the object, not the validity).
 _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
+    (
+        # "I hate winter", "I'm not a fan of summer": a season is a taste here, not a time
+        _rx(
+            HEAD + r"\s+(?P<verb>love|like|enjoy|adore|hate|dislike|detest|loathe|can't\s+stand|"
+            r"(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of)\s+(?P<obj>(?:the\s+)?(?:summer|winter|spring|"
+            r"autumn|fall|summertime|wintertime))(?:\s+(?:time|weather|months))?[\s.!]*$"
+        ),
+        _season,
+        ("summer", "winter", "spring", "autumn", "fall"),
+    ),
     (
         _rx(
             HEAD
