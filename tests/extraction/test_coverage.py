@@ -275,6 +275,30 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ("I hate winter weather.", {("dislikes", "winter", "assert")}),
         ("I love summer in Paris.", set()),
         ("My sister loves summer.", set()),
+        # round 17
+        ("I live in constant frustration with this printer.", set()),
+        ("i live in leeds", {("lives_in", "leeds", "assert")}),
+        (
+            "I used to live in Oslo but moved to Bergen last year.",
+            {("lives_in", "Oslo", "end"), ("lives_in", "Bergen", "assert")},
+        ),
+        ("They told me I'm allergic to cats.", set()),
+        ("i quit my job today lol", {("works_at", None, "end")}),
+        ("I'm a massive Arsenal fan.", {("likes", "Arsenal", "assert")}),
+        ("I'm a big fan.", set()),
+        (
+            "I speak three languages: English, French and Arabic.",
+            {
+                ("speaks", "English", "assert"),
+                ("speaks", "French", "assert"),
+                ("speaks", "Arabic", "assert"),
+            },
+        ),
+        ("I'll be 35 next week.", {("age", "35", "assert")}),
+        ("I'll be 5 minutes late.", set()),
+        ("I'll be 100% there tomorrow.", set()),
+        ("I'm married with two kids.", {("has", "two kids", "assert")}),
+        ("I'm on a plane with two kids, help.", set()),
     ],
 )
 def test_round_13_and_14_phrasings(text: str, expected: set):

@@ -41,7 +41,14 @@ def _lowercase_mode(text: str) -> bool:
     # sentence starts first: with "I'm" removed first, "Hi! I'm Fatou" would make
     # "Fatou" look like a sentence start
     t = _I_FORMS.sub("", _SENTENCE_START.sub(lambda m: m.group(0)[:-1], text))
-    return t == t.lower()
+    if t != t.lower():
+        return False
+    # no capitals left: casual typing only if it shows ("i live in leeds", "moved to oslo");
+    # "I live in constant frustration" is written with capitals and names no place
+    return bool(_LOWER_SIGN.search(text))
+
+
+_LOWER_SIGN = re.compile(r"(?:^|[.!?]\s+|\n\s*)[a-z]|\bi(?:'m|'ve|'d|'ll|m)?\b")
 
 
 _WE = _rx(
@@ -85,7 +92,7 @@ _FRAME = _rx(
 )
 # "I quit Acme and joined Lumen": the second verb shares the first clause's subject.
 _AND_VERB = _rx(
-    r",?\s+and\s+(?:then\s+)?(?=(?:just\s+|recently\s+|also\s+)?(?:moved|relocated|joined|"
+    r",?\s+(?:and|but)\s+(?:then\s+)?(?=(?:just\s+|recently\s+|also\s+)?(?:moved|relocated|joined|"
     r"started|left|quit|live|work|love|like|speak|have|got|adopted|bought)\b)"
 )
 _FIRST_SUBJECT = _rx(
@@ -153,7 +160,8 @@ _HYPOTHETICAL = re.compile(
     r"fictional|story|fake|sentence|phrase|quote|means|meaning|instead\s+of|rather\s+than|"
     r"ask(?:ed|ing)?\s+(?:me|you|if|whether)|someday|one\s+day|eventually|"
     r"can\s+I|could\s+I|should\s+I|do\s+I|how\s+(?:do|can|would)\s+I|"
-    r"(?:look|looks|looked|sound|sounds|sounded)\s+like))\b|'d\b|(?-i:\bmay\b)"
+    r"(?:look|looks|looked|sound|sounds|sounded)\s+like|(?:told|tells|tell)\s+me))\b|'d\b|"
+    r"(?-i:\bmay\b)"
 )
 
 

@@ -240,6 +240,13 @@ def _taste(pred: str) -> Handler:
     return handle
 
 
+def _proper_fan(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I'm a massive Arsenal fan": a name before "fan" (capitals tell it)."""
+    if ctx.lower or m.group("obj").lower() in NATIONALITIES:
+        return []
+    return _taste("likes")(m, ctx)
+
+
 def _speaks(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     if not _we_ok(m):
         return []
@@ -678,7 +685,8 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:quit|left|leave|leaving|quitting|lost)\s+(?:my|our)\s+"
-            r"(?P<job>job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?[\s.!]*$"
+            r"(?P<job>job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?"
+            r"(?:\s+(?:lol|haha|lmao|omg))?[\s.!]*$"
         ),
         _org_hit("end"),
         ("quit", "left", "leav", "lost"),
@@ -747,6 +755,15 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     (
         _rx(
+            r"\b(?P<who>I)(?:'m|\s+am)\s+(?:a|an)\s+(?:(?:huge|big|massive|great|die-hard|lifelong|"
+            r"long-time|longtime|real)\s+)?(?P<obj>(?-i:[A-Z][\w'&-]+(?:\s+[A-Z][\w'&-]+){0,2}))"
+            r"\s+fan\b"
+        ),
+        _proper_fan,
+        ("fan",),
+    ),
+    (
+        _rx(
             r"\bmy\s+(?:all[\s-]time\s+)?favou?rite\s+(?:[a-z][a-z -]{0,30}?)\s+"
             r"(?:is|are|has\s+always\s+been)" + _OBJ
         ),
@@ -768,6 +785,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("hat", "dislik", "detest", "loath", "despis", "stand", "bear", "deal with"),
     ),
     # speaks
+    (
+        _rx(
+            HEAD + r"\s+(?:can\s+)?(?:speak|speaks)\s+(?:two|three|four|five|six|\d)\s+languages"
+            r"\s*[:,\u2014-]+\s*(?P<obj>.+)"
+        ),
+        _speaks,
+        ("languages",),
+    ),
     (
         _rx(HEAD + r"\s+(?:can\s+)?(?:speak|speaks|spoke|speaking)" + _OBJ),
         _speaks,
@@ -838,6 +863,19 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
             _Hit("has", f"{m.group('num').lower()} {m.group('kind').lower()}", "assert", 0.8)
         ],
         ("my ", "our "),
+    ),
+    (
+        # "I'm married with two kids", "I'm an accountant, married, with two kids"
+        _rx(
+            r"\bI(?:'m|\s+am)\s+(?:(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?,?\s+)?(?:happily\s+)?"
+            r"(?:married|divorced|single|separated|widowed),?\s+with\s+"
+            r"(?P<num>two|three|four|five|six|\d)\s+"
+            r"(?P<kind>kids|children|sons|daughters)\b"
+        ),
+        lambda m, ctx: [
+            _Hit("has", f"{m.group('num').lower()} {m.group('kind').lower()}", "assert", 0.8)
+        ],
+        ("with",),
     ),
     # has
     (
@@ -1137,10 +1175,13 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             r"\b(?P<who>I)(?:(?:'m|\s+am)\s+(?:turning|going\s+to\s+turn|gonna\s+turn)|"
-            r"'ll\s+turn|\s+will\s+turn|\s+turn)\s+(?P<obj>\d{1,3})\b(?P<rest>.*)"
+            r"'ll\s+turn|\s+will\s+turn|\s+turn|'ll\s+be|\s+will\s+be)\s+(?P<obj>\d{1,3})\b"
+            r"(?!\s*(?:%|(?:percent|minutes?|mins?|hours?|hrs?|days?|weeks?|seconds?|secs?|miles?|"
+            r"km)\b))"
+            r"(?P<rest>.*)"
         ),
         _turning,
-        ("turn",),
+        ("turn", "'ll be", "will be"),
     ),
     (
         _rx(
