@@ -299,6 +299,12 @@ def test_objects_are_not_forms_of_address_or_jokes():
         ("I'll be 100% there tomorrow.", set()),
         ("I'm married with two kids.", {("has", "two kids", "assert")}),
         ("I'm on a plane with two kids, help.", set()),
+        # round 18
+        ("I'm on the design team at Canva.", {("works_at", "Canva", "assert")}),
+        (
+            "I'm working on a side project, a budgeting app.",
+            {("working_on", "side project", "assert")},
+        ),
     ],
 )
 def test_round_13_and_14_phrasings(text: str, expected: set):

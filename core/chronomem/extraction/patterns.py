@@ -440,7 +440,7 @@ def _project(pred: str, op: Op = "assert") -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         if not _we_ok(m):
             return []
-        raw = m.group("obj").strip()
+        raw = m.group("obj").strip().split(",")[0]  # "a side project, a budgeting app"
         article = re.match(r"^(?:a|an|my|our)\s", raw, _I) is not None
         objs = _free(raw, allow_list=False, max_words=8, support=not article)
         out = []
@@ -1027,6 +1027,15 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ),
         _org_hit(conf=0.8),
         ("job", "position", "role"),
+    ),
+    (
+        # "I'm on the design team at Canva"
+        _rx(
+            r"\b(?P<who>I|we)(?:'m|\s+am|'re|\s+are)\s+on\s+the\s+(?:[\w-]+\s+){0,2}team\s+"
+            r"(?:at|of|for)" + _OBJ
+        ),
+        _org_hit(conf=0.75),
+        ("team",),
     ),
     (
         _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
