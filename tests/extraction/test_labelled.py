@@ -32,7 +32,7 @@ def test_labelled_files_are_well_formed(split: str):
     assert rows
     for r in rows:
         assert isinstance(r["text"], str) and r["text"].strip()
-        assert isinstance(r["tag"], str) and r["round"] in range(1, 19)
+        assert isinstance(r["tag"], str) and r["round"] in range(1, 20)
         for predicate, obj, op in r["expected"]:
             assert predicate in PREDICATES
             assert op in ("assert", "end")
