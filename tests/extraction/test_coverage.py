@@ -202,3 +202,110 @@ def test_objects_are_not_forms_of_address_or_jokes():
     assert triples("I'm Melbourne-based.") == set()
     assert triples("I'm allergic to work lol.") == set()
     assert triples("We got married last summer.") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a hope is a plan when it names a life change and a future date
+        ("I'm hoping to buy a house next year.", {("plans", "buy a house next year", "assert")}),
+        ("I'm hoping to buy a house someday.", set()),
+        ("I'm hoping to start the migration next week.", set()),
+        ("I hope to visit you next week.", set()),
+        # a subjectless tail of an opening "I'm ..." describes the speaker
+        (
+            "I'm a photographer, mostly weddings, based in Bath.",
+            {("job_title", "photographer", "assert"), ("lives_in", "Bath", "assert")},
+        ),
+        ("I'm 30, living in Leeds.", {("age", "30", "assert"), ("lives_in", "Leeds", "assert")}),
+        ("My brother is a chef, based in Leeds.", set()),
+        ("I'm in London, living in a hotel for now.", set()),
+        # breeds are pets, with their names
+        (
+            "We've got a golden retriever called Sunny.",
+            {("has", "golden retriever named Sunny", "assert")},
+        ),
+        ("I have a husky voice today.", set()),
+        ("I'm Irish, born and raised.", {("nationality", "Irish", "assert")}),
+        # the simple past of a state is an end ("I've lived ..." still holds)
+        ("I lived in Madrid for five years.", {("lives_in", "Madrid", "end")}),
+        ("I worked at Google for 5 years.", {("works_at", "Google", "end")}),
+        ("I've lived in Auckland my whole life.", {("lives_in", "Auckland", "assert")}),
+        ("If I lived in Paris I'd eat croissants every day.", set()),
+        ("I worked at home yesterday.", set()),
+        # a greeting before a name is not a sign of all-lowercase typing
+        ("Hi! I'm Fatou.", {("name", "Fatou", "assert")}),
+        ("I'm divorced now.", {("married_to", None, "end")}),
+        ("Spanish is my first language.", {("speaks", "Spanish", "assert")}),
+        ("Python is my first language.", set()),
+        # round 15
+        ("I'm a retired firefighter.", {("job_title", "firefighter", "end")}),
+        ("I'm a former nurse.", {("job_title", "nurse", "end")}),
+        ("I plan to call you tomorrow.", set()),
+        ("I love my new apartment in Queens.", set()),
+        ("I'm no longer at Accenture.", {("works_at", "Accenture", "end")}),
+        ("I'm at Google.", set()),
+        ("I'm no longer at the gym.", set()),
+        ("Name's Vic.", {("name", "Vic", "assert")}),
+        ("Name is Harriet.", set()),
+        ("Best number to reach me is 0151 496 0732.", {("phone", "0151 496 0732", "assert")}),
+        ("I live on my own in a flat in Glasgow.", {("lives_in", "Glasgow", "assert")}),
+        (
+            "I moved to Berlin in 2019 for a job at Zalando and never left.",
+            {("lives_in", "Berlin", "assert"), ("works_at", "Zalando", "assert")},
+        ),
+        ("I came to London for a job interview at Google.", set()),
+        ("Someone told me I look like I work at Apple.", set()),
+        # round 16
+        ("I love living in Montreal.", {("lives_in", "Montreal", "assert")}),
+        ("I'd love living in Paris.", set()),
+        (
+            "I'm a professor of history at Yale.",
+            {("job_title", "professor of history", "assert"), ("works_at", "Yale", "assert")},
+        ),
+        ("I was at McKinsey for six years.", {("works_at", "McKinsey", "end")}),
+        ("I was at the gym for two hours.", set()),
+        ("I was at Tesco yesterday.", set()),
+        ("I resigned last Friday.", {("works_at", None, "end")}),
+        ("I'm 73 and still working.", {("age", "73", "assert")}),
+        ("I'm 2 and a half hours away.", set()),
+        # a season is a taste's object, and a time cut from an object's start leaves no taste
+        ("I'm not a fan of winter.", {("dislikes", "winter", "assert")}),
+        ("I love summer.", {("likes", "summer", "assert")}),
+        ("I hate winter weather.", {("dislikes", "winter", "assert")}),
+        ("I love summer in Paris.", set()),
+        ("My sister loves summer.", set()),
+        # round 17
+        ("I live in constant frustration with this printer.", set()),
+        ("i live in leeds", {("lives_in", "leeds", "assert")}),
+        (
+            "I used to live in Oslo but moved to Bergen last year.",
+            {("lives_in", "Oslo", "end"), ("lives_in", "Bergen", "assert")},
+        ),
+        ("They told me I'm allergic to cats.", set()),
+        ("i quit my job today lol", {("works_at", None, "end")}),
+        ("I'm a massive Arsenal fan.", {("likes", "Arsenal", "assert")}),
+        ("I'm a big fan.", set()),
+        (
+            "I speak three languages: English, French and Arabic.",
+            {
+                ("speaks", "English", "assert"),
+                ("speaks", "French", "assert"),
+                ("speaks", "Arabic", "assert"),
+            },
+        ),
+        ("I'll be 35 next week.", {("age", "35", "assert")}),
+        ("I'll be 5 minutes late.", set()),
+        ("I'll be 100% there tomorrow.", set()),
+        ("I'm married with two kids.", {("has", "two kids", "assert")}),
+        ("I'm on a plane with two kids, help.", set()),
+        # round 18
+        ("I'm on the design team at Canva.", {("works_at", "Canva", "assert")}),
+        (
+            "I'm working on a side project, a budgeting app.",
+            {("working_on", "side project", "assert")},
+        ),
+    ],
+)
+def test_round_13_and_14_phrasings(text: str, expected: set):
+    assert triples(text) == expected

@@ -16,8 +16,8 @@ from .conftest import REF
 
 FLOORS = {
     # split: (precision floor, recall floor)
-    "dev": (0.99, 0.98),
-    "heldout": (0.94, 0.84),
+    "dev": (0.995, 0.985),
+    "heldout": (0.95, 0.86),
 }
 PREDICATES = {
     "name", "lives_in", "works_at", "job_title", "born_in", "birthday", "nationality", "age",
@@ -32,7 +32,7 @@ def test_labelled_files_are_well_formed(split: str):
     assert rows
     for r in rows:
         assert isinstance(r["text"], str) and r["text"].strip()
-        assert isinstance(r["tag"], str) and r["round"] in range(1, 13)
+        assert isinstance(r["tag"], str) and r["round"] in range(1, 20)
         for predicate, obj, op in r["expected"]:
             assert predicate in PREDICATES
             assert op in ("assert", "end")

@@ -144,3 +144,16 @@ def test_dates_of_birth_are_the_object_not_the_validity():
     assert by["birthday"].valid_from is None
     (f,) = RuleExtractor().extract_text("My birthday is tomorrow", occurred_at=REF)
     assert f.obj == "June 13"
+
+
+def test_a_simple_past_state_ends_at_its_until_and_not_at_its_duration():
+    """ "I lived in Oslo until 2020" ended in 2020; "for five years" says how
+    long, not when it ended (no end time: the message's time)."""
+    ex = RuleExtractor()
+    (until,) = ex.extract_text("I lived in Oslo until 2020.", occurred_at=REF)
+    assert (until.predicate, until.obj, until.op, until.held) == ("lives_in", "Oslo", "end", True)
+    assert until.valid_to is not None and until.valid_to.year == 2020
+    (spell,) = ex.extract_text("I lived in Madrid for five years.", occurred_at=REF)
+    assert (spell.op, spell.held, spell.valid_from, spell.valid_to) == ("end", True, None, None)
+    (tenure,) = ex.extract_text("I was at McKinsey for six years.", occurred_at=REF)
+    assert (tenure.op, tenure.held, tenure.valid_from, tenure.valid_to) == ("end", True, None, None)

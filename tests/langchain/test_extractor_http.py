@@ -1,42 +1,27 @@
 """chat_model_extractor over a real provider class (``langchain_openai.ChatOpenAI``)
 against vcrpy cassettes in the OpenAI wire format (``record_mode="none"``: a
 request the cassette does not hold fails, nothing reaches the network). The
-matcher checks the extractor asked for structured output with its schema."""
+matcher (``tests/cassette_player.py``) checks the extractor asked for
+structured output with its schema."""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import vcr
 
 from chronomem import Memory
 from langchain_chronomem import chat_model_extractor
 
+from .. import cassette_player
 from ..conftest import ManualClock, utc
 from .conftest import sqlite_only
 
 openai = pytest.importorskip("langchain_openai")
 
 
-def _structured_request(r1, r2) -> None:
-    a, b = json.loads(r1.body), json.loads(r2.body)
-    assert a["model"] == b["model"]
-    for body in (a, b):
-        fmt = body["response_format"]
-        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "extracted_facts"
-        assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert a["messages"][1] == b["messages"][1]  # the same turns, the same instants
-
-
-player = vcr.VCR(
-    cassette_library_dir=str(Path(__file__).with_name("cassettes")),
-    record_mode="none",
-    match_on=["method", "scheme", "host", "port", "path", "structured"],
-)
-player.register_matcher("structured", _structured_request)
+player = cassette_player.player(Path(__file__).with_name("cassettes"), "extracted_facts")
 
 
 def _model():

@@ -38,8 +38,17 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*)([A-Z])")
 
 def _lowercase_mode(text: str) -> bool:
     """Casual all-lowercase typing: capitals cannot tell names from nouns."""
-    t = _SENTENCE_START.sub(lambda m: m.group(0)[:-1], _I_FORMS.sub("", text))
-    return t == t.lower()
+    # sentence starts first: with "I'm" removed first, "Hi! I'm Fatou" would make
+    # "Fatou" look like a sentence start
+    t = _I_FORMS.sub("", _SENTENCE_START.sub(lambda m: m.group(0)[:-1], text))
+    if t != t.lower():
+        return False
+    # no capitals left: casual typing only if it shows ("i live in leeds", "moved to oslo");
+    # "I live in constant frustration" is written with capitals and names no place
+    return bool(_LOWER_SIGN.search(text))
+
+
+_LOWER_SIGN = re.compile(r"(?:^|[.!?]\s+|\n\s*)[a-z]|\bi(?:'m|'ve|'d|'ll|m)?\b")
 
 
 _WE = _rx(
@@ -70,7 +79,8 @@ _CLAUSE = _rx(
     r",\s+(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|we've|but|and|so|what|where|when|why|how|who"
     r"|which|do|does|did|are|is|can|could|would|will|should|right|ok|okay|though|btw|anyway"
     r"|because|now|also|any|thanks|thank|these\s+days|nowadays|currently|lately|recently"
-    r"|since\s+then|at\s+the\s+moment)\b)"
+    r"|since\s+then|at\s+the\s+moment)\b)|"
+    r",\s+(?=(?:(?:now|currently)\s+)?(?:based|living)\s+in\b)"
 )
 
 
@@ -82,7 +92,7 @@ _FRAME = _rx(
 )
 # "I quit Acme and joined Lumen": the second verb shares the first clause's subject.
 _AND_VERB = _rx(
-    r",?\s+and\s+(?:then\s+)?(?=(?:just\s+|recently\s+|also\s+)?(?:moved|relocated|joined|"
+    r",?\s+(?:and|but)\s+(?:then\s+)?(?=(?:just\s+|recently\s+|also\s+)?(?:moved|relocated|joined|"
     r"started|left|quit|live|work|love|like|speak|have|got|adopted|bought)\b)"
 )
 _FIRST_SUBJECT = _rx(
@@ -94,6 +104,12 @@ _SUBJECTLESS = _rx(
     r"joined|started|quit|left|got|adopted|bought|turned|live|living|work|working|love|speak|"
     r"accepted|resigned|retired|finished|used\s+to)\b)"
 )
+
+
+# "I'm a photographer, mostly weddings, based in Bath": a subjectless tail that
+# describes the speaker of an opening "I'm ..." clause inherits its subject.
+_I_AM_START = _rx(r"^\s*(?:(?:so|and|well|oh|hi|hey|hello)[\s,!]+)*I(?:'m|\s+am)\b")
+_STATE_TAIL = _rx(r"^\s*(?=(?:(?:now|currently)\s+)?(?:based|living)\s+in\b)")
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -109,6 +125,8 @@ def _clauses(sentence: str) -> list[str]:
             out.append(clause)
     if out:
         out[0] = _SUBJECTLESS.sub("I ", out[0], count=1)  # "Just moved to Berlin!"
+        if _I_AM_START.match(out[0]):
+            out[1:] = [_STATE_TAIL.sub("I'm ", c, count=1) for c in out[1:]]
     return out
 
 
@@ -141,7 +159,9 @@ _HYPOTHETICAL = re.compile(
     r"translate|translation|example|e\.g|test|testing|roleplay|role-play|character|pretend|"
     r"fictional|story|fake|sentence|phrase|quote|means|meaning|instead\s+of|rather\s+than|"
     r"ask(?:ed|ing)?\s+(?:me|you|if|whether)|someday|one\s+day|eventually|"
-    r"can\s+I|could\s+I|should\s+I|do\s+I|how\s+(?:do|can|would)\s+I))\b|'d\b|(?-i:\bmay\b)"
+    r"can\s+I|could\s+I|should\s+I|do\s+I|how\s+(?:do|can|would)\s+I|"
+    r"(?:look|looks|looked|sound|sounds|sounded)\s+like|(?:told|tells|tell)\s+me))\b|'d\b|"
+    r"(?-i:\bmay\b)"
 )
 
 
@@ -176,6 +196,7 @@ class _Polarity:
     negated: bool = False  # "I don't live in X", "I never liked X"
     ceased: bool = False  # "no longer", "anymore", "used to", "stopped": it was true, isn't now
     used_to: bool = False  # the clause's times describe the past state, not its end
+    past: bool = False  # a simple past ("I lived in X"): only an "until" time is its end
 
 
 def _be(who: str) -> str:
@@ -184,6 +205,16 @@ def _be(who: str) -> str:
 
 _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = [
     (_rx(r"\b(I|we)\s+used\s+to\s+"), lambda m: f"{m.group(1)} ", "used_to"),
+    # the simple past of a state is a past state: "I lived in Madrid for five years"
+    # (not "I've lived in ...", which still holds)
+    (
+        _rx(
+            r"\b(I|we)\s+(?:(?:once|previously|briefly|originally)\s+)?(lived|worked)\s+"
+            r"(?=in|at|for)\b"
+        ),
+        lambda m: f"{m.group(1)} {m.group(2)[:4]} ",
+        "past",
+    ),
     (
         _rx(r"\b(I|we)(?:\s+have|'ve)?\s+(?:stopped|quit|gave\s+up(?:\s+on)?)\s+(?=\w+ing\b)"),
         lambda m: f"{_be(m.group(1))} ",
@@ -213,7 +244,9 @@ _NEG_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str], str]] = 
 _ANYMORE = _rx(r"\s*\b(?:any\s?more|no\s+more)\b")
 
 
-_NEG_HINT = _rx(r"used\s+to|stopped|quit|gave\s+up|no\s+longer|\bnot\b|n't|never|cannot|more\b")
+_NEG_HINT = _rx(
+    r"used\s+to|lived|worked|stopped|quit|gave\s+up|no\s+longer|\bnot\b|n't|never|cannot|more\b"
+)
 
 
 def _rewrite_negation(clause: str) -> tuple[str, _Polarity]:
@@ -226,6 +259,8 @@ def _rewrite_negation(clause: str) -> tuple[str, _Polarity]:
             clause = new
             if kind == "used_to":
                 pol.ceased = pol.used_to = True
+            elif kind == "past":
+                pol.ceased = pol.used_to = pol.past = True
             elif kind == "ceased":
                 pol.ceased = True
             else:

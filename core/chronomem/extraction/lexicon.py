@@ -145,6 +145,11 @@ HAS_KINDS = {
     "fiance": "fiances", "fiancee": "fiancees", "car": "cars", "bike": "bikes",
     "bicycle": "bicycles", "motorcycle": "motorcycles", "motorbike": "motorbikes",
     "truck": "trucks", "boat": "boats", "house": "houses",
+    # dog breeds people name instead of "dog": "a golden retriever called Sunny"
+    "golden retriever": "golden retrievers", "retriever": "retrievers", "labrador": "labradors", "poodle": "poodles",
+    "beagle": "beagles", "terrier": "terriers", "spaniel": "spaniels", "collie": "collies",
+    "husky": "huskies", "dachshund": "dachshunds", "corgi": "corgis", "bulldog": "bulldogs",
+    "chihuahua": "chihuahuas", "greyhound": "greyhounds", "pug": "pugs",
 }  # fmt: skip
 CHILD_KINDS = _words(
     "son sons daughter daughters kid kids child children baby babies toddler toddlers twin twins "
@@ -156,7 +161,9 @@ CHILD_KINDS = _words(
 NAMED_KINDS = _words(
     """son daughter kid child baby toddler twin stepson stepdaughter grandson granddaughter
     brother sister husband wife boyfriend girlfriend fiance fiancee partner dog puppy cat kitten
-    hamster rabbit bunny parrot bird turtle tortoise snake lizard horse pony ferret gecko"""
+    hamster rabbit bunny parrot bird turtle tortoise snake lizard horse pony ferret gecko
+    retriever labrador poodle beagle terrier spaniel collie husky dachshund corgi bulldog
+    chihuahua greyhound pug"""
 )
 
 # Head nouns of job titles: "I'm a (high school) teacher", "I work as a data analyst".

@@ -283,7 +283,7 @@ _NUMWORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five":
 _HAS_OBJ = re.compile(
     r"^(?:(?P<num>a|an|one|two|three|four|five|six|\d)\s+)?(?:(?:new|little|old|young|small|big"
     r"|cute|lovely|beautiful|rescue|grown|adult|baby|newborn|infant|teenage|black|white|brown"
-    r"|grey|gray|golden|red|blue|tabby|ginger|electric|used|vintage|[\w-]*year-old|[\w-]*month-old"
+    r"|grey|gray|red|blue|tabby|ginger|electric|used|vintage|[\w-]*year-old|[\w-]*month-old"
     r"|[\w-]*week-old|pet|family|twin|younger|older|big|little)\s+){0,3}"
     r"(?P<kind>" + _KINDS_RX + r")\b(?P<rest>.*)$",
     _I,

@@ -219,6 +219,15 @@ def _taste(pred: str) -> Handler:
             return []  # "I enjoyed the movie": an episode, not a taste
         if ctx.seen(_ABOUT_YOU):
             return []  # "I love your app but I hate the new icons": feedback, not a taste
+        if re.match(r"^\s*(?:my|our)\s", m.group("obj"), _I):
+            return []  # "I love my new apartment in Queens": a possession, not a taste
+        said = m.re.search(ctx.raw)
+        if said and said.group("obj").split()[:1] != m.group("obj").split()[:1]:
+            return []  # "I love summer in Paris": a time was cut from the object's start
+        living = re.match(r"^\s*living\s+(?:here\s+)?in\s+(?P<obj>.+)", m.group("obj"), _I)
+        if living and pred == "likes" and not ctx.pol.negated:
+            place = _proper(living.group("obj"), ctx.lower)  # "I love living in Montreal"
+            return [_Hit("lives_in", place, "assert", 0.8)] if place else []
         out = []
         for o in _free(m.group("obj")):
             if o.lower() in _TASTE_STOP:
@@ -229,6 +238,13 @@ def _taste(pred: str) -> Handler:
         return out
 
     return handle
+
+
+def _proper_fan(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I'm a massive Arsenal fan": a name before "fan" (capitals tell it)."""
+    if ctx.lower or m.group("obj").lower() in NATIONALITIES:
+        return []
+    return _taste("likes")(m, ctx)
 
 
 def _speaks(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
@@ -293,7 +309,12 @@ def _has_gone(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("has", obj, "end", 0.8)]
 
 
+_TO_YOU = _rx(r"\b(?:you|your|ya|u)\b")
+
+
 def _plans(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if _TO_YOU.search(m.group("obj")):
+        return []  # "I plan to call you tomorrow": an errand, not a plan to remember
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
 
@@ -311,7 +332,8 @@ _TIME_WORDS = MONTH_WORDS | words("last next this spring summer autumn fall wint
 def _married(op: Op) -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         raw = m.groupdict().get("obj")
-        if raw is None or not raw.strip(" .!,"):  # "I got divorced ." (a time was cut out)
+        bare = (raw or "").strip(" .!,").lower()
+        if raw is None or bare in ("", "now", "again"):  # "I got divorced ." (a time was cut)
             return [_Hit("married_to", None, "end", 0.8)] if op == "end" else []
         appositive = re.match(r"^(?:my|a|an|the)\s+[\w\s'-]{1,40}?,\s+(?P<n>[A-Z][\w'-]+)", raw)
         if appositive and not ctx.lower:  # "my high school sweetheart, Rob"
@@ -351,14 +373,18 @@ def _age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 # -- coverage added in round two: titles, contacts, projects, named family, "now I'm in" ----
 
 
-_TITLE_NOT_YET = words("aspiring wannabe would-be future former ex ex- failed trainee-to-be")
+_TITLE_NOT_YET = words("aspiring wannabe would-be future failed trainee-to-be")
+_TITLE_PAST = words("former ex ex- retired")  # "a retired firefighter": was one, is no longer
 
 
 def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "I'm a (freelance) photographer": the head noun must be a job."""
     tokens = m.group("title").split()  # as typed: "IT consultant", "Senior Software Engineer"
     if tokens and tokens[0].lower() in _TITLE_NOT_YET:
-        return []  # "an aspiring writer", "a former nurse"
+        return []  # "an aspiring writer", "a would-be novelist"
+    past = bool(tokens) and tokens[0].lower() in _TITLE_PAST
+    if past:
+        tokens = tokens[1:]
     while tokens and tokens[0].lower() in _TITLE_STOP:
         tokens = tokens[1:]  # "the new office manager" -> "office manager"
     if not tokens or tokens[-1].lower() not in JOB_HEADS or len(tokens) > 4:
@@ -368,6 +394,8 @@ def _job_title(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         acronym = len(t) >= 2 and t.isupper()  # "IT", "ER", "UX"
         if (w in FREE_REJECT_FIRST and not acronym) or w in UI_WORDS or w in _TITLE_STOP:
             return []
+    if past:
+        return [_Hit("job_title", " ".join(tokens), "end", 0.8, timed=False, held=True)]
     return [_Hit("job_title", " ".join(tokens), "assert", 0.85)]
 
 
@@ -412,7 +440,7 @@ def _project(pred: str, op: Op = "assert") -> Handler:
     def handle(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         if not _we_ok(m):
             return []
-        raw = m.group("obj").strip()
+        raw = m.group("obj").strip().split(",")[0]  # "a side project, a budgeting app"
         article = re.match(r"^(?:a|an|my|our)\s", raw, _I) is not None
         objs = _free(raw, allow_list=False, max_words=8, support=not article)
         out = []
@@ -478,6 +506,27 @@ def _tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("works_at", obj, "assert", 0.75)]
 
 
+def _past_tenure(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not _TENURE.search(ctx.raw) or ctx.pol.negated:
+        return []
+    # the tenure says how long, not when it ended: no time applies
+    return [
+        _Hit(h.predicate, h.obj, "end", h.confidence, timed=False, held=True)
+        for h in _tenure(m, ctx)
+    ]
+
+
+_HATE = frozenset({"hate", "dislike", "detest", "loathe", "can't stand"})
+
+
+def _season(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not _we_ok(m):
+        return []
+    verb = " ".join(m.group("verb").lower().split())
+    pred = "dislikes" if verb in _HATE else "likes"
+    return [_Hit(pred, m.group("obj").lower(), "assert", 0.8, timed=False)]
+
+
 def _plan_np(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     objs = _free(m.group("obj"), allow_list=False, max_words=10)
     return [_Hit("plans", o, "assert", 0.8, timed=False) for o in objs]
@@ -508,6 +557,15 @@ def _now_in(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("lives_in", place, "assert", 0.75)]
 
 
+def _no_longer_at(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    if not ctx.pol.ceased:
+        return []
+    obj = _proper(m.group("obj"), ctx.lower, org=True)
+    if not obj or _looks_like_place(obj):
+        return []
+    return [_Hit("works_at", obj, "assert", 0.75)]  # the polarity makes it an end
+
+
 def _named_member(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "My daughter Lily ...": has daughter named Lily (married_to for a spouse)."""
     if ctx.lower:
@@ -534,7 +592,9 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:live|lives|lived|living|reside|resides|resided|residing)"
-            r"(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?(?:\s+right|\s+just)?\s+in" + _OBJ
+            r"(?:\s+(?:alone|on\s+my\s+own|by\s+myself))?(?:\s+with\s+(?:my|our)(?:\s+[\w-]+){1,3}?)?"
+            r"(?:\s+in\s+(?:a|an|my|our)\s+(?:[\w-]+\s+)?(?:flat|house|apartment|studio|condo|"
+            r"bungalow|cottage|townhouse))?(?:\s+right|\s+just)?\s+in" + _OBJ
         ),
         _place_hit("lives_in"),
         ("liv", "resid"),
@@ -625,18 +685,20 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             HEAD + r"\s+(?:quit|left|leave|leaving|quitting|lost)\s+(?:my|our)\s+"
-            r"(?P<job>job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?[\s.!]*$"
+            r"(?P<job>job|position|role|gig)(?:\s+(?:at|with)" + _OBJ + r")?"
+            r"(?:\s+(?:lol|haha|lmao|omg))?[\s.!]*$"
         ),
         _org_hit("end"),
         ("quit", "left", "leav", "lost"),
     ),
     (
         _rx(
-            HEAD + r"\s+(?:got\s+|was\s+|been\s+)?(?:fired|laid\s+off|let\s+go|sacked|retired)"
+            HEAD
+            + r"\s+(?:got\s+|was\s+|been\s+)?(?:fired|laid\s+off|let\s+go|sacked|retired|resigned)"
             r"(?:\s+(?:from|by)" + _OBJ + r")?[\s.!]*$"
         ),
         _org_hit("end", 0.8),
-        ("fired", "laid", "let go", "sacked", "retired"),
+        ("fired", "laid", "let go", "sacked", "retired", "resigned"),
     ),
     (_rx(HEAD + r"\s+(?:left|leave|leaving)" + _OBJ), _left, ("left", "leav")),
     (_rx(HEAD + r"\s+(?:quit|quitting)" + _OBJ), _quit_bare, ("quit",)),
@@ -693,6 +755,15 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     (
         _rx(
+            r"\b(?P<who>I)(?:'m|\s+am)\s+(?:a|an)\s+(?:(?:huge|big|massive|great|die-hard|lifelong|"
+            r"long-time|longtime|real)\s+)?(?P<obj>(?-i:[A-Z][\w'&-]+(?:\s+[A-Z][\w'&-]+){0,2}))"
+            r"\s+fan\b"
+        ),
+        _proper_fan,
+        ("fan",),
+    ),
+    (
+        _rx(
             r"\bmy\s+(?:all[\s-]time\s+)?favou?rite\s+(?:[a-z][a-z -]{0,30}?)\s+"
             r"(?:is|are|has\s+always\s+been)" + _OBJ
         ),
@@ -715,6 +786,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     ),
     # speaks
     (
+        _rx(
+            HEAD + r"\s+(?:can\s+)?(?:speak|speaks)\s+(?:two|three|four|five|six|\d)\s+languages"
+            r"\s*[:,\u2014-]+\s*(?P<obj>.+)"
+        ),
+        _speaks,
+        ("languages",),
+    ),
+    (
         _rx(HEAD + r"\s+(?:can\s+)?(?:speak|speaks|spoke|speaking)" + _OBJ),
         _speaks,
         ("speak", "spoke"),
@@ -730,6 +809,14 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (_rx(r"\b(?P<who>I)(?:'m|\s+am)\s+a\s+native\s+(?P<obj>\w+)\s+speaker"), _speaks, ("native",)),
     (
         _rx(r"(?P<who>)\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is" + _OBJ),
+        _speaks,
+        ("language", "tongue"),
+    ),
+    (
+        _rx(
+            r"(?P<who>)^\s*(?P<obj>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+is\s+my\s+(?:native|first|"
+            r"mother)\s+(?:language|tongue)\b"
+        ),
         _speaks,
         ("language", "tongue"),
     ),
@@ -776,6 +863,19 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
             _Hit("has", f"{m.group('num').lower()} {m.group('kind').lower()}", "assert", 0.8)
         ],
         ("my ", "our "),
+    ),
+    (
+        # "I'm married with two kids", "I'm an accountant, married, with two kids"
+        _rx(
+            r"\bI(?:'m|\s+am)\s+(?:(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?,?\s+)?(?:happily\s+)?"
+            r"(?:married|divorced|single|separated|widowed),?\s+with\s+"
+            r"(?P<num>two|three|four|five|six|\d)\s+"
+            r"(?P<kind>kids|children|sons|daughters)\b"
+        ),
+        lambda m, ctx: [
+            _Hit("has", f"{m.group('num').lower()} {m.group('kind').lower()}", "assert", 0.8)
+        ],
+        ("with",),
     ),
     # has
     (
@@ -900,6 +1000,12 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("been",),
     ),
     (
+        # "I was at McKinsey for six years": a past employer, said with a tenure
+        _rx(r"\b(?P<who>I)\s+was\s+(?:at|with)" + _OBJ),
+        _past_tenure,
+        ("was",),
+    ),
+    (
         _rx(
             HEAD + r"\s+(?:joined|join|joining|started\s+at|starting\s+at|start\s+at)\s+"
             r"(?P<obj>\S+(?:\s+\S+){0,3}?)\s+as\s+(?:a|an|the)\s+"
@@ -907,6 +1013,29 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ),
         _title_at,
         ("join", "start"),
+    ),
+    (
+        # "I'm no longer at Accenture", "I'm not at Google anymore" ("I'm at X" alone is a visit)
+        _rx(r"\b(?P<who>I)(?:'m|\s+am)\s+at" + _OBJ),
+        _no_longer_at,
+        (" at ",),
+    ),
+    (
+        _rx(
+            HEAD + r"\s+(?:moved|relocated|came)\b[^,;]*?\bfor\s+(?:a|my|the)\s+(?:new\s+)?"
+            r"(?:job|position|role)\s+(?:at|with)" + _OBJ
+        ),
+        _org_hit(conf=0.8),
+        ("job", "position", "role"),
+    ),
+    (
+        # "I'm on the design team at Canva"
+        _rx(
+            r"\b(?P<who>I|we)(?:'m|\s+am|'re|\s+are)\s+on\s+the\s+(?:[\w-]+\s+){0,2}team\s+"
+            r"(?:at|of|for)" + _OBJ
+        ),
+        _org_hit(conf=0.75),
+        ("team",),
     ),
     (
         _rx(HEAD + r"\s+(?:resigned|resign|resigning)\s+(?:from|at)" + _OBJ),
@@ -952,13 +1081,16 @@ RULES: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"\bI(?:'m|\s+am)\s+(?:a\s+)?(?P<obj>"
             + "|".join(sorted(NATIONALITIES, key=len, reverse=True))
-            + r")(?:\s+(?:citizen|national))?[\s.!]*$"
+            + r")(?:\s+(?:citizen|national))?(?:,?\s+born\s+and\s+(?:raised|bred))?[\s.!]*$"
         ),
         _nationality,
         ("i'm", "i am"),
     ),
     (
-        _rx(r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?(?:[\s.!]*$|\s*,(?!\s*\d))"),
+        _rx(
+            r"\bI(?:'m|\s+am)\s+(?P<obj>\d{1,3})(?:\s+y/?o)?(?:[\s.!]*$|\s*,(?!\s*\d)|"
+            r"\s+and\s+(?!a\s+half\b|\d))"
+        ),
         _age,
         ("i'm", "i am"),
     ),
@@ -988,6 +1120,16 @@ def _needed(keys: tuple[str, ...], low: str) -> bool:
 # Rules that read the raw clause (their dates are the object, not the validity).
 _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
+        # "I hate winter", "I'm not a fan of summer": a season is a taste here, not a time
+        _rx(
+            HEAD + r"\s+(?P<verb>love|like|enjoy|adore|hate|dislike|detest|loathe|can't\s+stand|"
+            r"(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of)\s+(?P<obj>(?:the\s+)?(?:summer|winter|spring|"
+            r"autumn|fall|summertime|wintertime))(?:\s+(?:time|weather|months))?[\s.!]*$"
+        ),
+        _season,
+        ("summer", "winter", "spring", "autumn", "fall"),
+    ),
+    (
         _rx(
             HEAD
             + r"\s+(?:plan|plans|planning|intend|intends|intending|aim|aiming)\s+(?:to|on)"
@@ -997,6 +1139,16 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         ("plan", "intend", "aim"),
     ),
     (_rx(r"(?P<who>)\bmy\s+plan\s+is\s+to" + _OBJ), _plans, ("plan",)),
+    (
+        # "I'm hoping to buy a house next year": a hope is a plan only with a future date
+        _rx(
+            HEAD + r"\s+(?:hope|hoping)\s+to\s+(?P<obj>(?:learn|visit|buy\s+(?:a|an|our|my)|travel|"
+            r"study|adopt|retire|climb|hike|move\s+to|go\s+back\s+to|(?:write|build)\s+(?:a|an|my))\b"
+            r"(?!.*\b(?:you|your|us)\b).+)"
+        ),
+        _dated_plan,
+        ("hop",),
+    ),
     (
         _rx(HEAD + r"\s+(?:planning|organi[sz]ing)\s+(?=(?:a|an|my|our)\s)(?P<obj>.+)"),
         _plan_np,
@@ -1020,9 +1172,11 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
         _rx(
             r"(?:\bmy\s+(?:(?:new|cell|mobile|home|work|personal|direct|private|main)\s+)*"
             r"(?:phone(?:\s+number)?|cell(?:\s+phone)?(?:\s+number)?|mobile(?:\s+number)?|number|"
-            r"telephone(?:\s+number)?|whatsapp)(?:\s+is|'s|:|\s+(?:has\s+)?changed[,;:]?\s+"
+            r"telephone(?:\s+number)?|whatsapp)(?:\s+to\s+(?:reach|call|text|contact)\s+me(?:\s+(?:at|on))?)?"
+            r"(?:\s+is|'s|:|\s+(?:has\s+)?changed[,;:]?\s+"
             r"(?:it's|it\s+is)(?:\s+now)?)?|\b(?:reach|call|text|ring|contact)"
-            r"\s+me\s+(?:at|on))\s+" + _PHONE
+            r"\s+me\s+(?:at|on)|\b(?:best|easiest)\s+(?:phone\s+)?number\s+to\s+(?:reach|call|text|contact)"
+            r"\s+me(?:\s+(?:at|on))?\s+is)\s+" + _PHONE
         ),
         _phone,
         ("phone", "number", "cell", "mobile", "whatsapp", " me at", " me on"),
@@ -1030,10 +1184,13 @@ _PLANS: list[tuple[re.Pattern[str], Handler, tuple[str, ...]]] = [
     (
         _rx(
             r"\b(?P<who>I)(?:(?:'m|\s+am)\s+(?:turning|going\s+to\s+turn|gonna\s+turn)|"
-            r"'ll\s+turn|\s+will\s+turn|\s+turn)\s+(?P<obj>\d{1,3})\b(?P<rest>.*)"
+            r"'ll\s+turn|\s+will\s+turn|\s+turn|'ll\s+be|\s+will\s+be)\s+(?P<obj>\d{1,3})\b"
+            r"(?!\s*(?:%|(?:percent|minutes?|mins?|hours?|hrs?|days?|weeks?|seconds?|secs?|miles?|"
+            r"km)\b))"
+            r"(?P<rest>.*)"
         ),
         _turning,
-        ("turn",),
+        ("turn", "'ll be", "will be"),
     ),
     (
         _rx(
@@ -1064,6 +1221,7 @@ _BARE_NAME = re.compile(
     r"(?:,?\s+(?i:nice|pleased|good|great|glad)\s+to\s+meet\s+you|,\s*(?i:hi|hello|hey))?"
     r"[\s.!]*$"
 )
+_NAMES_NAME = re.compile(r"^\s*(?i:name's)\s+(?P<obj>[A-Z][a-z][\w'-]*)[\s.!]*$")
 _HERE_NAME = re.compile(
     r"^\s*(?i:hi|hello|hey|hiya|heya)\b[\s,!.]*(?P<obj>[A-Z][a-z][\w'-]*)\s+here[\s.!]*$"
 )

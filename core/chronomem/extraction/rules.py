@@ -57,6 +57,7 @@ from .patterns import (
     _FIRST_PERSON,
     _GREETING_NAME,
     _HERE_NAME,
+    _NAMES_NAME,
     _NEEDS,
     _PLANS,
     RULES,
@@ -76,6 +77,23 @@ from .timeexpr import TimeMatch, find_times, is_future, strip_times
 _MAX_CLAUSE = 400
 
 _INTENT = {"lives_in": ("move to", "move out of"), "works_at": ("work at", "leave")}
+
+
+def _longest_titles(hits: list[_Hit]) -> list[_Hit]:
+    """ "I'm a professor of history at Yale": one title, the longest reading
+    ("professor of history"), not also its head ("professor")."""
+    titles = [h.obj.lower() for h in hits if h.predicate == "job_title" and h.obj]
+    if len(titles) < 2:
+        return hits
+    return [
+        h
+        for h in hits
+        if not (
+            h.predicate == "job_title"
+            and h.obj
+            and any(t != h.obj.lower() and t.startswith(h.obj.lower() + " ") for t in titles)
+        )
+    ]
 
 
 class RuleExtractor:
@@ -150,7 +168,11 @@ class RuleExtractor:
     ) -> list[tuple[_Hit, str]]:
         out: list[tuple[_Hit, str]] = []
         memo: dict[re.Pattern[str], bool] = {}  # sentence-level searches, once per sentence
-        g = _GREETING_NAME.match(sentence) or _HERE_NAME.match(sentence)
+        g = (
+            _GREETING_NAME.match(sentence)
+            or _HERE_NAME.match(sentence)
+            or _NAMES_NAME.match(sentence)  # "Name's Vic."
+        )
         if g:
             name = _name(g.group("obj"), lower)
             if name:
@@ -221,7 +243,7 @@ class RuleExtractor:
             if m is None or not _gate_ok(stripped, m.start()):
                 continue
             hits += self._polarise(handler(m, ctx), pol, times, ref, fut=fut)
-        return hits
+        return _longest_titles(hits)
 
     def _born(self, rest: str, ref: datetime, lower: bool) -> list[_Hit]:
         hits: list[_Hit] = []
@@ -247,6 +269,9 @@ class RuleExtractor:
     ) -> list[_Hit]:
         out = []
         usable = [t for t in times if t.value is not None]
+        ended_at = pol.past and any(t.role == "until" for t in usable)
+        if ended_at:  # "I lived in Oslo until 2020": the until is the end
+            usable = [t for t in usable if t.role == "until"]
         for h in hits:
             if fut and pol.negated and not usable and h.predicate in _INTENT and h.op == "assert":
                 # "I'm not moving to Berlin after all": a plan dropped, nothing about Berlin
@@ -270,7 +295,7 @@ class RuleExtractor:
                 verb = _INTENT[h.predicate][0 if h.op == "assert" else 1]
                 h = _Hit("plans", f"{verb} {h.obj or 'my job'}", "assert", 0.7, timed=False)
             vf = vt = None
-            if h.timed and usable and not pol.used_to:
+            if h.timed and usable and (ended_at or not pol.used_to):
                 if h.op == "end":
                     vt = usable[0].value
                 else:
