@@ -195,7 +195,7 @@ def logged(op: str) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(self: Memory, *args: Any, **kwargs: Any) -> Any:
-            if not self._shared.read_log:
+            if not self._engine.read_log:
                 return fn(self, *args, **kwargs)
             return _serve(self, op, fn, sig, args, kwargs)
 
@@ -327,8 +327,8 @@ def _record(
         run=tag.get("run"),
         tag=json.dumps(tag, sort_keys=True, ensure_ascii=False),
     )
-    now = mem._tx_us()
-    with mem._shared.backend.write() as conn:
+    now = mem._engine.tx_us()
+    with mem._engine.backend.write() as conn:
         if conn.dialect.name == "postgresql":
             # a log entry need not wait for the WAL flush: a server crash can lose the
             # last moments' entries (never a fact, never a torn entry); reads stay cheap
@@ -366,7 +366,7 @@ def reads(
     limit: int | None = None,
 ) -> list[Read]:
     """The reads made in this scope and the scopes under it, oldest first."""
-    mem._check_open()
+    mem._engine.check_open()
     t = mem.scope.tenant
     q = select(read_log).where(reads_sql.scope_within(read_log, mem.scope))
     if run is not None:
@@ -378,7 +378,7 @@ def reads(
     if op is not None:
         q = q.where(read_log.c.op == op)
     q = q.order_by(read_log.c.at_us, read_log.c.id)
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         rows = conn.execute(q).mappings().all()
         wanted = dict(tag or {})
         rows = [r for r in rows if _tag_matches(r["tag"], wanted)]
@@ -425,9 +425,9 @@ def _to_read(row: Mapping[Any, Any], items: list[ReadItem]) -> Read:
 
 
 def get_read(mem: Memory, read_id: str) -> Read:
-    mem._check_open()
+    mem._engine.check_open()
     rid = require_id(read_id, "read_id")
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         row = (
             conn.execute(
                 select(read_log).where(
@@ -458,16 +458,14 @@ def replay(mem: Memory, read_id: str | Read, *, rerun: bool = False) -> Any:
     entry = read_id if isinstance(read_id, Read) else get_read(mem, read_id)
     if entry.erased:
         raise ErasedRead(f"read {entry.id} served something since erased: it cannot be replayed")
-    from .memory import Memory as _Memory
-
-    view = _Memory(
+    view = type(mem)(
         scope=Scope(
             entry.scope["tenant"],
             entry.scope.get("user"),
             entry.scope.get("agent"),
             entry.scope.get("session"),
         ),
-        _shared=mem._shared,
+        _engine=mem._engine,
     )
     call = dict(entry.args)
     if call.get("as_of") is None and call.get("known_at") is None:
@@ -492,7 +490,7 @@ def _rebuild(view: Memory, entry: Read, call: Mapping[str, Any]) -> Any:
     v = to_us(call["valid_at"] if call.get("valid_at") is not None else call["as_of"], "at")
     k = to_us(call["known_at"] if call.get("known_at") is not None else call["as_of"], "at")
     t = view.scope.tenant
-    with view._shared.backend.read() as conn:
+    with view._engine.backend.read() as conn:
         rows = _by_id(conn, t, versions, {i.id for i in entry.items if i.kind == "v"})
         eps = _by_id(conn, t, episodes_table, {i.id for i in entry.items if i.kind == "e"})
         src = reads_sql.sources_of(conn, t, (r["fact_id"] for r in rows.values()))
@@ -534,11 +532,11 @@ def served(
     else:
         entries = reads(mem, run=run, since=since, tag=tag)
     report = Served(entries)
-    now = mem._now_us()
+    now = mem._engine.now_us()
     t = mem.scope.tenant
     vids = {i.id for e in entries for i in e.items if i.kind == "v" and not i.erased}
     eids = {i.id for e in entries for i in e.items if i.kind == "e" and not i.erased}
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         rows = _by_id(conn, t, versions, vids)
         successors = _by_id(
             conn, t, versions, {r["superseded_by"] for r in rows.values() if r["superseded_by"]}
