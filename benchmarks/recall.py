@@ -334,7 +334,12 @@ class Chronomem(System):
             from chronomem.retrieval.search import search as run_search
 
             hits = run_search(
-                self.m, self.m._retrieval, q, k=depth, include_episodes=True, legs_enabled=self.legs
+                self.m._engine,
+                self.m.scope,
+                q,
+                k=depth,
+                include_episodes=True,
+                legs_enabled=self.legs,
             )
         ms = (time.perf_counter() - t) * 1000.0
         units: list[frozenset[str]] = []

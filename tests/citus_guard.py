@@ -31,7 +31,7 @@ Exempt, and why:
   identity, whether I1 is a constraint). It has no tenant by design and is a
   Citus *reference table*; statements on it need no tenant.
 - Store-wide sweeps, recognised by the chronomem function on the call stack:
-  ``chronomem.schema.migrate`` and ``chronomem.slotkeys.rekey_legacy_slots`` (migrations),
+  ``chronomem.schema.migrate`` and ``chronomem.schema.rekey_legacy_slots`` (migrations),
   ``chronomem.retrieval.pgvector.ensure_column``
   (the one-off backfill of the pgvector column from the float32 blobs, run when
   the column is created), ``chronomem.retrieval.reembed`` (re-embedding the
@@ -850,7 +850,7 @@ _TESTS_DIR = str(Path(__file__).resolve().parent) + "/"
 _SKIP = ("/sqlalchemy/", "/psycopg/", "/psycopg_pool/", __file__)
 _SWEEPS = (
     ("chronomem/schema.py", "migrate"),
-    ("chronomem/slotkeys.py", "rekey_legacy_slots"),  # a migration step (schema v5)
+    ("chronomem/schema.py", "rekey_legacy_slots"),  # a migration step (schema v5)
     ("chronomem/retrieval/pgvector.py", "ensure_column"),
     ("chronomem/retrieval/reembed.py", None),
     ("chronomem/integrity.py", None),

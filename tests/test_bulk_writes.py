@@ -10,8 +10,8 @@ from datetime import timedelta
 from sqlalchemy import create_engine, func, select
 
 from chronomem import Memory
+from chronomem.backends import of
 from chronomem.schema import sources
-from chronomem.writer import insert_rows
 
 from .conftest import ManualClock, utc
 
@@ -96,7 +96,7 @@ def test_pg_array_insert_falls_back_without_a_clock_row(pg_url: str) -> None:
         for i in range(50)
     ]
     with engine.begin() as conn:
-        insert_rows(conn, sources, rows)
+        of(conn).insert_rows(conn, sources, rows)
     with engine.connect() as conn:
         n = conn.execute(
             select(func.count()).where(sources.c.tenant == "no-clock-row")

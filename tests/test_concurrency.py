@@ -330,7 +330,7 @@ def test_end_of_every_value_sees_a_value_added_concurrently(race_url: str) -> No
         except Exception as exc:  # pragma: no cover - reported below
             results[name] = exc
 
-    m._shared.hooks.append(pause_the_london_write)
+    m._engine.hooks.append(pause_the_london_write)
     adder = threading.Thread(
         name="adder",
         target=run,
@@ -346,7 +346,7 @@ def test_end_of_every_value_sees_a_value_added_concurrently(race_url: str) -> No
         release.set()
         adder.join(30)
         ender.join(30)
-        m._shared.hooks.remove(pause_the_london_write)
+        m._engine.hooks.remove(pause_the_london_write)
     try:
         add, end = results["add"], results["end"]
         assert not isinstance(add, Exception) and not isinstance(end, Exception), results

@@ -19,7 +19,7 @@ def _lexical(m: Memory, query: str, leg: str) -> list[str]:
     """The texts one lexical leg alone finds (no vector leg to blur stemming)."""
     from chronomem.retrieval.search import search
 
-    hits = search(m, m._retrieval, query, k=3, include_episodes=True, legs_enabled=[leg])
+    hits = search(m._engine, m.scope, query, k=3, include_episodes=True, legs_enabled=[leg])
     return [h.text for h in hits]
 
 

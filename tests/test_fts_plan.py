@@ -27,7 +27,7 @@ def _store(path: Path) -> Memory:
     )
     for i in range(60):
         m.remember(f"person{i}", "likes", f"hiking trip {i % 7}")
-    with m._shared.backend.write() as conn:
+    with m._engine.backend.write() as conn:
         conn.exec_driver_sql("ANALYZE")  # statistics: the time index looks selective
     return m
 
@@ -35,7 +35,7 @@ def _store(path: Path) -> Memory:
 def _queries(m: Memory) -> list[tuple[str, str, tuple[Any, ...]]]:
     tf = legs.TimeFilter(2**62, None, frozenset({State.LIVE}))
     out = []
-    with m._shared.backend.read() as conn:
+    with m._engine.backend.read() as conn:
         for tbl, filters in (
             (episodes, legs.episode_filters(m.scope, tf)),
             (versions, legs.fact_filters(m.scope, tf)),

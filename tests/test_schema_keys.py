@@ -87,7 +87,7 @@ def migrated(request: pytest.FixtureRequest) -> tuple[list[Any], list[Any], bool
     url = request.getfixturevalue("pg_url" if request.param == "postgres" else "pgvector_url")
     with Memory(url) as m:  # migrates (and, with pgvector, adds the HNSW index)
         m.remember("alice", "lives_in", "Paris")
-        pgvector = bool(m._shared.extensions["retrieval"].pgvector)
+        pgvector = bool(m._engine.retrieval.pgvector)
     eng = create_engine(url)
     try:
         with eng.connect() as conn:

@@ -11,9 +11,9 @@ from sqlalchemy import bindparam, select, update
 
 from chronomem import Memory, keycodec
 from chronomem.backends.postgres import lock_key
-from chronomem.schema import versions
+from chronomem.schema import rekey_legacy_slots, versions
 from chronomem.scope import Scope
-from chronomem.slotkeys import legacy_slot_key, rekey_legacy_slots, slot_key
+from chronomem.slotkeys import legacy_slot_key, slot_key
 
 # Text weighted towards the characters the encodings use.
 _ALPHABET = st.sampled_from(["a", "b", "~", keycodec.ESC, keycodec.SEP_SLOT, keycodec.SEP_FIELD])

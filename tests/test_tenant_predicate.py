@@ -370,7 +370,7 @@ def test_every_public_call_filters_on_one_tenant(
     _drive_memory(url, clock)
     _drive_langgraph(url, clock)
     with Memory(url) as m:
-        pgvector = bool(m._shared.extensions["retrieval"].pgvector)
+        pgvector = bool(m._engine.retrieval.pgvector)
     assert pgvector == (request.node.callspec.params["pg"] == "pgvector")
     assert rec.offences == [], "\n".join(map(str, rec.offences))
     # the run was not vacuous: every distributed table and every kind of statement

@@ -16,6 +16,8 @@ from .errors import (
     NotFound,
     ReadOnlyStore,
     SchemaMismatch,
+    ScopeError,
+    StaleFact,
     StoreClosed,
     StoreUnavailable,
     TimeTravel,
@@ -26,6 +28,7 @@ from .model import Episode, Fact, Provenance, Receipt, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .readlog import ErasedRead, Read, Served
+from .retrieval import SearchFailed
 from .scope import Scope
 
 __version__ = "0.1.0"
@@ -56,7 +59,10 @@ __all__ = [
     "RetractOp",
     "SchemaMismatch",
     "Scope",
+    "ScopeError",
+    "SearchFailed",
     "Served",
+    "StaleFact",
     "State",
     "Stats",
     "StoreClosed",

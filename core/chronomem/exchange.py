@@ -42,6 +42,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from . import reads
+from .batching import chunks
 from .errors import InvalidInput, NotFound, ScopeError
 from .identity import key_hash
 from .ops import AssertOp, EndOp
@@ -122,10 +123,10 @@ def _meta(text: str) -> Any:
 
 def export_records(memory: Memory, *, progress: bool = False) -> Iterator[dict[str, Any]]:
     """The dump of ``memory``'s scope (and the scopes under it) as records, header first."""
-    memory._check_open()
+    memory._engine.check_open()
     scope = memory.scope
     t = scope.tenant
-    sh = memory._shared
+    sh = memory._engine
     vis_v = reads.scope_within(versions, scope)
     vis_e = reads.scope_within(episodes, scope)
     with sh.backend.read() as conn:
@@ -336,14 +337,14 @@ def import_records(
     registered predicates yet (``InvalidInput`` otherwise); ``memory`` must be the
     tenant itself, not a user/agent/session scope of it (``ScopeError``), since the
     records carry their own scopes."""
-    memory._check_open()
+    memory._engine.check_open()
     scope = memory.scope
     if scope.user or scope.agent or scope.session:
         raise ScopeError(
             "import into the tenant, not a user/agent/session scope: each record carries its scope"
         )
     t = scope.tenant
-    sh = memory._shared
+    sh = memory._engine
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in _ROWS}
     header = None
     total = None
@@ -375,34 +376,32 @@ def import_records(
     finally:
         bar.close()
     sh.registry.invalidate(t)
-    memory._invalidate_index()
+    memory._engine.invalidate_index()
     return {k + "s": len(v) for k, v in rows.items()}
 
 
 def _write_rows(memory: Memory, rows: dict[str, list[dict[str, Any]]], bar: Any) -> None:
     """Insert the rows in one transaction, index them, move the tenant's clock."""
-    sh = memory._shared
+    sh = memory._engine
     t = memory.scope.tenant
     with sh.backend.write() as conn:
         _require_empty(conn, t)
         for kind in ("predicate", "episode", "version", "source"):
             table = _ROWS[kind][0]
             batch = rows[kind]
-            for i in range(0, len(batch), CHUNK):
-                chunk = batch[i : i + CHUNK]
+            for chunk in chunks(batch, CHUNK):
                 conn.execute(table.insert(), chunk)
                 if kind == "version":
                     sh.on_insert(conn, chunk)
                 elif kind == "episode":
-                    for hook in sh.episode_hooks:
-                        hook(conn, chunk)
+                    sh.on_episodes(conn, chunk)
                 bar.update(len(chunk))
         times = [r["recorded_at"] for k in ("episode", "version", "source") for r in rows[k]]
         times += [r["superseded_at"] for r in rows["version"] if r["superseded_at"]]
         if times:
             # later writes must stamp after every imported belief change; every
             # process's search mirror of the tenant reloads (as after an erase)
-            tx = stamp(conn, t, memory._now_us(), at=max(times))
+            tx = stamp(conn, t, memory._engine.now_us(), at=max(times))
             conn.execute(
                 update(txclock).where(txclock.c.tenant == t).values(erased_us=tx, registry_us=tx)
             )

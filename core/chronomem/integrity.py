@@ -24,7 +24,7 @@ from sqlalchemy.orm import aliased
 from .schema import episodes, reset_fts, sources, vectors, versions
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .engine import Engine
 
 FTS_INDEXES = ("cm_versions_fts", "cm_episodes_fts")
 _FOREVER = 2**62
@@ -163,14 +163,14 @@ def inspect(conn: Connection, *, repair: bool) -> CheckReport:
     )
 
 
-def check(mem: Memory, *, repair: bool = False) -> CheckReport:
+def check(engine: Engine, *, repair: bool = False) -> CheckReport:
     """See ``Memory.check``."""
-    backend = mem.backend
+    backend = engine.backend
     if repair:
         with backend.write() as conn:
             report = inspect(conn, repair=True)
         if report.repaired:
-            mem._invalidate_index()
+            engine.invalidate_index()
         return report
     with backend.read() as conn:
         return inspect(conn, repair=False)

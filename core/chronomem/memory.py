@@ -5,47 +5,31 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
-
-from . import readlog, reads
+from . import episodes as episode_store
+from . import erasure, provenance, readlog, reads, writes
+from . import facts as fact_store
 from .arguments import collection, names
-from .backends import Backend, open_backend
+from .backends import Backend
 from .embedding import Embedder
-from .errors import (
-    InvalidInput,
-    InvalidInterval,
-    InvalidTimeSelector,
-    InvalidType,
-    NotFound,
-    StoreClosed,
-    TimeTravel,
-)
+from .engine import Engine
+from .errors import InvalidInput, InvalidInterval, InvalidType, NotFound, TimeTravel
 from .identity import encodable, fold, fold_predicate, require_id, require_text
 from .integrity import CheckReport
-from .model import Episode, Fact, Provenance, Receipt, State, Stats, parse_states
+from .model import ALL_STATES, Episode, Fact, Provenance, Receipt, State, Stats, parse_states
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
-from .registry import Registry
 from .render import render as render_block
-from .retrieval import Reranker, Retrieval, SearchResult
+from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .retrieval import search as run_search
-from .schema import episodes as episodes_table
-from .schema import migrate, sources, txclock, vectors, versions
-from .schema import predicates as predicates_table
 from .scope import Scope
-from .statemachine import new_id
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
-from .writer import InsertHook, Writer, content_hash, missing_fact, stamp
 
 SourceLike = str | Episode
 FactRef = str | Fact  # a fact id, the id of one of its versions, or a Fact
-MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
-TimeArgs = tuple[int, int | None]
 
 
 def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> dict[str, Any]:
@@ -107,24 +91,6 @@ def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, 
     return tuple(dict.fromkeys(out))
 
 
-class _Shared:
-    """What every scoped view of one store shares: the database, the registry, the index."""
-
-    def __init__(self, backend: Backend, clock: Clock):
-        self.backend = backend
-        self.clock = clock
-        self.registry = Registry()
-        self.closed = False
-        self.hooks: list[InsertHook] = []
-        self.episode_hooks: list[InsertHook] = []
-        self.extensions: dict[str, Any] = {}
-        self.read_log = False  # chronomem.readlog: log every served read
-
-    def on_insert(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        for hook in self.hooks:
-            hook(conn, rows)
-
-
 class Memory:
     """Bitemporal memory. ``Memory()`` is in-memory SQLite, ``Memory("memory.db")`` a
     file, ``Memory("postgresql+psycopg://…")`` PostgreSQL.
@@ -147,39 +113,33 @@ class Memory:
         reembed: bool = False,
         reranker: Any = None,
         read_log: bool = False,
-        _shared: _Shared | None = None,
+        _engine: Engine | None = None,
     ):
         if scope is not None and not isinstance(scope, Scope):
             raise InvalidType(f"scope must be a chronomem.Scope, not {type(scope).__name__}")
         base = scope or Scope()
         self.scope = base.child(tenant=tenant, user=user, agent=agent, session=session)
-        if _shared is not None:
-            self._shared = _shared
+        if _engine is not None:
+            self._engine = _engine
             return
         if clock is not None and not callable(clock):
             raise InvalidType("clock must be a callable returning an aware datetime")
-        backend = open_backend(url)
-        self._shared = _Shared(backend, clock or system_clock)
-        self._shared.read_log = bool(read_log)
+        self._engine = Engine.open(url, clock or system_clock, read_log=bool(read_log))
         try:
-            with backend.write() as conn:
-                migrate(conn)
-            from .retrieval import attach
-
-            attach(self, embedder, reembed=reembed).reranker = reranker
+            attach(self._engine, embedder, reembed=reembed).reranker = reranker
         except Exception:
-            backend.dispose()
+            self._engine.close()
             raise
 
     # -- lifecycle -----------------------------------------------------------------
     @property
     def backend(self) -> Backend:
         self._check_open()
-        return self._shared.backend
+        return self._engine.backend
 
     @property
     def url(self) -> str:
-        return str(self._shared.backend.engine.url.render_as_string(hide_password=True))
+        return str(self._engine.backend.engine.url.render_as_string(hide_password=True))
 
     def scoped(
         self,
@@ -193,14 +153,13 @@ class Memory:
         self._check_open()
         return Memory(
             scope=self.scope.child(tenant=tenant, user=user, agent=agent, session=session),
-            _shared=self._shared,
+            _engine=self._engine,
         )
 
     def close(self) -> None:
-        if not self._shared.closed:
+        if not self._engine.closed:
             readlog.close(self)  # writes the served-read log's pending entries
-            self._shared.closed = True
-            self._shared.backend.dispose()
+        self._engine.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -209,77 +168,10 @@ class Memory:
         self.close()
 
     def _check_open(self) -> None:
-        if self._shared.closed:
-            raise StoreClosed("this chronomem store is closed")
+        self._engine.check_open()
 
     def now(self) -> datetime:
-        value = self._shared.clock()
-        to_us(value, "clock()")  # the clock must give aware datetimes too
-        return value
-
-    def _now_us(self) -> int:
-        return to_us(self._shared.clock(), "clock()")
-
-    def _tx_us(self) -> int:
-        """The clock's reading for a write: it becomes a transaction time, so one in
-        the calendar's last year is refused (``InvalidInput``) before anything is
-        stamped — a store stamped at 9999-12-31 could never write again."""
-        return check_tx_clock(self._now_us())
-
-    # -- facts by id -------------------------------------------------------------
-    def _fact_id(self, conn: Connection, ref: object) -> str:
-        """The fact a reference names. ``Receipt.added`` and ``Fact.version_id`` are
-        version ids; a version belongs to exactly one fact, so its id names that fact
-        as well as the fact id does. A ``Fact`` names its ``id``."""
-        if isinstance(ref, Fact):
-            return _ref_id(ref)
-        rid = _ref_id(ref)
-        t = self.scope.tenant
-        # two indexed lookups (fact index, then primary key): an OR of the two
-        # columns makes SQLite walk every row of the tenant
-        if conn.execute(
-            select(versions.c.id).where(versions.c.tenant == t, versions.c.fact_id == rid).limit(1)
-        ).first():
-            return rid
-        found = conn.execute(
-            select(versions.c.fact_id).where(versions.c.tenant == t, versions.c.id == rid)
-        ).scalar()
-        return str(found) if found is not None else rid
-
-    def _own_fact(self, conn: Connection, ref: object) -> str:
-        """The fact id a write by id (retract, correct, erase) may change, or
-        NotFound (quoting the reference as given, never another scope's fact id) /
-        ScopeError (the fact is an enclosing scope's shared memory).
-
-        A write by id reaches exactly this scope's facts: a read by id (``get``,
-        ``why``) sees this scope and its ancestors, so everything a write by id can
-        change, a read by id can see; an ancestor's fact is readable but owned
-        elsewhere (ScopeError), and a narrower scope's fact (a user's, seen from the
-        tenant) is NotFound for both. Erasure by subject and ``purge`` are the
-        administrative sweeps that do take narrower scopes."""
-        fid = self._fact_id(conn, ref)
-        owned = conn.execute(
-            select(versions.c.id)
-            .where(reads.scope_is(versions, self.scope), versions.c.fact_id == fid)
-            .limit(1)
-        ).first()
-        if owned is None:
-            err = missing_fact(conn, self.scope, fid)
-            if isinstance(err, NotFound):
-                raise NotFound(f"no fact {_ref_id(ref)!r} in this scope")
-            raise err
-        return fid
-
-    def _resolve_ids(self, conn: Connection, ops: Sequence[WriteOp]) -> Sequence[WriteOp]:
-        """Writes by id name a fact by any of its ids: resolved to the fact id."""
-        if not any(isinstance(op, RetractOp | CorrectOp) for op in ops):
-            return ops
-        return [
-            replace(op, fact_id=self._own_fact(conn, op.fact_id))
-            if isinstance(op, RetractOp | CorrectOp)
-            else op
-            for op in ops
-        ]
+        return self._engine.now()
 
     # -- writing ---------------------------------------------------------------------
     def apply(self, ops: Sequence[WriteOp], *, recorded_at: datetime | None = None) -> Receipt:
@@ -290,18 +182,7 @@ class Memory:
         at = opt_us(recorded_at, "recorded_at")
         if at is not None:
             check_tx_clock(at, "recorded_at is")
-        sh = self._shared
-        writer = Writer(sh.registry, sh.on_insert if sh.hooks else None)
-        with sh.backend.write() as conn:
-            return writer.apply(
-                conn,
-                self.scope,
-                self._resolve_ids(conn, ops),
-                self._tx_us(),
-                lock=sh.backend.lock_slots,
-                for_update=sh.backend.for_update,
-                recorded_at=at,
-            )
+        return writes.apply(self._engine, self.scope, ops, at)
 
     def assertion(
         self,
@@ -410,7 +291,7 @@ class Memory:
         require_text(predicate, "predicate")
         if obj is not None:
             require_text(obj, "obj")
-        at_us = to_us(at, "at") if at is not None else self._now_us()
+        at_us = to_us(at, "at") if at is not None else self._engine.now_us()
         return self.apply([EndOp(subject, predicate, obj, at_us)])
 
     def retract(self, fact_id: FactRef) -> Receipt:
@@ -449,7 +330,7 @@ class Memory:
         at a ``known_at`` before the import's ``recorded_at`` keep their answers. To
         keep every past answer fixed, import before serving reads (or into a fresh
         tenant), or record at the current time (``remember``)."""
-        if to_us(recorded_at, "recorded_at") > self._now_us():
+        if to_us(recorded_at, "recorded_at") > self._engine.now_us():
             raise TimeTravel(
                 "recorded_at is after the store's clock: an import records the past, and would "
                 "otherwise drag every later write's transaction time forward"
@@ -486,25 +367,19 @@ class Memory:
             )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
-        sh = self._shared
-        with sh.backend.write() as conn:
-            # The tenant's clock row first: registrations of one tenant then run one
-            # after another (concurrent ones used to insert the same name at once
-            # and fail on PostgreSQL), and the alias check sees every earlier one.
-            tx = stamp(conn, self.scope.tenant, self._tx_us())
-            index = sh.registry.load(conn, self.scope.tenant)
-            Registry.save(conn, Registry.rows_for(self.scope.tenant, spec, index))
-            conn.execute(
-                update(txclock).where(txclock.c.tenant == self.scope.tenant).values(registry_us=tx)
-            )
-        sh.registry.invalidate(self.scope.tenant)
+        self._engine.register_predicate(self.scope.tenant, spec)
         return spec
 
     def predicate(self, name: str) -> PredicateSpec:
         """The registry's spec for a predicate name or alias (unknown: MANY)."""
         self._check_open()
-        with self._shared.backend.read() as conn:
-            return self._shared.registry.resolve(conn, self.scope.tenant, name)
+        return self._engine.resolve_predicate(self.scope.tenant, name)
+
+    def predicate_known(self, name: str) -> bool:
+        """Whether ``name`` is a built-in predicate or alias, or registered in this
+        tenant (``predicate`` resolves an unknown name to ``MANY`` too)."""
+        self._check_open()
+        return self._engine.predicate_known(self.scope.tenant, require_text(name, "name"))
 
     def add(
         self,
@@ -571,42 +446,15 @@ class Memory:
             )
         if not prepared:
             return []
-        sh = self._shared
-        rows = []
-        with sh.backend.write() as conn:
-            tx = stamp(conn, self.scope.tenant, self._tx_us())
-            for text, role, occurred, meta in prepared:
-                rows.append(
-                    {
-                        **self.scope.columns(),
-                        "id": new_id(),
-                        "role": role,
-                        "text": text,
-                        "occurred_at": occurred if occurred is not None else tx,
-                        "recorded_at": tx,
-                        "metadata": json.dumps(meta, sort_keys=True, ensure_ascii=False),
-                        "content_hash": content_hash(role or "", text),
-                    }
-                )
-            conn.execute(episodes_table.insert(), rows)
-            for hook in sh.episode_hooks:
-                hook(conn, rows)
-        return [reads.to_episode(r) for r in rows]
+        return episode_store.insert(self._engine, self.scope, prepared)
 
     def get_episode(self, episode_id: str) -> Episode:
         self._check_open()
         require_id(episode_id, "episode_id")
-        with self._shared.backend.read() as conn:
-            row = (
-                conn.execute(
-                    reads.episodes_query(self.scope).where(episodes_table.c.id == episode_id)
-                )
-                .mappings()
-                .first()
-            )
-        if row is None:
+        found = episode_store.get(self._engine, self.scope, episode_id)
+        if found is None:
             raise NotFound(f"no episode {episode_id!r} in this scope")
-        return reads.to_episode(row)
+        return found
 
     def episodes(
         self,
@@ -619,48 +467,22 @@ class Memory:
     ) -> list[Episode]:
         """Episodes in this scope, in the order they occurred (then recorded)."""
         self._check_open()
-        q = reads.episodes_query(self.scope)
-        c = episodes_table.c
-        if since is not None:
-            q = q.where(c.occurred_at >= to_us(since, "since"))
-        if until is not None:
-            q = q.where(c.occurred_at < to_us(until, "until"))
-        if known_at is not None:
-            q = q.where(c.recorded_at <= to_us(known_at, "known_at"))
-        if role is not None:
-            if not isinstance(role, str):
-                raise InvalidType("role must be a str")
-            q = q.where(c.role == role)
-        q = q.order_by(c.occurred_at, c.recorded_at, c.id)
-        if limit is not None:
-            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-                raise InvalidInput("limit must be a non-negative int")
-            limit = min(limit, MAX_LIMIT)
-            q = (
-                q.order_by(None)
-                .order_by(c.occurred_at.desc(), c.recorded_at.desc(), c.id.desc())
-                .limit(limit)
-            )
-        with self._shared.backend.read() as conn:
-            rows = [reads.to_episode(r) for r in conn.execute(q).mappings()]
-        if limit is not None:
-            rows.reverse()
-        return rows
+        since_us = to_us(since, "since") if since is not None else None
+        until_us = to_us(until, "until") if until is not None else None
+        known_us = to_us(known_at, "known_at") if known_at is not None else None
+        if role is not None and not isinstance(role, str):
+            raise InvalidType("role must be a str")
+        return episode_store.listing(
+            self._engine,
+            self.scope,
+            since=since_us,
+            until=until_us,
+            known_at=known_us,
+            role=role,
+            limit=fact_store.check_limit(limit),
+        )
 
     # -- reading -------------------------------------------------------------------------
-    def _times(
-        self, valid_at: datetime | None, known_at: datetime | None, as_of: datetime | None
-    ) -> TimeArgs:
-        if as_of is not None:
-            if valid_at is not None or known_at is not None:
-                raise InvalidTimeSelector(
-                    "as_of means both valid_at and known_at; do not combine them"
-                )
-            t = to_us(as_of, "as_of")
-            return t, t
-        v = to_us(valid_at, "valid_at") if valid_at is not None else self._now_us()
-        return v, opt_us(known_at, "known_at")
-
     @readlog.logged("facts")
     def facts(
         self,
@@ -685,47 +507,21 @@ class Memory:
         stored subject keys that start with it, character for character;
         ``subjects`` reads many subjects in one query."""
         self._check_open()
-        v, k = self._times(valid_at, known_at, as_of)
-        wanted = parse_states(states)
-        sh = self._shared
-        with sh.backend.read() as conn:
-            preds = None
-            key = (
-                (lambda s, n: require_text(s, n))
-                if exact
-                else (lambda s, n: fold(require_text(s, n)))
-            )
-            if predicate is not None:
-                preds = [
-                    require_text(predicate, "predicate")
-                    if exact
-                    else sh.registry.resolve(conn, self.scope.tenant, predicate).name
-                ]
-            if subject_prefix is not None and not isinstance(subject_prefix, str):
-                raise InvalidType("subject_prefix must be a str")
-            q = reads.facts_query(
-                self.scope,
-                valid_at=v,
-                known_at=k,
-                states=wanted,
-                subject_key=key(subject, "subject") if subject is not None else None,
-                predicates=preds,
-                object_key=key(obj, "obj") if obj is not None else None,
-                subject_prefix=subject_prefix,
-                subject_keys=[key(x, "subjects") for x in names(subjects, "subjects")]
-                if subjects is not None
-                else None,
-            )
-            if limit is not None:
-                if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-                    raise InvalidInput("limit must be a non-negative int")
-                q = q.limit(min(limit, MAX_LIMIT))
-            rows = conn.execute(q).mappings().all()
-            src = reads.sources_of(conn, self.scope.tenant, (r["fact_id"] for r in rows))
-        return [
-            reads.to_fact(r, v, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
-            for r in rows
-        ]
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.read(
+            self._engine,
+            self.scope,
+            v,
+            k,
+            parse_states(states),
+            subject=subject,
+            predicate=predicate,
+            obj=obj,
+            limit=limit,
+            subject_prefix=subject_prefix,
+            exact=exact,
+            subjects=subjects,
+        )
 
     def history(
         self,
@@ -736,9 +532,7 @@ class Memory:
         include_retracted: bool = False,
     ) -> list[Fact]:
         """Every value the subject's predicate had, as believed at ``known_at``, in valid-time order."""
-        states = {State.LIVE, State.ENDED, State.SCHEDULED}
-        if include_retracted:
-            states.add(State.RETRACTED)
+        states = ALL_STATES if include_retracted else ALL_STATES - {State.RETRACTED}
         found = self.facts(subject=subject, predicate=predicate, known_at=known_at, states=states)
         return sorted(found, key=lambda f: (f.predicate, f.valid_from, f.recorded_at, f.version_id))
 
@@ -746,89 +540,18 @@ class Memory:
         """The versions of one fact known at ``known_at`` (default: now current).
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         self._check_open()
-        v, k = self._times(None, known_at, None)
-        with self._shared.backend.read() as conn:
-            fact_id = self._fact_id(conn, fact_id)
-            rows = (
-                conn.execute(
-                    reads.facts_query(
-                        self.scope,
-                        valid_at=v,
-                        known_at=k,
-                        states=frozenset(
-                            {State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED}
-                        ),
-                        fact_ids=[fact_id],
-                    )
-                )
-                .mappings()
-                .all()
-            )
-            src = reads.sources_of(conn, self.scope.tenant, [fact_id])
-        return [
-            reads.to_fact(r, v, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
-        ]
+        v, k = self._engine.times(None, known_at, None)
+        return fact_store.versions_of(
+            self._engine, self.scope, _ref_id(fact_id), v, k, is_fact_id=isinstance(fact_id, Fact)
+        )
 
     def why(self, fact_id: FactRef) -> Provenance:
         """Where a fact came from: every version of it ever recorded, its source
         episodes, the extractors that wrote it, and what its writes superseded.
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         self._check_open()
-        ref = _ref_id(fact_id)
-        v = self._now_us()
-        with self._shared.backend.read() as conn:
-            fact_id = self._fact_id(conn, fact_id)
-            rows = (
-                conn.execute(
-                    select(versions)
-                    .where(reads.scope_visible(versions, self.scope), versions.c.fact_id == fact_id)
-                    .order_by(versions.c.recorded_at, versions.c.valid_from)
-                )
-                .mappings()
-                .all()
-            )
-            if not rows:
-                raise NotFound(f"no fact {ref!r} in this scope")
-            ids = [r["id"] for r in rows]
-            src = reads.sources_of(conn, self.scope.tenant, [fact_id]).get(fact_id, [])
-            cited_by = set(
-                conn.execute(
-                    select(sources.c.extractor).where(
-                        sources.c.tenant == self.scope.tenant,
-                        sources.c.fact_id == fact_id,
-                        sources.c.extractor.is_not(None),
-                    )
-                ).scalars()
-            )
-            eps = (
-                conn.execute(
-                    reads.episodes_query(self.scope)
-                    .where(episodes_table.c.id.in_(src))
-                    .order_by(episodes_table.c.occurred_at)
-                )
-                .mappings()
-                .all()
-                if src
-                else []
-            )
-            replaced = (
-                conn.execute(
-                    select(versions).where(
-                        versions.c.tenant == self.scope.tenant,
-                        versions.c.superseded_by.in_(ids),
-                        versions.c.fact_id != fact_id,
-                    )
-                )
-                .mappings()
-                .all()
-            )
-        facts = [reads.to_fact(r, v, src) for r in rows]
-        return Provenance(
-            fact_id=fact_id,
-            versions=facts,
-            episodes=[reads.to_episode(e) for e in eps],
-            extractors=sorted({r["extractor"] for r in rows if r["extractor"]} | cited_by),
-            superseded=[reads.to_fact(r, v) for r in replaced],
+        return provenance.why(
+            self._engine, self.scope, _ref_id(fact_id), is_fact_id=isinstance(fact_id, Fact)
         )
 
     def timeline(
@@ -838,40 +561,18 @@ class Memory:
         ``.text()`` for a terminal, ``.plot()`` a matplotlib figure (``chronomem.timeline``)."""
         from .timeline import build
 
-        return build(self, subject, predicate, exact=exact)
+        self._check_open()
+        return build(self._engine, self.scope, subject, predicate, exact=exact)
 
     def stats(self) -> Stats:
         self._check_open()
-        v = self._now_us()
-        vis = reads.scope_visible(versions, self.scope)
-        with self._shared.backend.read() as conn:
-            n_versions = conn.execute(select(func.count()).where(vis)).scalar_one()
-            n_current = conn.execute(
-                select(func.count()).where(vis, versions.c.superseded_at.is_(None))
-            ).scalar_one()
-            n_facts = conn.execute(
-                select(func.count(versions.c.fact_id.distinct())).where(vis)
-            ).scalar_one()
-            n_live = conn.execute(
-                select(func.count(versions.c.fact_id.distinct())).where(
-                    vis, reads.known(None), reads.in_states({State.LIVE}, v)
-                )
-            ).scalar_one()
-            n_eps = conn.execute(
-                select(func.count()).where(reads.scope_visible(episodes_table, self.scope))
-            ).scalar_one()
-            n_preds = conn.execute(
-                select(func.count(versions.c.predicate.distinct())).where(vis)
-            ).scalar_one()
-            last = conn.execute(select(func.max(versions.c.recorded_at)).where(vis)).scalar()
-        from .timeutil import opt_dt
-
-        return Stats(n_facts, n_live, n_versions, n_current, n_eps, n_preds, opt_dt(last))
+        return provenance.stats(self._engine, self.scope)
 
     # -- retrieval ----------------------------------------------------------------------
     @property
     def _retrieval(self) -> Retrieval:
-        r: Retrieval = self._shared.extensions["retrieval"]
+        r = self._engine.retrieval
+        assert r is not None, "retrieval.attach runs on open"
         return r
 
     @property
@@ -900,8 +601,8 @@ class Memory:
         each leg, fused by reciprocal rank. Each hit carries ``explain``; a failing
         leg is reported in ``result.failed_legs`` (``result.degraded``)."""
         return run_search(
-            self,
-            self._retrieval,
+            self._engine,
+            self.scope,
             query,
             k=k,
             valid_at=valid_at,
@@ -964,11 +665,11 @@ class Memory:
     @property
     def read_log(self) -> bool:
         """Whether this store logs every ``facts``/``search``/``recall`` it serves."""
-        return self._shared.read_log
+        return self._engine.read_log
 
     @read_log.setter
     def read_log(self, on: bool) -> None:
-        self._shared.read_log = bool(on)
+        self._engine.read_log = bool(on)
 
     @staticmethod
     def read_tag(**tag: str | None) -> AbstractContextManager[None]:
@@ -1009,7 +710,8 @@ class Memory:
         rebuild damaged text indexes and delete orphans (see ``chronomem.integrity``)."""
         from .integrity import check as run_check
 
-        return run_check(self, repair=repair)
+        self._check_open()
+        return run_check(self._engine, repair=repair)
 
     def set_reranker(self, reranker: Reranker | None) -> None:
         self._retrieval.reranker = reranker
@@ -1019,7 +721,9 @@ class Memory:
         """Physically delete every version of a fact, its vectors and text index
         entries, and its source episodes that no surviving fact cites. Irreversible.
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
-        return self._erase(None, fact_ref=_ref_id(fact_id))
+        ref = _ref_id(fact_id)
+        self._check_open()
+        return erasure.erase(self._engine, self.scope, fact_ref=ref)
 
     def erase_subject(
         self, subject: str, *, exact: bool = False, descendants: bool = True
@@ -1028,161 +732,17 @@ class Memory:
         in this scope and, unless ``descendants=False``, in every scope under it (from
         the tenant: every user's, agent's and session's facts about the subject)."""
         key = require_text(subject, "subject") if exact else fold(require_text(subject, "subject"))
-        return self._erase(reads.subject_is(key), subject=subject, descendants=bool(descendants))
-
-    def _erase(
-        self,
-        which: Any,
-        *,
-        fact_ref: str | None = None,
-        subject: str | None = None,
-        descendants: bool = True,
-    ) -> dict[str, int]:
-        """Erase the facts ``which`` selects in this scope and (``descendants``) the
-        scopes under it, or the one fact ``fact_ref`` names, which must be this
-        scope's own. Never an enclosing scope's shared memory: that is erased
-        through its own scope."""
         self._check_open()
-        sh = self._shared
-        with sh.backend.write() as conn:
-            if fact_ref is not None:
-                fids = [self._own_fact(conn, fact_ref)]
-            else:
-                where = reads.scope_within if descendants else reads.scope_is
-                fids = list(
-                    conn.execute(
-                        select(versions.c.fact_id)
-                        .where(where(versions, self.scope), which)
-                        .distinct()
-                    ).scalars()
-                )
-            if not fids:
-                raise NotFound(f"no facts about {subject!r} in this scope")
-            counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
-            for i in range(0, len(fids), 500):
-                self._erase_facts(conn, fids[i : i + 500], counts)
-            self._mark_erased(conn)
-            sh.backend.after_erase(conn)
-        sh.backend.maintenance_after_erase()
-        self._invalidate_index()
-        return counts
-
-    def _erase_facts(self, conn: Connection, fids: list[str], counts: dict[str, int]) -> None:
-        t = self.scope.tenant
-        ids = list(
-            conn.execute(
-                select(versions.c.id).where(versions.c.tenant == t, versions.c.fact_id.in_(fids))
-            ).scalars()
+        return erasure.erase(
+            self._engine,
+            self.scope,
+            reads.subject_is(key),
+            subject=subject,
+            descendants=bool(descendants),
         )
-        eps = set(
-            conn.execute(
-                select(sources.c.episode_id).where(
-                    sources.c.tenant == t, sources.c.fact_id.in_(fids)
-                )
-            ).scalars()
-        )
-        counts["sources"] += conn.execute(
-            delete(sources).where(sources.c.tenant == t, sources.c.fact_id.in_(fids))
-        ).rowcount
-        counts["vectors"] += self._delete_vectors(conn, "v", ids)
-        counts["versions"] += conn.execute(
-            delete(versions).where(versions.c.tenant == t, versions.c.fact_id.in_(fids))
-        ).rowcount
-        # only this scope's (and its descendants') episodes: never an enclosing scope's
-        eps = set(
-            conn.execute(
-                select(episodes_table.c.id).where(
-                    reads.scope_within(episodes_table, self.scope),
-                    episodes_table.c.id.in_(list(eps)),
-                )
-            ).scalars()
-        )
-        still_cited = set(
-            conn.execute(
-                select(sources.c.episode_id).where(
-                    sources.c.tenant == t, sources.c.episode_id.in_(list(eps))
-                )
-            ).scalars()
-        )
-        orphans = sorted(eps - still_cited)
-        if orphans:
-            counts["vectors"] += self._delete_vectors(conn, "e", orphans)
-            counts["episodes"] += conn.execute(
-                delete(episodes_table).where(
-                    episodes_table.c.tenant == t, episodes_table.c.id.in_(orphans)
-                )
-            ).rowcount
-        readlog.forget(conn, t, version_ids=ids, episode_ids=orphans)
 
     def purge(self) -> dict[str, int]:
         """Physically delete everything in this scope and the scopes under it
         (a user's purge takes their sessions too; other users are untouched)."""
         self._check_open()
-        sh = self._shared
-        t = self.scope.tenant
-        with sh.backend.write() as conn:
-            vis = reads.scope_within(versions, self.scope)
-            vids = list(conn.execute(select(versions.c.id).where(vis)).scalars())
-            fids = list(conn.execute(select(versions.c.fact_id).where(vis).distinct()).scalars())
-            eids = list(
-                conn.execute(
-                    select(episodes_table.c.id).where(
-                        reads.scope_within(episodes_table, self.scope)
-                    )
-                ).scalars()
-            )
-            counts = {"versions": 0, "episodes": 0, "vectors": 0, "sources": 0}
-            for i in range(0, len(fids), 500):
-                counts["sources"] += conn.execute(
-                    delete(sources).where(
-                        sources.c.tenant == t, sources.c.fact_id.in_(fids[i : i + 500])
-                    )
-                ).rowcount
-            counts["vectors"] = self._delete_vectors(conn, "v", vids) + self._delete_vectors(
-                conn, "e", eids
-            )
-            counts["versions"] = conn.execute(delete(versions).where(vis)).rowcount
-            counts["episodes"] = conn.execute(
-                delete(episodes_table).where(reads.scope_within(episodes_table, self.scope))
-            ).rowcount
-            readlog.forget(conn, t, version_ids=vids, episode_ids=eids)
-            readlog.forget_scope(conn, self.scope)
-            if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
-                conn.execute(delete(predicates_table).where(predicates_table.c.tenant == t))
-                sh.registry.invalidate(t)
-            if self.scope.user is None and self.scope.agent is None and self.scope.session is None:
-                # nothing of the tenant is left, not even its name in the clock table
-                conn.execute(delete(txclock).where(txclock.c.tenant == t))
-            else:
-                self._mark_erased(conn)
-            sh.backend.after_erase(conn)
-        sh.backend.maintenance_after_erase()
-        self._invalidate_index()
-        return counts
-
-    def _mark_erased(self, conn: Connection) -> None:
-        """Tell every process's search mirror of this tenant to reload."""
-        tx = stamp(conn, self.scope.tenant, self._tx_us())
-        conn.execute(
-            update(txclock).where(txclock.c.tenant == self.scope.tenant).values(erased_us=tx)
-        )
-
-    def _delete_vectors(self, conn: Connection, kind: str, ids: Sequence[str]) -> int:
-        n = 0
-        for i in range(0, len(ids), 500):
-            n += conn.execute(
-                delete(vectors).where(
-                    vectors.c.tenant == self.scope.tenant,
-                    vectors.c.kind == kind,
-                    vectors.c.item_id.in_(list(ids[i : i + 500])),
-                )
-            ).rowcount
-        return n
-
-    def _invalidate_index(self) -> None:
-        index = self._shared.extensions.get("vector_cache")
-        if index is not None:
-            index.clear()
-        retrieval = self._shared.extensions.get("retrieval")
-        if retrieval is not None:  # erased text must not linger in the embedding cache
-            retrieval.indexer.clear()
+        return erasure.purge(self._engine, self.scope)

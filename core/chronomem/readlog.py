@@ -92,6 +92,7 @@ from .timeutil import from_us, to_us
 from .writer import stamp
 
 if TYPE_CHECKING:
+    from .engine import Engine
     from .memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -217,7 +218,7 @@ def logged(op: str) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(self: Memory, *args: Any, **kwargs: Any) -> Any:
-            if not self._shared.read_log:
+            if not self._engine.read_log:
                 return fn(self, *args, **kwargs)
             return _serve(self, op, fn, sig, args, kwargs)
 
@@ -263,7 +264,7 @@ def _serve(
         call["valid_at"] = mem.now()  # what the read would use: logged, so replay pins it
     collected: list[tuple[str, str, float | None, str | None]] = []
     instants: list[int] = []
-    _pending(mem._shared)  # the clock listener is on the engine before the read begins
+    _pending(mem._engine)  # the clock listener is on the engine before the read begins
     token = _collect.set(collected)
     clock = _clock.set((mem.scope.tenant, instants))
     try:
@@ -354,13 +355,13 @@ def _read_instant(mem: Memory) -> int:
     """The instant of a read whose transactions did not give one (a tenant that
     never wrote has no clock row yet: it gets one, once)."""
     t = mem.scope.tenant
-    backend = mem._shared.backend
+    backend = mem._engine.backend
     with backend.read() as conn:
         at = conn.execute(_INSTANT, {"tenant": t}).scalar()
     if at is not None:
         return int(at)
     with backend.write() as conn:
-        return _instant(conn, t, mem._tx_us())
+        return _instant(conn, t, mem._engine.tx_us())
 
 
 @dataclass
@@ -382,8 +383,8 @@ class _Pending:
     ``FLUSH_EVERY`` reads, at the first read ``FLUSH_AFTER_S`` after the oldest,
     and before anything reads the log or erases (``flush``)."""
 
-    def __init__(self, shared: Any) -> None:
-        self.shared = shared
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
         self.entries: list[_Entry] = []
         self.oldest = 0.0
         self.lock = threading.Lock()  # guards ``entries``
@@ -392,19 +393,18 @@ class _Pending:
 
 FLUSH_EVERY = 64
 FLUSH_AFTER_S = 1.0
-_KEY = "chronomem.readlog"
 _stores: weakref.WeakSet[_Pending] = weakref.WeakSet()  # flushed at interpreter exit
 _setup = threading.Lock()
 
 
-def _pending(shared: Any) -> _Pending:
-    p = shared.extensions.get(_KEY)
+def _pending(engine: Engine) -> _Pending:
+    p = engine.read_log_pending
     if p is None:
         with _setup:
-            p = shared.extensions.get(_KEY)
+            p = engine.read_log_pending
             if p is None:
-                event.listen(shared.backend.engine, "commit", _on_commit)
-                p = shared.extensions[_KEY] = _Pending(shared)
+                event.listen(engine.backend.engine, "commit", _on_commit)
+                p = engine.read_log_pending = _Pending(engine)
                 _stores.add(p)
     return cast(_Pending, p)
 
@@ -420,7 +420,7 @@ def _record(
     entry = _Entry(
         new_id(), scope.tenant, dict(scope.columns()), at, op, args, current_tag(), items
     )
-    p = _pending(mem._shared)
+    p = _pending(mem._engine)
     with p.lock:
         if not p.entries:
             p.oldest = time.monotonic()
@@ -434,7 +434,7 @@ def _record(
 def flush(mem: Memory) -> None:
     """Write the store's pending log entries now (``reads``, ``replay``,
     ``served``, ``close`` and erasure call it first)."""
-    p = mem._shared.extensions.get(_KEY)
+    p = cast("_Pending | None", mem._engine.read_log_pending)
     if p is not None:
         _flush(p)
 
@@ -442,7 +442,7 @@ def flush(mem: Memory) -> None:
 def close(mem: Memory) -> None:
     """``Memory.close``: write the pending entries. A store that cannot write them
     (its database gone) still closes: the entries are dropped with a warning."""
-    p = mem._shared.extensions.get(_KEY)
+    p = cast("_Pending | None", mem._engine.read_log_pending)
     if p is None:
         return
     try:
@@ -465,10 +465,10 @@ def _take(p: _Pending) -> list[_Entry]:
 def _flush(p: _Pending) -> None:
     with p.writing:  # a concurrent flush finishes first: its reads are visible after this
         taken = _take(p)
-        if not taken or p.shared.closed:
+        if not taken or p.engine.closed:
             return
         try:
-            with p.shared.backend.write() as conn:
+            with p.engine.backend.write() as conn:
                 if conn.dialect.name == "postgresql":
                     # a log entry need not wait for the WAL flush: a server crash can
                     # lose the last moments' entries (never a fact, never a torn entry)
@@ -528,7 +528,7 @@ def _flush_into(conn: Connection) -> None:
     database's write lock, which a batch being written waits for (and a batch
     written after the erase finds its erased items gone: ``_missing``)."""
     for p in list(_stores):
-        if p.shared.backend.engine is conn.engine:
+        if p.engine.backend.engine is conn.engine:
             taken = _take(p)
             if taken:
                 _write(conn, taken)
@@ -575,7 +575,7 @@ def reads(
     limit: int | None = None,
 ) -> list[Read]:
     """The reads made in this scope and the scopes under it, oldest first."""
-    mem._check_open()
+    mem._engine.check_open()
     flush(mem)
     t = mem.scope.tenant
     q = select(read_log).where(reads_sql.scope_within(read_log, mem.scope))
@@ -588,7 +588,7 @@ def reads(
     if op is not None:
         q = q.where(read_log.c.op == op)
     q = q.order_by(read_log.c.at_us, read_log.c.id)
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         rows = conn.execute(q).mappings().all()
         wanted = dict(tag or {})
         rows = [r for r in rows if _tag_matches(r["tag"], wanted)]
@@ -635,10 +635,10 @@ def _to_read(row: Mapping[Any, Any], items: list[ReadItem]) -> Read:
 
 
 def get_read(mem: Memory, read_id: str) -> Read:
-    mem._check_open()
+    mem._engine.check_open()
     flush(mem)
     rid = require_id(read_id, "read_id")
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         row = (
             conn.execute(
                 select(read_log).where(
@@ -669,16 +669,14 @@ def replay(mem: Memory, read_id: str | Read, *, rerun: bool = False) -> Any:
     entry = read_id if isinstance(read_id, Read) else get_read(mem, read_id)
     if entry.erased:
         raise ErasedRead(f"read {entry.id} served something since erased: it cannot be replayed")
-    from .memory import Memory as _Memory
-
-    view = _Memory(
+    view = type(mem)(
         scope=Scope(
             entry.scope["tenant"],
             entry.scope.get("user"),
             entry.scope.get("agent"),
             entry.scope.get("session"),
         ),
-        _shared=mem._shared,
+        _engine=mem._engine,
     )
     call = dict(entry.args)
     if call.get("as_of") is None and call.get("known_at") is None:
@@ -703,7 +701,7 @@ def _rebuild(view: Memory, entry: Read, call: Mapping[str, Any]) -> Any:
     v = to_us(call["valid_at"] if call.get("valid_at") is not None else call["as_of"], "at")
     k = to_us(call["known_at"] if call.get("known_at") is not None else call["as_of"], "at")
     t = view.scope.tenant
-    with view._shared.backend.read() as conn:
+    with view._engine.backend.read() as conn:
         rows = _by_id(conn, t, versions, {i.id for i in entry.items if i.kind == "v"})
         eps = _by_id(conn, t, episodes_table, {i.id for i in entry.items if i.kind == "e"})
         src = reads_sql.sources_of(conn, t, (r["fact_id"] for r in rows.values()))
@@ -745,11 +743,11 @@ def served(
     else:
         entries = reads(mem, run=run, since=since, tag=tag)
     report = Served(entries)
-    now = mem._now_us()
+    now = mem._engine.now_us()
     t = mem.scope.tenant
     vids = {i.id for e in entries for i in e.items if i.kind == "v" and not i.erased}
     eids = {i.id for e in entries for i in e.items if i.kind == "e" and not i.erased}
-    with mem._shared.backend.read() as conn:
+    with mem._engine.backend.read() as conn:
         rows = _by_id(conn, t, versions, vids)
         successors = _by_id(
             conn, t, versions, {r["superseded_by"] for r in rows.values() if r["superseded_by"]}

@@ -32,6 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.compiler import compiles
 
+from .batching import chunks
 from .identity import key_hash
 from .model import Episode, Fact, State
 from .schema import episodes as episodes_table
@@ -152,6 +153,19 @@ def in_states(
     return or_(*parts) if parts else false()
 
 
+def temporal(states: Iterable[State], valid_at: int, known_at: int | None) -> ColumnElement[bool]:
+    """The versions in ``states`` at valid instant ``valid_at`` as believed at
+    ``known_at`` (None: now): the one time filter of ``facts`` and every fact leg."""
+    wanted = frozenset(states)
+    parts: list[ColumnElement[bool]] = []
+    valid_states = wanted - {State.RETRACTED}
+    if valid_states:
+        parts.append(and_(known(known_at), in_states(valid_states, valid_at)))
+    if State.RETRACTED in wanted:
+        parts.append(retracted(known_at))
+    return or_(*parts)
+
+
 def _retracted_by(known_at: int | None) -> ColumnElement[bool]:
     """Closed as retracted at or before ``known_at`` (exclusive with ``known``)."""
     closed = (
@@ -238,8 +252,7 @@ def to_episode(row: Mapping[Any, Any]) -> Episode:
 def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[str, list[str]]:
     ids = list(dict.fromkeys(fact_ids))
     out: dict[str, list[str]] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
+    for chunk in chunks(ids):
         rows = conn.execute(
             select(sources_table.c.fact_id, sources_table.c.episode_id)
             .where(sources_table.c.tenant == tenant, sources_table.c.fact_id.in_(chunk))
@@ -277,15 +290,9 @@ def facts_query(
         filters.append(prefix_match(versions.c.subject_key, subject_prefix))
     if subject_keys is not None:
         filters.append(subject_in(subject_keys))
-    temporal: list[ColumnElement[bool]] = []
-    valid_states = states - {State.RETRACTED}
-    if valid_states:
-        temporal.append(and_(known(known_at), in_states(valid_states, valid_at)))
-    if State.RETRACTED in states:
-        temporal.append(retracted(known_at))
     return (
         select(versions, _retracted_by(known_at).label("_r"))
-        .where(*filters, or_(*temporal))
+        .where(*filters, temporal(states, valid_at, known_at))
         .order_by(
             versions.c.subject_key,
             versions.c.predicate,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from sqlalchemy import Connection, select
-from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy import Connection, select, update
 
+from .backends import of
 from .errors import UnknownPredicate
 from .identity import fold_predicate, require_text
 from .predicates import BUILTIN, Cardinality, PredicateSpec, Volatility
@@ -70,6 +69,25 @@ class Registry:
             self._cache[tenant] = (version, index)
         return index
 
+    @staticmethod
+    def builtin(name: str) -> bool:
+        """Whether ``name`` is a built-in predicate or alias (no database read)."""
+        return fold_predicate(name) in _BUILTIN_INDEX
+
+    def known(self, conn: Connection, tenant: str, name: str) -> bool:
+        """Whether ``name`` is a built-in predicate or alias, or registered in the
+        tenant (an unknown name resolves to ``MANY`` too, so a spec cannot tell)."""
+        return fold_predicate(name) in self.load(conn, tenant)
+
+    def register(self, conn: Connection, tenant: str, spec: PredicateSpec, tx: int) -> None:
+        """Persist ``spec`` (and its aliases) inside the caller's transaction, which
+        has stamped the tenant's clock row at ``tx`` first: registrations of one
+        tenant then run one after another (concurrent ones used to insert the same
+        name at once and fail on PostgreSQL), and the alias check sees every
+        earlier one. Call ``invalidate`` after the commit."""
+        self.save(conn, self.rows_for(tenant, spec, self.load(conn, tenant)))
+        conn.execute(update(txclock).where(txclock.c.tenant == tenant).values(registry_us=tx))
+
     def resolve(self, conn: Connection, tenant: str, name: object) -> PredicateSpec:
         key = fold_predicate(require_text(name, "predicate"))
         spec = self.load(conn, tenant).get(key)
@@ -105,16 +123,10 @@ class Registry:
         insert-if-absent that never collides with a concurrent registration."""
         if not rows:
             return
-        mod = pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect
-        stmt = mod.insert(predicates_table)
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[predicates_table.c.tenant, predicates_table.c.name],
-                set_={
-                    "canonical": stmt.excluded.canonical,
-                    "cardinality": stmt.excluded.cardinality,
-                    "volatility": stmt.excluded.volatility,
-                },
-            ),
+        of(conn).upsert(
+            conn,
+            predicates_table,
             rows,
+            keys=("tenant", "name"),
+            columns=("canonical", "cardinality", "volatility"),
         )

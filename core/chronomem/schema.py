@@ -28,13 +28,18 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
+    or_,
     select,
     text,
+    update,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 from .errors import CorruptStore, SchemaMismatch
+from .scope import Scope
+from .slotkeys import SPECIAL, legacy_slot_key, slot_key
 
 log = logging.getLogger("chronomem.schema")
 
@@ -418,9 +423,52 @@ def _v5(conn: Connection) -> None:
     escaped, issue #14 C); rows an older version keyed with the plain join move to
     their new keys. Ordinary text has the same key in both forms, so this touches
     only rows holding the separator characters."""
-    from .slotkeys import rekey_legacy_slots  # slotkeys imports this module
-
     rekey_legacy_slots(conn)
+
+
+def rekey_legacy_slots(conn: Connection) -> int:
+    """Move rows keyed by the legacy join to their injective keys; returns how many.
+
+    Only rows whose subject key, predicate or object key holds ``\\x1d`` or
+    ``\\x1e`` can differ. Whether a row sits in a single-valued slot or in its
+    object's slot is read off the stored key itself (it matches exactly one of
+    the two legacy forms); a row matching neither (already re-keyed) is left
+    alone, so running this twice changes nothing."""
+    cols = (versions.c.subject_key, versions.c.predicate, versions.c.object_key)
+    rows = conn.execute(
+        select(
+            versions.c.tenant,
+            versions.c.id,
+            versions.c.user_id,
+            versions.c.agent_id,
+            versions.c.session_id,
+            versions.c.slot,
+            *cols,
+        ).where(or_(*(c.contains(ch, autoescape=True) for c in cols for ch in SPECIAL)))
+    ).all()
+    changes: list[dict[str, str]] = []
+    for r in rows:
+        scope = Scope(r.tenant, r.user_id or None, r.agent_id or None, r.session_id or None)
+        okey: str | None
+        if r.object_key and r.slot == legacy_slot_key(
+            scope, r.subject_key, r.predicate, r.object_key
+        ):
+            okey = r.object_key
+        elif r.slot == legacy_slot_key(scope, r.subject_key, r.predicate, None):
+            okey = None
+        else:
+            continue
+        new = slot_key(scope, r.subject_key, r.predicate, okey)
+        if new != r.slot:
+            changes.append({"t": r.tenant, "vid": r.id, "new": new})
+    if changes:
+        conn.execute(
+            update(versions)
+            .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
+            .values(slot=bindparam("new")),
+            changes,
+        )
+    return len(changes)
 
 
 MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}

@@ -25,7 +25,8 @@ from .model import Fact
 from .schema import versions
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .engine import Engine
+    from .scope import Scope
 
 RETRACTED, ENDED_REASON = "retracted", "ended"
 
@@ -245,31 +246,27 @@ class Timeline:
 
 
 def build(
-    memory: Memory, subject: str, predicate: str | None = None, *, exact: bool = False
+    engine: Engine, scope: Scope, subject: str, predicate: str | None = None, *, exact: bool = False
 ) -> Timeline:
     """Every version ever recorded of ``subject`` (optionally one predicate) in
-    ``memory``'s scope and its ancestors, ordered by predicate, belief, validity.
+    ``scope`` and its ancestors, ordered by predicate, belief, validity.
     ``exact=True`` matches the subject and predicate as given (no folding)."""
-    memory._check_open()
     require_text(subject, "subject")
-    sh = memory._shared
-    now = memory.now()
+    now = engine.now()
     key = subject if exact else fold(subject)
-    with sh.backend.read() as conn:
+    with engine.backend.read() as conn:
         q = select(versions).where(
-            reads.scope_visible(versions, memory.scope),
+            reads.scope_visible(versions, scope),
             versions.c.subject_hash == key_hash(key),
             versions.c.subject_key == key,
         )
         if predicate is not None:
             name = (
-                predicate
-                if exact
-                else sh.registry.resolve(conn, memory.scope.tenant, predicate).name
+                predicate if exact else engine.registry.resolve(conn, scope.tenant, predicate).name
             )
             q = q.where(versions.c.predicate == name)
         rows = conn.execute(q).mappings().all()
-    now_us = memory._now_us()
+    now_us = engine.now_us()
     found = [reads.to_fact(r, now_us, retracted_row=r["closed_reason"] == RETRACTED) for r in rows]
     found.sort(key=lambda f: (f.predicate, f.recorded_at, f.valid_from, f.version_id))
     return Timeline(subject, predicate, found, now)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from .errors import InvalidInput, InvalidType, NaiveDatetime
+from .errors import InvalidInput, InvalidTimeSelector, InvalidType, NaiveDatetime
 
 Clock = Callable[[], datetime]
 
@@ -50,6 +50,19 @@ def to_us(value: datetime, name: str = "timestamp") -> int:
 
 def opt_us(value: datetime | None, name: str) -> int | None:
     return None if value is None else to_us(value, name)
+
+
+def read_instants(
+    valid_at: datetime | None, known_at: datetime | None, as_of: datetime | None
+) -> tuple[int | None, int | None]:
+    """A read's time arguments as (valid, known) µs: ``as_of`` means both, and is
+    never combined with either (``InvalidTimeSelector``); None = not given."""
+    if as_of is not None:
+        if valid_at is not None or known_at is not None:
+            raise InvalidTimeSelector("as_of means both valid_at and known_at; do not combine them")
+        t = to_us(as_of, "as_of")
+        return t, t
+    return opt_us(valid_at, "valid_at"), opt_us(known_at, "known_at")
 
 
 def from_us(value: int) -> datetime:

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, func, select, text, update
-from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy import Connection, func, select, update
 
 from . import keycodec
+from .backends import of
+from .batching import chunks
 from .errors import (
     ChronomemError,
     InvalidInput,
@@ -40,130 +39,11 @@ from .timeutil import MAX_US, from_us
 # Called with the connection and the inserted version rows (to index them).
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
 
-# PostgreSQL plans the writer's set-wise reads (``slot = ANY(…)``, ``subject_hash =
-# ANY(…)``) from table statistics; a table that grew since its last ANALYZE is
-# planned as if it were tiny (a scan of every row per read), so each write would
-# cost the store's size until autovacuum catches up. The writer analyzes
-# ``cm_versions`` itself after every doubling of the rows this process inserted
-# (from ANALYZE_FIRST rows on): a bounded number of ANALYZEs, each on a sample.
-ANALYZE_FIRST = 2000
-_inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
-
-
-def _maybe_analyze(conn: Connection, n_inserted: int) -> None:
-    if conn.dialect.name != "postgresql" or n_inserted <= 0:
-        return
-    state = _inserted.setdefault(conn.engine, [0, ANALYZE_FIRST])
-    state[0] += n_inserted
-    if state[0] >= state[1]:
-        state[1] = state[0] * 2
-        conn.exec_driver_sql("ANALYZE cm_versions")
-
 
 def content_hash(*parts: object) -> str:
     """A digest of the parts (injective join: no two part lists share a raw form)."""
     raw = keycodec.join((str(p) for p in parts), keycodec.SEP_FIELD)
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-    """INSERT … ON CONFLICT DO NOTHING on either dialect."""
-    if not rows:
-        return
-    mod = pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect
-    conn.execute(mod.insert(table).on_conflict_do_nothing(), rows)
-
-
-def insert_rows(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-    """Insert many rows of one tenant (the same keys in every row) in one statement.
-
-    SQLite: one ``executemany`` (sqlite3 steps one prepared statement per row, in C).
-    PostgreSQL: ``INSERT … SELECT k.tenant, u.… FROM cm_txclock k, unnest(<one array
-    per column>) u WHERE k.tenant = :tenant``: one statement and one round trip
-    whatever the number of rows, with a constant text that psycopg and the server
-    parse once. psycopg's ``executemany`` sends and dumps each row separately, and
-    SQLAlchemy's multi-row VALUES makes psycopg rewrite a statement with thousands
-    of placeholders on every call; both cost more than the database work itself.
-    The tenant comes from the tenant's clock row (which every write stamps first),
-    so the statement is routed to one tenant (one shard on Citus, colocated). If
-    that row is absent the statement inserts nothing and the rows go in with a
-    plain insert instead: never a lost row. Values pass through each column's own
-    bind processing (``SafeText`` escaping) first, as with a plain insert."""
-    if not rows:
-        return
-    tenant = rows[0]["tenant"]
-    if conn.dialect.name != "postgresql" or any(r["tenant"] != tenant for r in rows):
-        conn.execute(table.insert(), rows)
-        return
-    cols = [c for c in rows[0] if c != "tenant"]
-    stmt, procs = _unnest_insert(conn.dialect, table, tuple(cols))
-    params: dict[str, Any] = {"tenant": tenant}
-    for i, (c, proc) in enumerate(zip(cols, procs, strict=True)):
-        values = [r[c] for r in rows]
-        params[f"c{i}"] = [proc(v) for v in values] if proc is not None else values
-    if conn.execute(stmt, params).rowcount != len(rows):
-        conn.execute(table.insert(), rows)
-
-
-_UNNEST: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
-
-
-def _unnest_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
-    key = (table.name, cols)
-    hit = _UNNEST.get(key)
-    if hit is None:
-        types = [table.c[c].type for c in cols]
-        arrays = ", ".join(
-            f"CAST(:c{i} AS {t.compile(dialect=dialect)}[])" for i, t in enumerate(types)
-        )
-        names = ", ".join(cols)
-        picked = ", ".join(f"u.{c}" for c in cols)
-        stmt = text(
-            f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-            f"FROM {txclock.name} AS k, unnest({arrays}) AS u({names}) "
-            "WHERE k.tenant = :tenant"
-        )
-        hit = _UNNEST[key] = (stmt, [t.bind_processor(dialect) for t in types])
-    return hit
-
-
-# Closings on PostgreSQL: one statement for any number of versions (arrays of ids,
-# successors and reasons zipped by unnest), instead of one Bind/Execute per row.
-_CLOSE_PG = text(
-    "UPDATE cm_versions SET superseded_at = :tx, superseded_by = u.by, "
-    "closed_reason = u.reason "
-    "FROM unnest(CAST(:vids AS text[]), CAST(:bys AS text[]), CAST(:reasons AS text[])) "
-    "AS u(vid, by, reason) "
-    "WHERE cm_versions.tenant = :t AND cm_versions.id = u.vid"
-)
-
-
-def close_versions(conn: Connection, tenant: str, tx: int, closes: list[dict[str, Any]]) -> None:
-    """Mark versions superseded at ``tx``: ``closes`` holds ``vid``, ``by``, ``reason``."""
-    if not closes:
-        return
-    if conn.dialect.name == "postgresql":
-        conn.execute(
-            _CLOSE_PG,
-            {
-                "tx": tx,
-                "t": tenant,
-                "vids": [c["vid"] for c in closes],
-                "bys": [c["by"] for c in closes],
-                "reasons": [c["reason"] for c in closes],
-            },
-        )
-        return
-    conn.execute(
-        update(versions)
-        .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
-        .values(
-            superseded_at=tx,
-            superseded_by=bindparam("by"),
-            closed_reason=bindparam("reason"),
-        ),
-        [{"t": tenant, **c} for c in closes],
-    )
 
 
 def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) -> int:
@@ -172,7 +52,7 @@ def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) 
     The clock row is locked until commit, so stamps and commits happen in the
     same order and a read at ``known_at=t`` can never later gain a write
     stamped before ``t`` (exact replay)."""
-    insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": -(2**62)}])
+    of(conn).insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": -(2**62)}])
     last = conn.execute(
         select(txclock.c.last_us).where(txclock.c.tenant == tenant).with_for_update()
     ).scalar_one()
@@ -225,8 +105,6 @@ class _Found:
     of every fact an operation names by id. Nothing is written before the targets
     are resolved, so reading it all first sees exactly what one-by-one reads did."""
 
-    CHUNK = 500
-
     def __init__(self, conn: Connection, scope: Scope) -> None:
         self.conn = conn
         self.scope = scope
@@ -253,8 +131,7 @@ class _Found:
 
     def _load_live(self, subjects: list[str]) -> None:
         own = self.scope.columns()
-        for i in range(0, len(subjects), self.CHUNK):
-            chunk = subjects[i : i + self.CHUNK]
+        for chunk in chunks(subjects):
             wanted = set(chunk)
             rows = self.conn.execute(
                 select(versions.c.subject_key, versions.c.slot, versions.c.predicate).where(
@@ -268,11 +145,11 @@ class _Found:
                     self.live.setdefault(r.subject_key, []).append((r.slot, r.predicate))
 
     def _load_facts(self, fact_ids: list[str]) -> None:
-        for i in range(0, len(fact_ids), self.CHUNK):
+        for chunk in chunks(fact_ids):
             rows = self.conn.execute(
                 select(versions).where(
                     scope_within(versions, self.scope),
-                    versions.c.fact_id.in_(fact_ids[i : i + self.CHUNK]),
+                    versions.c.fact_id.in_(chunk),
                 )
             ).mappings()
             for r in rows:
@@ -283,6 +160,10 @@ class _Found:
 
 
 class Writer:
+    """Applies write operations inside the caller's transaction: the only code that
+    changes ``cm_versions`` (docs/design.md §3). ``on_insert`` runs on every batch
+    of inserted version rows (retrieval's indexer) in the same transaction."""
+
     def __init__(self, registry: Registry, on_insert: InsertHook | None = None):
         self.registry = registry
         self.on_insert = on_insert
@@ -298,6 +179,14 @@ class Writer:
         for_update: bool,
         recorded_at: int | None = None,
     ) -> Receipt:
+        """Apply ``ops`` as ``scope``'s write at one transaction time and return what
+        changed. In order: stamp the tenant's clock row (``now_us``, or the import's
+        ``recorded_at``, which must not go back in a touched slot's history:
+        ``TimeTravel``); resolve each op to its slots (canonical predicate, folded
+        keys; ops by id and ops without an object read their slots); ``lock`` the
+        slots and load their current versions (``FOR UPDATE`` when ``for_update``);
+        feed each op to its slot's ``SlotPlan``; then close, insert, index and cite
+        (``_flush``). Any error leaves the caller's transaction to roll back."""
         tenant = scope.tenant
         # The tenant's transaction clock is locked first and held until commit: the
         # writers of a tenant then resolve their targets (which slots an end of every
@@ -376,10 +265,10 @@ class Writer:
         self, conn: Connection, tenant: str, slots: list[str], for_update: bool
     ) -> dict[str, list[SlotVersion]]:
         out: dict[str, list[SlotVersion]] = {}
-        for i in range(0, len(slots), 500):
+        for chunk in chunks(slots):
             q = select(versions).where(
                 versions.c.tenant == tenant,
-                versions.c.slot.in_(slots[i : i + 500]),
+                versions.c.slot.in_(chunk),
                 versions.c.superseded_at.is_(None),
             )
             if for_update:
@@ -556,22 +445,23 @@ class Writer:
         receipt.fact_ids = [f for f in fact_ids if f in kept]
         receipt.superseded_count = len(closes)
         # close before insert: the I1 exclusion constraint checks every row
-        close_versions(conn, tenant, tx, closes)
+        db = of(conn)
+        db.close_versions(conn, tenant, tx, closes)
         if inserts:
-            insert_rows(conn, versions, inserts)
+            db.insert_rows(conn, versions, inserts)
             if self.on_insert is not None:
                 self.on_insert(conn, inserts)
-            _maybe_analyze(conn, len(inserts))
+            db.after_insert_versions(conn, len(inserts))
         if new_sources:
             self._check_episodes(conn, scope, {s["episode_id"] for s in new_sources})
-            insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
+            db.insert_ignore(conn, sources, [{"tenant": tenant, **s} for s in new_sources])
         for gone, into in merges:  # a merged fact's provenance moves to the survivor
             moved = conn.execute(
                 select(sources.c.episode_id, sources.c.extractor).where(
                     sources.c.tenant == tenant, sources.c.fact_id == gone
                 )
             ).all()
-            insert_ignore(
+            db.insert_ignore(
                 conn,
                 sources,
                 [

@@ -199,7 +199,7 @@ def test_a_tenant_stamped_at_the_calendar_end_refuses_further_writes(memory: Mem
     from chronomem.schema import txclock
 
     memory.remember("ann", "likes", "tea")
-    with memory._shared.backend.write() as conn:
+    with memory._engine.backend.write() as conn:
         conn.execute(update(txclock).values(last_us=MAX_US))
     with pytest.raises(InvalidInput, match="end of the calendar"):
         memory.remember("ann", "likes", "coffee")

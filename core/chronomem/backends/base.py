@@ -5,17 +5,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, bindparam, event, update
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import ExceptionContext
 
-from ..errors import ChronomemError, InvalidInput
+from ..errors import ChronomemError
+from ..schema import versions
 
 
 class Backend:
-    """A database engine plus the few operations that differ per dialect."""
+    """A database engine plus the operations that differ per dialect.
+
+    The class methods are the dialect's SQL for one connection (``backends.of(conn)``
+    finds the class); the base class holds the plain forms, a database's module
+    overrides what it does faster or differently."""
 
     name = "base"
+    dialect: ModuleType = sqlite_dialect  # the SQLAlchemy dialect module (its ``insert``)
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine
@@ -71,31 +80,59 @@ class Backend:
     def dispose(self) -> None:
         self.engine.dispose()
 
+    # -- the dialect's write SQL -------------------------------------------------------
+    @classmethod
+    def insert_ignore(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """INSERT … ON CONFLICT DO NOTHING."""
+        if rows:
+            conn.execute(cls.dialect.insert(table).on_conflict_do_nothing(), rows)
 
-def open_backend(url: str | None) -> Backend:
-    if isinstance(url, str) and not url.strip():
-        raise InvalidInput(
-            "the database url is empty: pass a file path, a sqlite:// or postgresql:// URL, "
-            "or None (or ':memory:') for an in-memory store"
+    @classmethod
+    def upsert(
+        cls,
+        conn: Connection,
+        table: Any,
+        rows: list[dict[str, Any]],
+        keys: Sequence[str],
+        columns: Sequence[str],
+    ) -> None:
+        """Insert the rows, or set ``columns`` of the ones whose ``keys`` exist: an
+        insert-if-absent that never collides with a concurrent insert."""
+        if not rows:
+            return
+        stmt = cls.dialect.insert(table)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[table.c[k] for k in keys],
+                set_={c: stmt.excluded[c] for c in columns},
+            ),
+            rows,
         )
-    if url is None or url == ":memory:":
-        from .sqlite import SqliteBackend
 
-        return SqliteBackend(None)
-    if not isinstance(url, str):
-        raise InvalidInput(f"url must be a str, not {type(url).__name__}")
-    if url.startswith(("postgresql", "postgres://")):
-        from .postgres import PostgresBackend
+    @classmethod
+    def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert many rows (the same keys in every row): one ``executemany``."""
+        if rows:
+            conn.execute(table.insert(), rows)
 
-        return PostgresBackend(url)
-    if url.startswith("sqlite"):
-        from .sqlite import SqliteBackend
-
-        return SqliteBackend(url)
-    if "://" in url:
-        raise InvalidInput(
-            f"unsupported database URL {url.split('://')[0]}://; use sqlite or postgresql"
+    @classmethod
+    def close_versions(
+        cls, conn: Connection, tenant: str, tx: int, closes: list[dict[str, Any]]
+    ) -> None:
+        """Mark versions superseded at ``tx``: ``closes`` holds ``vid``, ``by``, ``reason``."""
+        if not closes:
+            return
+        conn.execute(
+            update(versions)
+            .where(versions.c.tenant == bindparam("t"), versions.c.id == bindparam("vid"))
+            .values(
+                superseded_at=tx,
+                superseded_by=bindparam("by"),
+                closed_reason=bindparam("reason"),
+            ),
+            [{"t": tenant, **c} for c in closes],
         )
-    from .sqlite import SqliteBackend
 
-    return SqliteBackend(url)  # a plain file path
+    @classmethod
+    def after_insert_versions(cls, conn: Connection, n_inserted: int) -> None:
+        """Planner upkeep after a write inserted ``n_inserted`` versions."""

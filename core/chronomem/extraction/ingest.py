@@ -32,16 +32,17 @@ whose extraction failed; nothing from them was written)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold, fold_predicate, require_text
-from ..model import Receipt
-from ..ops import EndOp, WriteOp
-from ..predicates import BUILTIN, Cardinality
+from ..model import Episode, Fact, Receipt
+from ..ops import AssertOp, EndOp, WriteOp
+from ..predicates import Cardinality, PredicateSpec
+from ..scope import Scope
 from ..timeutil import EPOCH, to_us
 from .base import (
     DEFAULT_SPEAKER,
@@ -57,9 +58,6 @@ from .rules import RuleExtractor
 # Asserting one of these ends the other for the same object ("I love coffee now").
 COMPLEMENTS = {"likes": "dislikes", "dislikes": "likes"}
 
-_BUILTIN_NAMES = frozenset(
-    [s.name for s in BUILTIN] + [fold_predicate(a) for s in BUILTIN for a in s.aliases]
-)
 _US = timedelta(microseconds=1)
 
 _default: RuleExtractor | None = None
@@ -94,28 +92,43 @@ def _receipt_from(base: Receipt) -> ExtractionReceipt:
     return ExtractionReceipt(**{f.name: getattr(base, f.name) for f in dataclasses.fields(Receipt)})
 
 
-def predicate_known(memory: Any, name: str) -> bool:
-    """Whether ``name`` is a built-in predicate or alias, or registered in this
-    store's tenant (an unknown predicate resolves to ``MANY`` too, so the spec
-    alone cannot tell)."""
-    key = fold_predicate(name)
-    if key in _BUILTIN_NAMES:
-        return True
-    from sqlalchemy import select
+class Store(Protocol):
+    """What ingest asks of the store: ``Memory``'s public calls, nothing below them."""
 
-    from ..schema import predicates as predicates_table
+    @property
+    def scope(self) -> Scope: ...
 
-    with memory.backend.read() as conn:
-        row = conn.execute(
-            select(predicates_table.c.name).where(
-                predicates_table.c.tenant == memory.scope.tenant,
-                predicates_table.c.name == key,
-            )
-        ).first()
-    return row is not None
+    def now(self) -> datetime: ...
+
+    def add_episodes(self, items: Iterable[Mapping[str, Any]]) -> list[Episode]: ...
+
+    def assertion(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: datetime | None = ...,
+        valid_to: datetime | None = ...,
+        source: str | None = ...,
+        metadata: Mapping[str, Any] | None = ...,
+        extractor: str | None = ...,
+    ) -> AssertOp: ...
+
+    def apply(self, ops: Sequence[WriteOp], *, recorded_at: datetime | None = ...) -> Receipt: ...
+
+    def history(self, subject: str, predicate: str | None = ...) -> list[Fact]: ...
+
+    def predicate(self, name: str) -> PredicateSpec: ...
+
+    def predicate_known(self, name: str) -> bool: ...
+
+    def register_predicate(
+        self, name: str, *, cardinality: Cardinality | str = ...
+    ) -> PredicateSpec: ...
 
 
-def acquire_schema(memory: Any, extractor: object, facts: list[Extracted]) -> list[str]:
+def acquire_schema(memory: Store, extractor: object, facts: list[Extracted]) -> list[str]:
     """Register the cardinality of predicates the store does not know, asking a
     ``SchemaAware`` extractor (which asks its model at most once per name).
     Returns the names registered."""
@@ -127,7 +140,7 @@ def acquire_schema(memory: Any, extractor: object, facts: list[Extracted]) -> li
     for f in facts:
         examples.setdefault(fold_predicate(f.predicate), f)
     for name, example in examples.items():
-        if predicate_known(memory, name):
+        if memory.predicate_known(name):
             continue
         answer = ask(name, example)
         if answer is None:
@@ -141,7 +154,7 @@ def acquire_schema(memory: Any, extractor: object, facts: list[Extracted]) -> li
     return registered
 
 
-def _canonical(memory: Any, name: str, cache: dict[str, str]) -> str:
+def _canonical(memory: Store, name: str, cache: dict[str, str]) -> str:
     if name not in cache:
         cache[name] = memory.predicate(name).name
     return cache[name]
@@ -154,13 +167,13 @@ _Batch = set[tuple[str, str, str]]
 
 
 def _batch_key(
-    memory: Any, subject: str, predicate: str, obj: str, cache: dict[str, str]
+    memory: Store, subject: str, predicate: str, obj: str, cache: dict[str, str]
 ) -> tuple[str, str, str]:
     return (fold(subject), _canonical(memory, predicate, cache), fold(obj))
 
 
 def _held_start(
-    memory: Any, subject: str, predicate: str, obj: str, at: datetime
+    memory: Store, subject: str, predicate: str, obj: str, at: datetime
 ) -> datetime | None:
     """Where an end with an unknown start begins, or ``None`` if nothing should
     be written (the value is known and live: end it; or another value of a
@@ -181,7 +194,7 @@ def _held_start(
 
 
 def _ops_for(
-    memory: Any,
+    memory: Store,
     turn: Turn,
     fact: Extracted,
     label: str,
@@ -247,7 +260,7 @@ def _stamp_times(turns: list[Turn], base: datetime) -> list[Turn]:
 
 
 def add_messages(
-    memory: Any,
+    memory: Store,
     messages: object,
     *,
     extractor: Extractor | None = None,

@@ -14,20 +14,21 @@ from .rerank import Reranker
 from .search import Hit, Retrieval, SearchFailed, SearchResult, search
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..engine import Engine
 
 __all__ = ["Hit", "Reranker", "Retrieval", "SearchFailed", "SearchResult", "attach", "search"]
 
 
-def attach(mem: Memory, embedder: Any = None, *, reembed: bool = False) -> Retrieval:
-    """Give a store its embedder, vector indexer and mirrors (called on open)."""
+def attach(engine: Engine, embedder: Any = None, *, reembed: bool = False) -> Retrieval:
+    """Give a store its embedder, vector indexer and mirrors (called on open): the
+    indexer hooks into every insert of versions and episodes, and a store that an
+    earlier embedder indexed is refused (or, with ``reembed``, re-embedded)."""
     emb = embedder if embedder is not None else HashingEmbedder()
     if not isinstance(emb, Embedder):
         raise InvalidType(
             "embedder must have name, dim and embed(texts) (chronomem.embedding.Embedder)"
         )
-    sh = mem._shared
-    with sh.backend.write() as conn:
+    with engine.backend.write() as conn:
         stored = check_embedder(conn, emb)
         if stored is not None and not reembed:
             raise mismatch_error(stored, emb)
@@ -37,12 +38,11 @@ def attach(mem: Memory, embedder: Any = None, *, reembed: bool = False) -> Retri
 
             ensure_column(conn, emb.dim)
     r = Retrieval(emb, Indexer(emb, pgvector=pgvector), MirrorSet(emb.dim), pgvector=pgvector)
-    sh.extensions["retrieval"] = r
-    sh.extensions["vector_cache"] = r.mirrors
-    sh.hooks.append(r.indexer.on_versions)
-    sh.episode_hooks.append(r.indexer.on_episodes)
+    engine.retrieval = r
+    engine.hooks.append(r.indexer.on_versions)
+    engine.episode_hooks.append(r.indexer.on_episodes)
     if stored is not None:
         from .reembed import reembed_all
 
-        reembed_all(mem, r)
+        reembed_all(engine, r)
     return r

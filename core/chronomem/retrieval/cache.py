@@ -121,6 +121,11 @@ class Mirror:
 
 
 class TenantMirror:
+    """One tenant's mirror in this process: its versions (``v``) and episodes
+    (``e``), with scope, entity and predicate codes shared by both. ``last`` is the
+    transaction time synced to and ``erased`` the erase marker last seen; ``sync``
+    (under ``lock``) brings both up to the tenant's clock row."""
+
     def __init__(self, tenant: str, dim: int):
         self.tenant = tenant
         self.dim = dim

@@ -1,4 +1,5 @@
-"""Writes the vectors of new versions and episodes, in the writing transaction.
+"""Writes the vectors of new versions and episodes, in the writing transaction,
+and deletes them (for ``erasure`` and re-embedding): the one owner of ``cm_vectors``.
 
 A version's vector never changes (versions are immutable); pieces cut from a
 version carry the same text, so an LRU of text -> vector saves re-embedding."""
@@ -10,12 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, delete, select
 
+from ..backends import of
+from ..batching import chunks
 from ..embedding import Embedder, embed_checked
 from ..errors import SchemaMismatch
 from ..schema import meta, vectors
-from ..writer import insert_ignore, insert_rows
 
 
 def fact_text(row: dict[str, Any]) -> str:
@@ -26,6 +28,12 @@ def fact_text(row: dict[str, Any]) -> str:
 
 
 class Indexer:
+    """Embeds the text of inserted versions and episodes and writes their vectors
+    to ``cm_vectors`` in the writing transaction (the engine's insert hooks call
+    ``on_versions``/``on_episodes``). Versions are immutable, so a text's vector
+    never changes: an LRU of text -> vector spares re-embedding the pieces a cut
+    re-inserts; ``clear`` forgets it (after erasure: no erased text lingers)."""
+
     def __init__(self, embedder: Embedder, cache_size: int = 4096, *, pgvector: bool = False):
         self.embedder = embedder
         self.pgvector = pgvector  # also fill cm_vectors.embedding (PostgreSQL + pgvector)
@@ -61,7 +69,7 @@ class Indexer:
             return
         vecs = self.vectors_for([t for _, t in keep])
         name, dim = self.embedder.name, self.embedder.dim
-        insert_rows(
+        of(conn).insert_rows(
             conn,
             vectors,
             [
@@ -104,7 +112,7 @@ def check_embedder(conn: Connection, embedder: Embedder) -> str | None:
     row = conn.execute(query).scalar()
     if row is None:
         value = f"{embedder.name}\x1f{embedder.dim}"
-        insert_ignore(conn, meta, [{"key": "embedder", "value": value}])
+        of(conn).insert_ignore(conn, meta, [{"key": "embedder", "value": value}])
         row = conn.execute(query).scalar_one()
     name, _, dim = row.partition("\x1f")
     if name == embedder.name and int(dim) == embedder.dim:
@@ -119,3 +127,20 @@ def mismatch_error(stored: str, embedder: Embedder) -> SchemaMismatch:
         f"{embedder.name!r} (dim {embedder.dim}). Open it with the same embedder, or pass "
         "reembed=True to re-embed every fact and episode with the new one."
     )
+
+
+def delete_vectors(conn: Connection, tenant: str, kind: str, ids: Sequence[str]) -> int:
+    """Delete the ``kind`` (``"v"`` version, ``"e"`` episode) vectors of ``ids``."""
+    n = 0
+    for chunk in chunks(ids):
+        n += conn.execute(
+            delete(vectors).where(
+                vectors.c.tenant == tenant, vectors.c.kind == kind, vectors.c.item_id.in_(chunk)
+            )
+        ).rowcount
+    return n
+
+
+def delete_all_vectors(conn: Connection) -> None:
+    """Every tenant's vectors (re-embedding with a new embedder replaces them all)."""
+    conn.execute(delete(vectors))

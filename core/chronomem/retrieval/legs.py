@@ -11,12 +11,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import (
     Connection,
-    and_,
     bindparam,
     column,
     func,
     literal_column,
-    or_,
     select,
     table,
     tuple_,
@@ -72,13 +70,10 @@ def fact_filters(
     subject_key: str | None = None,
 ) -> list[Any]:
     """The scope, temporal and caller filters of a fact leg, as SQL."""
-    temporal = []
-    valid_states = tf.states - {State.RETRACTED}
-    if valid_states:
-        temporal.append(and_(reads.known(tf.known_at), reads.in_states(valid_states, tf.valid_at)))
-    if State.RETRACTED in tf.states:
-        temporal.append(reads.retracted(tf.known_at))
-    filters: list[Any] = [reads.scope_visible(versions, scope), or_(*temporal)]
+    filters: list[Any] = [
+        reads.scope_visible(versions, scope),
+        reads.temporal(tf.states, tf.valid_at, tf.known_at),
+    ]
     if subject_prefix is not None:
         filters.append(reads.prefix_match(versions.c.subject_key, subject_prefix))
     if subject_key is not None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
-from ..schema import episodes, meta, vectors, versions
-from .indexing import fact_text
+from ..schema import episodes, meta, versions
+from .indexing import delete_all_vectors, fact_text
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..engine import Engine
     from .search import Retrieval
 
 BATCH = 256
@@ -26,12 +26,11 @@ def _progress(total: int, label: str) -> object:
         return None
 
 
-def reembed_all(mem: Memory, r: Retrieval, *, show_progress: bool = True) -> int:
+def reembed_all(engine: Engine, r: Retrieval, *, show_progress: bool = True) -> int:
     """Replace every stored vector (all tenants) with the new embedder's; returns rows embedded."""
-    sh = mem._shared
     done = 0
-    with sh.backend.write() as conn:
-        conn.execute(delete(vectors))
+    with engine.backend.write() as conn:
+        delete_all_vectors(conn)
         for kind, cols in (
             ("v", [versions.c.tenant, versions.c.id, versions.c.subject, versions.c.predicate,
                              versions.c.object, versions.c.index_text]),

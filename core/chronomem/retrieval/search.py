@@ -27,7 +27,9 @@ from .indexing import Indexer
 from .rerank import Reranker
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..engine import Engine
+    from ..registry import Registry
+    from ..scope import Scope
 
 log = logging.getLogger("chronomem.search")
 
@@ -80,17 +82,21 @@ class Retrieval:
 
 
 def _half_life(
-    mem: Memory, conn: Connection, predicate: str, cache: dict[str, float | None]
+    registry: Registry,
+    tenant: str,
+    conn: Connection,
+    predicate: str,
+    cache: dict[str, float | None],
 ) -> float | None:
     if predicate not in cache:
-        spec = mem._shared.registry.load(conn, mem.scope.tenant).get(predicate)
+        spec = registry.load(conn, tenant).get(predicate)
         cache[predicate] = (spec.volatility if spec else Volatility.SLOW).half_life_days
     return cache[predicate]
 
 
 def search(
-    mem: Memory,
-    r: Retrieval,
+    engine: Engine,
+    scope: Scope,
     query: str,
     *,
     k: int = 10,
@@ -106,33 +112,41 @@ def search(
     exact: bool = False,
     legs_enabled: Sequence[str] | None = None,
 ) -> SearchResult:
+    """``Memory.search`` for ``scope`` (docs/design.md §6): resolve the read instants
+    and the caller's filters, sync the tenant's mirror, run every enabled leg in one
+    read transaction (each with the scope and temporal filter inside it, each in its
+    own error boundary), fuse by reciprocal rank, score from the mirror, fetch only
+    the rows kept, then rerank (if a reranker is set) and cut to ``k``.
+    ``legs_enabled`` limits the legs (benchmarks and tests); a leg that fails is
+    reported in ``failed_legs``, and ``SearchFailed`` is raised only when all do."""
     if not isinstance(query, str):
         raise InvalidType(f"query must be a str, not {type(query).__name__}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise InvalidInput("k must be a non-negative int")
     if not isinstance(min_score, int | float) or min_score != min_score:
         raise InvalidInput("min_score must be a number")
-    mem._check_open()
-    v, kn = mem._times(valid_at, known_at, as_of)
+    engine.check_open()
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    v, kn = engine.times(valid_at, known_at, as_of)
     tf = legs.TimeFilter(v, kn, parse_states(states))
     if k == 0 or not query.strip():
         return SearchResult()
     terms = legs.query_terms(query)
     n = min(max(3 * k, 30), MAX_CANDIDATES)  # per leg
-    scope = mem.scope
-    sh = mem._shared
     wanted = set(legs_enabled) if legs_enabled is not None else set(FACT_LEGS + EPISODE_LEGS)
     if not include_episodes:
         wanted -= set(EPISODE_LEGS)
     rankings: dict[str, tuple[str, list[tuple[str, float]]]] = {}
     failed: dict[str, str] = {}
     qvec: np.ndarray | None = None
-    with sh.backend.read() as conn:
+    with engine.backend.read() as conn:
         preds = None
         skey = None
         if predicates is not None:
             preds = [
-                p if exact else sh.registry.resolve(conn, scope.tenant, p).name for p in predicates
+                p if exact else engine.registry.resolve(conn, scope.tenant, p).name
+                for p in predicates
             ]
         if subject is not None:
             skey = subject if exact else fold(subject)
@@ -250,11 +264,11 @@ def search(
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
-        _score(mem, conn, mirror, fused, v)
+        _score(engine.registry, scope.tenant, conn, mirror, fused, v)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
         keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
-        hits = _materialize(mem, conn, keep, v, retracted_ids)
+        hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
     if r.reranker is not None and hits:
         hits = list(r.reranker.rerank(query, hits))
     out = hits[:k]
@@ -264,7 +278,12 @@ def search(
 
 
 def _score(
-    mem: Memory, conn: Connection, mirror: TenantMirror, fused: list[Fused], valid_at: int
+    registry: Registry,
+    tenant: str,
+    conn: Connection,
+    mirror: TenantMirror,
+    fused: list[Fused],
+    valid_at: int,
 ) -> None:
     """Final scores from the mirror (recency needs valid_from and the predicate;
     ties need the content hash), so only the top k rows are ever fetched."""
@@ -280,7 +299,9 @@ def _score(
             age = valid_at - int(mirror.v.start.a[p])
             # ties: content hash, then insertion order (the same in every ingest)
             finish(
-                f, recency(age, _half_life(mem, conn, pred, half)), f"{mirror.v.hashes[p]}:{p:012d}"
+                f,
+                recency(age, _half_life(registry, tenant, conn, pred, half)),
+                f"{mirror.v.hashes[p]}:{p:012d}",
             )
         else:
             p = mirror.e.pos.get(f.id)
@@ -293,25 +314,28 @@ def _score(
         if f.kind == "fact":
             row = conn.execute(
                 select(versions.c.valid_from, versions.c.predicate, versions.c.content_hash).where(
-                    versions.c.tenant == mem.scope.tenant, versions.c.id == f.id
+                    versions.c.tenant == tenant, versions.c.id == f.id
                 )
             ).one()
             finish(
                 f,
-                recency(valid_at - row.valid_from, _half_life(mem, conn, row.predicate, half)),
+                recency(
+                    valid_at - row.valid_from,
+                    _half_life(registry, tenant, conn, row.predicate, half),
+                ),
                 row.content_hash,
             )
         else:
             row = conn.execute(
                 select(episodes_table.c.content_hash, episodes_table.c.occurred_at).where(
-                    episodes_table.c.tenant == mem.scope.tenant, episodes_table.c.id == f.id
+                    episodes_table.c.tenant == tenant, episodes_table.c.id == f.id
                 )
             ).one()
             finish(f, 1.0, f"{row.content_hash}:{row.occurred_at:020d}:{f.id}")
 
 
 def _materialize(
-    mem: Memory,
+    t: str,
     conn: Connection,
     fused: list[Fused],
     valid_at: int,
@@ -322,7 +346,6 @@ def _materialize(
     ep_ids = [f.id for f in fused if f.kind == "episode"]
     made: dict[tuple[str, str], Fact | Episode] = {}
     retracted = set(retracted_ids)
-    t = mem.scope.tenant
     if fact_ids:
         rows = (
             conn.execute(

@@ -19,6 +19,7 @@ import numpy as np
 from sqlalchemy import select
 
 from chronomem import Memory
+from chronomem.batching import chunks
 from chronomem.embedding import embed_query_checked
 from chronomem.schema import vectors
 
@@ -48,12 +49,12 @@ def cosines(memory: Memory, query: str, version_ids: Iterable[str]) -> dict[str,
     out: dict[str, float] = {}
     tenant = memory.scope.tenant
     with memory.backend.read() as conn:
-        for i in range(0, len(ids), 500):
+        for chunk in chunks(ids):
             rows = conn.execute(
                 select(vectors.c.item_id, vectors.c.vec).where(
                     vectors.c.tenant == tenant,
                     vectors.c.kind == "v",
-                    vectors.c.item_id.in_(ids[i : i + 500]),
+                    vectors.c.item_id.in_(chunk),
                 )
             )
             for item_id, blob in rows:

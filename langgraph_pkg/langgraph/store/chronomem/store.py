@@ -29,8 +29,9 @@ from langgraph.store.base import (
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
+from chronomem.model import ALL_STATES
 from chronomem.ops import AssertOp
-from chronomem.timeutil import Clock, from_us, opt_dt, opt_us, to_us
+from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 
 from . import filters, keys, namespaces, pinning, scoring
@@ -42,8 +43,6 @@ from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
 from .records import Marker, Record
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
-
-ALL_STATES = frozenset({State.LIVE, State.ENDED, State.SCHEDULED, State.RETRACTED})
 
 
 @dataclass(frozen=True)
@@ -255,17 +254,12 @@ class ChronomemStore(BaseStore):
 
         A graph compiled with the view replays what memory held then; a write to
         it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
-        if as_of is not None:
-            if valid_at is not None or known_at is not None:
-                raise InvalidTimeSelector(
-                    "as_of means both valid_at and known_at; do not combine them"
-                )
-            valid_at = known_at = as_of
-        if valid_at is None and known_at is None:
+        v, k = read_instants(valid_at, known_at, as_of)
+        if v is None and k is None:
             raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
         view = copy.copy(self)
         view._owns = False
-        view._pin = Pin(opt_us(valid_at, "valid_at"), opt_us(known_at, "known_at"))
+        view._pin = Pin(v, k)
         return view
 
     @property

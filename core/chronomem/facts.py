@@ -1,0 +1,157 @@
+"""Reading facts: by filter (``Memory.facts``), by id (``Memory.get``), and which
+fact a reference names and whether this scope owns it.
+
+``Receipt.added`` and ``Fact.version_id`` are version ids; a version belongs to
+exactly one fact, so its id names that fact as well as the fact id does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, select
+
+from . import reads
+from .arguments import names
+from .engine import Engine
+from .errors import InvalidInput, InvalidType, NotFound
+from .identity import fold, require_text
+from .model import ALL_STATES, Fact, State
+from .schema import versions
+from .scope import Scope
+from .writer import missing_fact
+
+MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
+
+
+def check_limit(limit: object) -> int | None:
+    if limit is None:
+        return None
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise InvalidInput("limit must be a non-negative int")
+    return min(limit, MAX_LIMIT)
+
+
+def read(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    states: frozenset[State],
+    *,
+    subject: str | None = None,
+    predicate: str | None = None,
+    obj: str | None = None,
+    limit: int | None = None,
+    subject_prefix: str | None = None,
+    exact: bool = False,
+    subjects: Sequence[str] | None = None,
+) -> list[Fact]:
+    """``Memory.facts`` (see there) at resolved instants, in one read transaction."""
+
+    def key(s: object, n: str) -> str:
+        return require_text(s, n) if exact else fold(require_text(s, n))
+
+    with engine.backend.read() as conn:
+        preds = None
+        if predicate is not None:
+            preds = [
+                require_text(predicate, "predicate")
+                if exact
+                else engine.registry.resolve(conn, scope.tenant, predicate).name
+            ]
+        if subject_prefix is not None and not isinstance(subject_prefix, str):
+            raise InvalidType("subject_prefix must be a str")
+        q = reads.facts_query(
+            scope,
+            valid_at=valid_at,
+            known_at=known_at,
+            states=states,
+            subject_key=key(subject, "subject") if subject is not None else None,
+            predicates=preds,
+            object_key=key(obj, "obj") if obj is not None else None,
+            subject_prefix=subject_prefix,
+            subject_keys=[key(x, "subjects") for x in names(subjects, "subjects")]
+            if subjects is not None
+            else None,
+        )
+        n = check_limit(limit)
+        if n is not None:
+            q = q.limit(n)
+        rows = conn.execute(q).mappings().all()
+        src = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
+    return [
+        reads.to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+        for r in rows
+    ]
+
+
+def versions_of(
+    engine: Engine,
+    scope: Scope,
+    rid: str,
+    valid_at: int,
+    known_at: int | None,
+    *,
+    is_fact_id: bool = False,
+) -> list[Fact]:
+    """``Memory.get``: the versions (every state) of the fact ``rid`` names
+    (``is_fact_id``: ``rid`` is a fact id already, as a ``Fact``'s is)."""
+    with engine.backend.read() as conn:
+        fact_id = rid if is_fact_id else fact_id_of(conn, scope.tenant, rid)
+        rows = (
+            conn.execute(
+                reads.facts_query(
+                    scope,
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    states=ALL_STATES,
+                    fact_ids=[fact_id],
+                )
+            )
+            .mappings()
+            .all()
+        )
+        src = reads.sources_of(conn, scope.tenant, [fact_id])
+    return [
+        reads.to_fact(r, valid_at, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
+    ]
+
+
+def fact_id_of(conn: Connection, tenant: str, rid: str) -> str:
+    """The fact id ``rid`` names (a fact id, or the id of one of its versions);
+    ``rid`` itself when it names nothing."""
+    # two indexed lookups (fact index, then primary key): an OR of the two
+    # columns makes SQLite walk every row of the tenant
+    if conn.execute(
+        select(versions.c.id).where(versions.c.tenant == tenant, versions.c.fact_id == rid).limit(1)
+    ).first():
+        return rid
+    found = conn.execute(
+        select(versions.c.fact_id).where(versions.c.tenant == tenant, versions.c.id == rid)
+    ).scalar()
+    return str(found) if found is not None else rid
+
+
+def own_fact(conn: Connection, scope: Scope, rid: str) -> str:
+    """The fact id a write by id (retract, correct, erase) may change, or
+    NotFound (quoting the reference as given, never another scope's fact id) /
+    ScopeError (the fact is an enclosing scope's shared memory).
+
+    A write by id reaches exactly this scope's facts: a read by id (``get``,
+    ``why``) sees this scope and its ancestors, so everything a write by id can
+    change, a read by id can see; an ancestor's fact is readable but owned
+    elsewhere (ScopeError), and a narrower scope's fact (a user's, seen from the
+    tenant) is NotFound for both. Erasure by subject and ``purge`` are the
+    administrative sweeps that do take narrower scopes."""
+    fid = fact_id_of(conn, scope.tenant, rid)
+    owned = conn.execute(
+        select(versions.c.id)
+        .where(reads.scope_is(versions, scope), versions.c.fact_id == fid)
+        .limit(1)
+    ).first()
+    if owned is None:
+        err = missing_fact(conn, scope, fid)
+        if isinstance(err, NotFound):
+            raise NotFound(f"no fact {rid!r} in this scope")
+        raise err
+    return fid
