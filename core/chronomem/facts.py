@@ -61,7 +61,7 @@ def read(
             ]
         if subject_prefix is not None and not isinstance(subject_prefix, str):
             raise InvalidType("subject_prefix must be a str")
-        q = reads.facts_query(
+        q, params = reads.facts_statement(
             scope,
             valid_at=valid_at,
             known_at=known_at,
@@ -73,11 +73,9 @@ def read(
             subject_keys=[key(x, "subjects") for x in names(subjects, "subjects")]
             if subjects is not None
             else None,
+            limit=check_limit(limit),
         )
-        n = check_limit(limit)
-        if n is not None:
-            q = q.limit(n)
-        rows = conn.execute(q).mappings().all()
+        rows = conn.execute(q, params).mappings().all()
         src = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
     return [
         reads.to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
@@ -97,39 +95,15 @@ def versions_of(
     """``Memory.get``: the versions (every state) of the fact ``rid`` names
     (``is_fact_id``: ``rid`` is a fact id already, as a ``Fact``'s is)."""
     with engine.backend.read() as conn:
-        fact_id = rid if is_fact_id else fact_id_of(conn, scope.tenant, rid)
-        rows = (
-            conn.execute(
-                reads.facts_query(
-                    scope,
-                    valid_at=valid_at,
-                    known_at=known_at,
-                    states=ALL_STATES,
-                    fact_ids=[fact_id],
-                )
-            )
-            .mappings()
-            .all()
+        fact_id = rid if is_fact_id else reads.fact_id_of(conn, scope.tenant, rid)
+        q, params = reads.facts_statement(
+            scope, valid_at=valid_at, known_at=known_at, states=ALL_STATES, fact_ids=[fact_id]
         )
+        rows = conn.execute(q, params).mappings().all()
         src = reads.sources_of(conn, scope.tenant, [fact_id])
     return [
         reads.to_fact(r, valid_at, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
     ]
-
-
-def fact_id_of(conn: Connection, tenant: str, rid: str) -> str:
-    """The fact id ``rid`` names (a fact id, or the id of one of its versions);
-    ``rid`` itself when it names nothing."""
-    # two indexed lookups (fact index, then primary key): an OR of the two
-    # columns makes SQLite walk every row of the tenant
-    if conn.execute(
-        select(versions.c.id).where(versions.c.tenant == tenant, versions.c.fact_id == rid).limit(1)
-    ).first():
-        return rid
-    found = conn.execute(
-        select(versions.c.fact_id).where(versions.c.tenant == tenant, versions.c.id == rid)
-    ).scalar()
-    return str(found) if found is not None else rid
 
 
 def own_fact(conn: Connection, scope: Scope, rid: str) -> str:
@@ -143,7 +117,7 @@ def own_fact(conn: Connection, scope: Scope, rid: str) -> str:
     elsewhere (ScopeError), and a narrower scope's fact (a user's, seen from the
     tenant) is NotFound for both. Erasure by subject and ``purge`` are the
     administrative sweeps that do take narrower scopes."""
-    fid = fact_id_of(conn, scope.tenant, rid)
+    fid = reads.fact_id_of(conn, scope.tenant, rid)
     owned = conn.execute(
         select(versions.c.id)
         .where(reads.scope_is(versions, scope), versions.c.fact_id == fid)

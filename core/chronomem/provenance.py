@@ -7,7 +7,6 @@ from sqlalchemy import func, select
 from . import reads
 from .engine import Engine
 from .errors import NotFound
-from .facts import fact_id_of
 from .model import Provenance, State, Stats
 from .schema import episodes as episodes_table
 from .schema import sources, versions
@@ -22,7 +21,7 @@ def why(engine: Engine, scope: Scope, rid: str, *, is_fact_id: bool = False) -> 
     v = engine.now_us()
     t = scope.tenant
     with engine.backend.read() as conn:
-        fact_id = rid if is_fact_id else fact_id_of(conn, t, rid)
+        fact_id = rid if is_fact_id else reads.fact_id_of(conn, t, rid)
         rows = (
             conn.execute(
                 select(versions)

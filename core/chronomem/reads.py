@@ -1,4 +1,5 @@
-"""The read predicates of docs/design.md §4 as SQL, and rows turned into values.
+"""The read predicates of docs/design.md §4 as SQL, the facts() statements built
+once per shape (``facts_statement``), and rows turned into values.
 
 known at t : recorded_at <= t AND (superseded_at IS NULL OR superseded_at > t)
 live       : known at t AND valid_from <= v AND (valid_to IS NULL OR valid_to > v)
@@ -10,19 +11,24 @@ retracted  : a version recorded <= t was closed as retracted at or before t,
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     ColumnElement,
     Connection,
     FunctionElement,
+    Integer,
     LargeBinary,
     Select,
     Table,
     and_,
+    bindparam,
     exists,
     false,
     literal,
@@ -41,6 +47,10 @@ from .schema import versions
 from .scope import Scope
 from .statemachine import RETRACTED
 from .timeutil import end_dt, from_us, opt_dt
+
+# An instant in a read predicate: a value, or the bind parameter a cached
+# statement takes it through (``facts_statement``).
+Instant = int | ColumnElement[Any]
 
 
 def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
@@ -125,7 +135,7 @@ def subject_in(keys: Sequence[str]) -> ColumnElement[bool]:
     )
 
 
-def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:
+def known(known_at: Instant | None, table: Any = versions) -> ColumnElement[bool]:
     if known_at is None:  # latest: everything recorded so far
         return table.c.superseded_at.is_(None)
     # ``+ 0`` keeps planners off the recorded_at index: the subject/slot indexes
@@ -137,7 +147,7 @@ def known(known_at: int | None, table: Any = versions) -> ColumnElement[bool]:
 
 
 def in_states(
-    states: Iterable[State], valid_at: int, table: Table = versions
+    states: Iterable[State], valid_at: Instant, table: Table = versions
 ) -> ColumnElement[bool]:
     """Valid-time part of the live/ended/scheduled states (retracted is a separate query)."""
     parts: list[ColumnElement[bool]] = []
@@ -153,7 +163,9 @@ def in_states(
     return or_(*parts) if parts else false()
 
 
-def temporal(states: Iterable[State], valid_at: int, known_at: int | None) -> ColumnElement[bool]:
+def temporal(
+    states: Iterable[State], valid_at: Instant, known_at: Instant | None
+) -> ColumnElement[bool]:
     """The versions in ``states`` at valid instant ``valid_at`` as believed at
     ``known_at`` (None: now): the one time filter of ``facts`` and every fact leg."""
     wanted = frozenset(states)
@@ -166,7 +178,7 @@ def temporal(states: Iterable[State], valid_at: int, known_at: int | None) -> Co
     return or_(*parts)
 
 
-def _retracted_by(known_at: int | None) -> ColumnElement[bool]:
+def _retracted_by(known_at: Instant | None) -> ColumnElement[bool]:
     """Closed as retracted at or before ``known_at`` (exclusive with ``known``)."""
     closed = (
         versions.c.superseded_at.is_not(None)
@@ -179,7 +191,7 @@ def _retracted_by(known_at: int | None) -> ColumnElement[bool]:
 _LATER = versions.alias("later")
 
 
-def retracted(known_at: int | None) -> ColumnElement[bool]:
+def retracted(known_at: Instant | None) -> ColumnElement[bool]:
     """Versions closed as retracted (by ``known_at``) of facts no longer known then."""
     other = _LATER
     still_known = exists().where(
@@ -249,21 +261,115 @@ def to_episode(row: Mapping[Any, Any]) -> Episode:
     )
 
 
+_SOURCES = (
+    select(sources_table.c.fact_id, sources_table.c.episode_id)
+    .where(
+        sources_table.c.tenant == bindparam("tenant"),
+        sources_table.c.fact_id.in_(bindparam("fact_ids", expanding=True)),
+    )
+    .order_by(sources_table.c.recorded_at, sources_table.c.episode_id)
+)
+
+
 def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[str, list[str]]:
     ids = list(dict.fromkeys(fact_ids))
     out: dict[str, list[str]] = {}
     for chunk in chunks(ids):
-        rows = conn.execute(
-            select(sources_table.c.fact_id, sources_table.c.episode_id)
-            .where(sources_table.c.tenant == tenant, sources_table.c.fact_id.in_(chunk))
-            .order_by(sources_table.c.recorded_at, sources_table.c.episode_id)
-        )
+        rows = conn.execute(_SOURCES, {"tenant": tenant, "fact_ids": chunk})
         for fid, eid in rows:
             out.setdefault(fid, []).append(eid)
     return out
 
 
-def facts_query(
+_A_VERSION_OF = (
+    select(versions.c.id)
+    .where(versions.c.tenant == bindparam("tenant"), versions.c.fact_id == bindparam("ref"))
+    .limit(1)
+)
+_FACT_OF_VERSION = select(versions.c.fact_id).where(
+    versions.c.tenant == bindparam("tenant"), versions.c.id == bindparam("ref")
+)
+
+
+def fact_id_of(conn: Connection, tenant: str, ref: str) -> str:
+    """The fact id ``ref`` names (a fact id, or the id of one of its versions);
+    ``ref`` itself when it names nothing."""
+    # two indexed lookups (fact index, then primary key): an OR of the two
+    # columns makes SQLite walk every row of the tenant
+    params = {"tenant": tenant, "ref": ref}
+    if conn.execute(_A_VERSION_OF, params).first():
+        return ref
+    found = conn.execute(_FACT_OF_VERSION, params).scalar()
+    return str(found) if found is not None else ref
+
+
+@dataclass(frozen=True)
+class _FactsShape:
+    """What decides the SQL of a facts() read (every value is a bind parameter)."""
+
+    levels: tuple[bool, bool, bool]  # user / agent / session set in the scope
+    states: frozenset[State]
+    as_of: bool  # a belief instant was given (else: what is current)
+    subject: bool
+    predicates: bool
+    obj: bool
+    fact_ids: bool
+    prefix: bool | None  # None: no prefix filter; False: the empty prefix
+    subjects: bool
+    limit: bool
+
+
+_LEVELS = ("user_id", "agent_id", "session_id")
+
+
+@functools.lru_cache(maxsize=256)
+def _facts_select(shape: _FactsShape) -> Select[Any]:
+    """The facts() SELECT for one shape, built once: building a SQLAlchemy
+    statement costs about ten times what executing a cached one does, and a
+    point read (``get``, a LangGraph ``get``) is dominated by it otherwise."""
+    c = versions.c
+    filters: list[ColumnElement[bool]] = [c.tenant == bindparam("tenant")]
+    for column, on in zip(_LEVELS, shape.levels, strict=True):
+        filters.append(c[column].in_(["", bindparam(column)]) if on else c[column] == "")
+    if shape.subject:
+        filters += [
+            c.subject_hash == bindparam("subject_hash"),
+            c.subject_key == bindparam("subject_key"),
+        ]
+    if shape.predicates:
+        filters.append(c.predicate.in_(bindparam("predicates", expanding=True)))
+    if shape.obj:
+        filters.append(c.object_key == bindparam("object_key"))
+    if shape.fact_ids:
+        filters.append(c.fact_id.in_(bindparam("fact_ids", expanding=True)))
+    if shape.prefix is not None:
+        filters.append(
+            _StartsWith(
+                c.subject_key,
+                type_coerce(bindparam("prefix"), c.subject_key.type),
+                bindparam("prefix_raw", type_=LargeBinary()),
+                bindparam("prefix_bytes", type_=Integer()),
+            )
+            if shape.prefix
+            else c.subject_key.is_not(None)
+        )
+    if shape.subjects:
+        filters += [  # see subject_in
+            c.subject_hash.in_(bindparam("subject_hashes", expanding=True)),
+            c.subject_key.in_(bindparam("subject_keys", expanding=True)),
+            c.predicate >= "",
+        ]
+    valid_at = bindparam("valid_at", type_=BigInteger())
+    known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
+    q = (
+        select(versions, _retracted_by(known_at).label("_r"))
+        .where(*filters, temporal(shape.states, valid_at, known_at))
+        .order_by(c.subject_key, c.predicate, c.valid_from, c.object_key, c.id)
+    )
+    return q.limit(bindparam("limit", type_=BigInteger())) if shape.limit else q
+
+
+def facts_statement(
     scope: Scope,
     *,
     valid_at: int,
@@ -275,32 +381,43 @@ def facts_query(
     fact_ids: Sequence[str] | None = None,
     subject_prefix: str | None = None,
     subject_keys: Sequence[str] | None = None,
-) -> Select[Any]:
-    """One SELECT for a facts() read: scope and time predicates applied in SQL."""
-    filters: list[ColumnElement[bool]] = [scope_visible(versions, scope)]
+    limit: int | None = None,
+) -> tuple[Select[Any], dict[str, Any]]:
+    """One SELECT for a facts() read, scope and time predicates applied in SQL,
+    and its parameters: ``conn.execute(*facts_statement(...))``."""
+    levels = (scope.user, scope.agent, scope.session)
+    params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
+    params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
     if subject_key is not None:
-        filters.append(subject_is(subject_key))
+        params.update(subject_hash=key_hash(subject_key), subject_key=subject_key)
     if predicates is not None:
-        filters.append(versions.c.predicate.in_(list(predicates)))
+        params["predicates"] = list(predicates)
     if object_key is not None:
-        filters.append(versions.c.object_key == object_key)
+        params["object_key"] = object_key
     if fact_ids is not None:
-        filters.append(versions.c.fact_id.in_(list(fact_ids)))
-    if subject_prefix is not None:
-        filters.append(prefix_match(versions.c.subject_key, subject_prefix))
+        params["fact_ids"] = list(fact_ids)
+    if subject_prefix:
+        raw = subject_prefix.encode("utf-8", "surrogatepass")
+        params.update(prefix=subject_prefix, prefix_raw=raw, prefix_bytes=len(raw))
     if subject_keys is not None:
-        filters.append(subject_in(subject_keys))
-    return (
-        select(versions, _retracted_by(known_at).label("_r"))
-        .where(*filters, temporal(states, valid_at, known_at))
-        .order_by(
-            versions.c.subject_key,
-            versions.c.predicate,
-            versions.c.valid_from,
-            versions.c.object_key,
-            versions.c.id,
+        params.update(
+            subject_hashes=[key_hash(k) for k in subject_keys], subject_keys=list(subject_keys)
         )
+    if limit is not None:
+        params["limit"] = limit
+    shape = _FactsShape(
+        levels=(bool(scope.user), bool(scope.agent), bool(scope.session)),
+        states=states,
+        as_of=known_at is not None,
+        subject=subject_key is not None,
+        predicates=predicates is not None,
+        obj=object_key is not None,
+        fact_ids=fact_ids is not None,
+        prefix=None if subject_prefix is None else bool(subject_prefix),
+        subjects=subject_keys is not None,
+        limit=limit is not None,
     )
+    return _facts_select(shape), params
 
 
 def episodes_query(scope: Scope) -> Select[Any]:
