@@ -59,7 +59,7 @@ class Log:
 
 
 def known_correct_race(exc: BaseException) -> bool:
-    """KNOWN CORE BUG (see test_hostile_input::test_correct_of_a_retracted_fact):
+    """KNOWN CORE BUG (see hostile/test_writes.py::test_correct_of_a_retracted_fact):
     ``correct()`` of a fact that another writer just retracted, or corrected (a
     correct retracts), raises a bare ``KeyError('')`` instead of a ChronomemError.
     Tolerated here so the crash and concurrency tests test what they are about;
