@@ -17,18 +17,24 @@ Modes:
 ``crash``  remember/end/correct/retract/episodes/erase in a loop, forever.
 ``mover``  moves one ONE slot between values, forever (or ``--writes N``).
 ``reader`` asserts the ONE slot always has exactly one live value (``--reads N``).
+``opener`` waits for ``OUT.go``, then opens a fresh store and writes once.
+``writer`` waits for ``OUT.go``, then races ``race_writes`` on a few shared slots
+           for ``WRITE_S`` and writes its log (one dict per call) to ``OUT`` as
+           JSON: the writer tests of ``test_concurrency`` check every entry.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
 import traceback
 from datetime import datetime, timedelta, timezone
 from multiprocessing.connection import Connection as Ready
+from typing import Any
 
-from chronomem import ChronomemError, Memory
+from chronomem import ChronomemError, Memory, StaleFact
 
 CITIES = ["oslo", "lima", "kyiv", "rome", "pune", "cork", "nice", "baku"]
 FOODS = ["tea", "figs", "rice", "kale", "okra"]
@@ -36,7 +42,8 @@ SUBJECTS = ["ann", "bob", "cy"]
 T_BASE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 
-def _us(dt: datetime) -> int:
+def us(dt: datetime) -> int:
+    """Microseconds since the epoch (how the store keeps instants)."""
     return (dt - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
 
 
@@ -47,7 +54,7 @@ class Log:
 
     def write(self, tenant: str, at: datetime | None) -> None:
         if at is not None:
-            os.write(self.fd, f"W {tenant} {_us(at)}\n".encode())
+            os.write(self.fd, f"W {tenant} {us(at)}\n".encode())
 
     def erasing(self, tenant: str, version_ids: list[str]) -> None:
         os.write(self.fd, "".join(f"E {tenant} {v}\n" for v in version_ids).encode())
@@ -59,7 +66,7 @@ class Log:
 
 
 def known_correct_race(exc: BaseException) -> bool:
-    """KNOWN CORE BUG (see test_hostile_input::test_correct_of_a_retracted_fact):
+    """KNOWN CORE BUG (see hostile/test_writes.py::test_correct_of_a_retracted_fact):
     ``correct()`` of a fact that another writer just retracted, or corrected (a
     correct retracts), raises a bare ``KeyError('')`` instead of a ChronomemError.
     Tolerated here so the crash and concurrency tests test what they are about;
@@ -196,7 +203,108 @@ def run_opener(url: str, seed: int, out: str, count: int, ready: Ready) -> None:
         log.fail(traceback.format_exc())
 
 
-MODES = {"crash": run_crash, "mover": run_mover, "reader": run_reader, "opener": run_opener}
+# -- writer: every worker on the same two subjects x {lives_in (ONE), likes (MANY)} x
+# three objects, with remember (open-ended and bounded, explicit or default start),
+# end and correct.
+
+WRITE_S = 2.5  # of hammering, per worker
+MAX_OPS = 120  # per worker
+GRID = [datetime(2025, 1, 1, tzinfo=timezone.utc) + timedelta(days=30 * k) for k in range(8)]
+RACE_SUBJECTS = ["alice", "bob"]
+RACE_PREDICATES = ["lives_in", "likes"]
+RACE_OBJECTS = ["Paris", "London", "Tokyo"]
+
+
+def race_writes(mem: Memory, seed: int, deadline: float) -> list[dict[str, Any]]:
+    """Random writes until the deadline; a log of what each did."""
+    rng = random.Random(seed)
+    log: list[dict[str, Any]] = []
+    while time.time() < deadline and len(log) < MAX_OPS:
+        s = rng.choice(RACE_SUBJECTS)
+        p, o = rng.choice(RACE_PREDICATES), rng.choice(RACE_OBJECTS)
+        kind = rng.choices(["remember", "end", "correct"], weights=[6, 2, 2])[0]
+        entry: dict[str, Any] = {
+            "kind": kind,
+            "subject": s,
+            "predicate": p,
+            "obj": o,
+            "worker": seed,
+        }
+        try:
+            if kind == "remember":
+                vf = rng.choice([None, *GRID[:5]])
+                vt = None
+                if vf is not None and rng.random() < 0.4:
+                    vt = vf + timedelta(days=30 * rng.randint(1, 3))
+                r = mem.remember(s, p, o, valid_from=vf, valid_to=vt)
+                entry.update(vf=None if vf is None else us(vf), vt=None if vt is None else us(vt))
+            elif kind == "end":
+                at = rng.choice([None, *GRID])
+                which = o if rng.random() < 0.5 else None
+                r = mem.end(s, p, which, at=at)
+                entry.update(at=None if at is None else us(at), obj=which)
+            else:
+                current = mem.facts(subject=s, predicate=p, states=["live", "scheduled", "ended"])
+                if not current:
+                    continue
+                target = rng.choice(current)
+                entry["target"] = target.id
+                try:
+                    r = mem.correct(target.id, o)
+                except StaleFact:
+                    # another writer retracted or corrected it since we read it
+                    entry["stale"] = True
+                    log.append(entry)
+                    continue
+                except KeyError as exc:
+                    if not known_correct_race(exc):
+                        raise
+                    entry["error"] = "KeyError(correct of a fact with no current version)"
+                    entry["known_bug"] = True
+                    log.append(entry)
+                    continue
+            entry.update(
+                rec=us(r.recorded_at),
+                added=list(r.added),
+                unchanged=list(r.unchanged),
+                ended=list(r.ended),
+                retracted=list(r.retracted),
+                fact_ids=list(r.fact_ids),
+            )
+        except Exception as exc:  # reported by the test, with the traceback
+            entry["error"] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+        log.append(entry)
+    return log
+
+
+def run_writer(url: str, seed: int, out: str, count: int, ready: Ready) -> None:
+    """Its own ``Memory`` on the shared database, connected before ``ready``; on
+    ``OUT.go``, ``race_writes`` for ``WRITE_S``. A failure is reported in the log."""
+    signalled = False
+    try:
+        mem = Memory(url)
+        mem.facts()  # connect before the start signal
+        ready.send("ready")
+        signalled = True
+        while not os.path.exists(out + ".go"):
+            time.sleep(0.001)
+        log = race_writes(mem, seed, time.time() + WRITE_S)
+        mem.close()
+    except Exception:  # pragma: no cover - reported through the log
+        log = [{"kind": "process", "error": traceback.format_exc(), "worker": seed}]
+        if not signalled:
+            ready.send("ready")
+    with open(out, "w") as f:
+        json.dump(log, f)
+
+
+MODES = {
+    "crash": run_crash,
+    "mover": run_mover,
+    "reader": run_reader,
+    "opener": run_opener,
+    "writer": run_writer,
+}
 
 
 def run(mode: str, url: str, seed: int, out: str, count: int, ready: Ready) -> None:

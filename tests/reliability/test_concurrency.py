@@ -1,5 +1,25 @@
-"""Concurrency: readers and writers in threads and processes on one SQLite file
-or one PostgreSQL schema.
+"""Concurrency: writers, readers and first opens in threads and processes, on one
+SQLite file or one PostgreSQL schema. Processes are real, separate OS processes
+(``_worker``, started through ``conftest.spawn``) that open their own
+``Memory(url)``; threads share one, or have one each.
+
+Concurrent writers on the same few slots (8 threads and 4 processes; every
+worker hammers two subjects × {lives_in (ONE), likes (MANY)} × three objects with
+remember (open-ended and bounded, explicit or default start), end and correct,
+see ``_worker.race_writes``). Afterwards:
+
+* invariant I1 holds (``cm_versions`` queried directly) and no slot holds two
+  current versions with the same content;
+* transaction times of all writes are distinct (one tenant clock);
+* every write is visible, exactly, at its own transaction time: a remember's
+  object is live at its ``valid_from`` as of ``known_at = recorded_at``, an
+  end leaves nothing running across ``at``, a correct's fact is retracted;
+* every version a remember added is still in the table (current or history)
+  and is returned by ``facts(states=all)`` / ``get``;
+* ``end`` of every value of a MANY slot and a concurrent add of a new value
+  serialize one way or the other, never half of each.
+
+Readers and moves:
 
 * A ONE slot that always has exactly one value is moved by writers in two
   processes and two threads; readers (two processes, three threads) must always
@@ -9,27 +29,37 @@ or one PostgreSQL schema.
   returned is repeated at the end and must give the same answer.
 * No ``database is locked`` (nor any other error) reaches the caller: SQLite
   writers wait on the busy timeout, they do not fail.
-* Several processes opening one fresh store at the same moment all succeed.
+* Several processes opening one fresh store at the same moment all succeed, and
+  a predicate registered through one store is seen by another.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import random
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import select
 
-from chronomem import ChronomemError, Memory
-from chronomem.schema import SCHEMA_VERSION
+from chronomem import ChronomemError, Memory, State
+from chronomem.schema import SCHEMA_VERSION, versions
 
 from ._support import check_invariants, raw
-from ._worker import known_correct_race
+from ._worker import GRID, WRITE_S, known_correct_race, race_writes, us
 from .conftest import spawn, wait_ready, worker_errors
 
 CITIES = ["oslo", "lima", "kyiv", "rome", "pune", "cork"]
+
+THREADS = 8
+PROCESSES = 4
+US = timedelta(microseconds=1)
+ALL = ["live", "ended", "scheduled", "retracted"]
 
 
 class Threads:
@@ -56,6 +86,212 @@ class Threads:
             assert not t.is_alive(), "a thread hung"
         if self.errors:
             raise self.errors[0]
+
+
+# -- concurrent writers on the same few slots ------------------------------------------
+
+
+def hammer(url: str, out: Path) -> list[dict[str, Any]]:
+    """THREADS threads (one shared ``Memory``) and PROCESSES ``writer`` processes,
+    started together once every process has connected; every worker's log."""
+    procs = [spawn("writer", url, 1000 + i, out / f"writer{i}.json") for i in range(PROCESSES)]
+    mem = Memory(url)
+    logs: list[list[dict[str, Any]]] = [[] for _ in range(THREADS)]
+    start = threading.Barrier(THREADS + 1)
+
+    def thread_main(i: int) -> None:
+        start.wait()
+        logs[i] = race_writes(mem, i, time.time() + WRITE_S)
+
+    threads = Threads()
+    for i in range(THREADS):
+        threads.start(thread_main, i)
+    for w in procs:
+        wait_ready(w, timeout=120)  # every process has booted and connected
+    for i in range(PROCESSES):
+        (out / f"writer{i}.json.go").touch()
+    start.wait()
+    threads.join()
+    log = [e for entries in logs for e in entries]
+    for i, w in enumerate(procs):
+        w.proc.join(120)
+        assert w.proc.exitcode == 0, f"worker process exited with {w.proc.exitcode}"
+        log += json.loads((out / f"writer{i}.json").read_text())
+    mem.close()
+    return log
+
+
+def check(url: str, log: list[dict[str, Any]]) -> None:
+    errors = [e for e in log if "error" in e and not e.get("known_bug")]
+    assert not errors, "writers failed:\n" + "\n".join(str(e["error"]) for e in errors[:5])
+    done = [e for e in log if "rec" in e]
+    workers = {e["worker"] for e in done}
+    assert len(workers) == THREADS + PROCESSES, f"only workers {sorted(workers)} wrote anything"
+    assert len(done) >= 4 * (THREADS + PROCESSES)
+
+    # one tenant, one transaction clock: no two writes share a transaction time
+    recs = [e["rec"] for e in done]
+    assert len(set(recs)) == len(recs), "two writes got the same transaction time"
+
+    mem = Memory(url)
+    try:
+        with mem.backend.read() as conn:
+            rows = [dict(r) for r in conn.execute(select(versions)).mappings()]
+        by_id = {r["id"]: r for r in rows}
+        # I1 and no duplicate current versions
+        current: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            if r["superseded_at"] is None:
+                current.setdefault(r["slot"], []).append(r)
+        for slot, vs in current.items():
+            vs.sort(key=lambda r: r["valid_from"])
+            contents = [(r["object_key"], r["valid_from"], r["valid_to"]) for r in vs]
+            assert len(set(contents)) == len(contents), f"duplicate current versions in {slot}"
+            for a, b in itertools.pairwise(vs):
+                assert a["valid_to"] is not None and a["valid_to"] <= b["valid_from"], (
+                    f"I1 violated in slot {slot}: {a} overlaps {b}"
+                )
+        # every version ever written is still there, with its own transaction time
+        for e in done:
+            for vid in e["added"] + e["ended"]:
+                assert vid in by_id, f"version {vid} written by {e} is gone"
+                assert by_id[vid]["recorded_at"] == e["rec"]
+            for vid in e["retracted"]:
+                assert by_id[vid]["closed_reason"] == "retracted"
+                assert by_id[vid]["superseded_at"] == e["rec"]
+        # every version a remember added is current, or reachable as history
+        everything = {f.version_id for f in mem.facts(states=ALL)}
+        for e in done:
+            for vid in e["added"]:
+                if by_id[vid]["superseded_at"] is None:
+                    assert vid in everything, f"current version {vid} missing from facts(all)"
+                else:
+                    at = datetime.fromtimestamp(0, timezone.utc) + e["rec"] * US
+                    then = mem.facts(
+                        subject=e["subject"], predicate=e["predicate"], known_at=at, states=ALL
+                    )
+                    assert vid in {f.version_id for f in then}, f"{vid} of {e} not in history"
+
+        # every write, read back at its own transaction time
+        for e in done:
+            at = datetime.fromtimestamp(0, timezone.utc) + e["rec"] * US
+            if e["kind"] == "remember":
+                vf = e["vf"] if e["vf"] is not None else e["rec"]
+                valid_at = datetime.fromtimestamp(0, timezone.utc) + vf * US
+                seen = mem.facts(
+                    subject=e["subject"], predicate=e["predicate"], valid_at=valid_at, known_at=at
+                )
+                objs = [f.object_key for f in seen]
+                if e["predicate"] == "lives_in":  # ONE: exactly the value just asserted
+                    assert objs == [e["obj"].casefold()], f"{e}: at its own tx the slot held {objs}"
+                else:
+                    assert e["obj"].casefold() in objs, f"{e}: not live at its own tx ({objs})"
+                assert bool(e["added"]) != bool(e["unchanged"]), e
+            elif e["kind"] == "end":
+                cut = e["at"] if e["at"] is not None else None
+                if cut is None:
+                    continue  # ended "now": the clock reading is not in the receipt
+                valid_at = datetime.fromtimestamp(0, timezone.utc) + cut * US
+                seen = mem.facts(
+                    subject=e["subject"], predicate=e["predicate"], valid_at=valid_at, known_at=at
+                )
+                if e["obj"] is not None:
+                    seen = [f for f in seen if f.object_key == e["obj"].casefold()]
+                assert all(us(f.valid_from) == cut for f in seen), (
+                    f"{e}: after end, still running across at: {seen}"
+                )
+            elif e["kind"] == "correct" and e["retracted"]:
+                got = mem.get(e["target"], known_at=at)
+                assert got and all(f.state is State.RETRACTED for f in got), (e, got)
+                before = mem.get(e["target"], known_at=at - US)
+                assert before and all(f.state is not State.RETRACTED for f in before)
+        # a correct refused as stale: its fact really has no current version
+        for e in log:
+            if e.get("stale") or e.get("known_bug"):
+                left = [
+                    r for r in rows if r["fact_id"] == e["target"] and r["superseded_at"] is None
+                ]
+                assert left == [], f"correct refused as stale, but {e['target']} is current: {left}"
+    finally:
+        mem.close()
+
+
+def test_concurrent_writers_sqlite_file(tmp_path: Path) -> None:
+    url = str(tmp_path / "concurrent.db")
+    Memory(url).close()
+    log = hammer(url, tmp_path)
+    check(url, log)
+
+
+@pytest.mark.postgres
+def test_concurrent_writers_postgres(pg_url: str, tmp_path: Path) -> None:
+    Memory(pg_url).close()  # create the schema's tables once, before the race
+    log = hammer(pg_url, tmp_path)
+    check(pg_url, log)
+
+
+def test_end_of_every_value_sees_a_value_added_concurrently(durable_url: str) -> None:
+    """``end(subject, MANY predicate)`` with no object ends every value. A value
+    another writer is adding at the same moment is either ended too (the end is
+    serialized after it) or not yet there (serialized before it): never both
+    stamped later and left running across ``at``.
+
+    The other writer is paused inside its transaction (after its rows are
+    inserted, before commit) by a write hook, so the interleaving is exact."""
+    m = Memory(durable_url)
+    m.remember("bob", "likes", "Paris", valid_from=GRID[0])
+    inside, release = threading.Event(), threading.Event()
+    results: dict[str, Any] = {}
+
+    def pause_the_london_write(conn: Any, rows: list[dict[str, Any]]) -> None:
+        if threading.current_thread().name == "adder" and any(
+            r["object"] == "London" for r in rows
+        ):
+            inside.set()
+            release.wait(20)
+
+    def run(name: str, call: Any) -> None:
+        try:
+            results[name] = call()
+        except Exception as exc:  # pragma: no cover - reported below
+            results[name] = exc
+
+    m._engine.hooks.append(pause_the_london_write)
+    adder = threading.Thread(
+        name="adder",
+        target=run,
+        args=("add", lambda: m.remember("bob", "likes", "London", valid_from=GRID[0])),
+    )
+    ender = threading.Thread(target=run, args=("end", lambda: m.end("bob", "likes", at=GRID[2])))
+    try:
+        adder.start()
+        assert inside.wait(20), "the adding write never reached its insert"
+        ender.start()
+        time.sleep(0.5)  # the end is now waiting for the adder's locks
+    finally:
+        release.set()
+        adder.join(30)
+        ender.join(30)
+        m._engine.hooks.remove(pause_the_london_write)
+    try:
+        add, end = results["add"], results["end"]
+        assert not isinstance(add, Exception) and not isinstance(end, Exception), results
+        assert end.recorded_at > add.recorded_at  # the end is serialized after the add ...
+        at_end = m.facts(
+            subject="bob", predicate="likes", valid_at=GRID[3], known_at=end.recorded_at
+        )
+        # ... so, believed at its own transaction time, nothing runs past GRID[2]
+        assert [(f.object, f.valid_to) for f in at_end] == [], (
+            "end() of every value missed the value added concurrently: "
+            + str([(f.object, f.valid_from, f.valid_to) for f in at_end])
+        )
+        assert sorted(f.object for f in m.facts(valid_at=GRID[1])) == ["London", "Paris"]
+        assert m.facts(valid_at=GRID[3]) == []
+    finally:
+        m.close()
+
+
+# -- readers and moves, busy writers, first opens, the registry ---------------------
 
 
 def test_readers_never_see_a_half_applied_move(durable_url: str, tmp_path: Path) -> None:
