@@ -80,6 +80,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import Connection, bindparam, delete, event, select, text, update
 
+from . import backends
 from . import reads as reads_sql
 from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
@@ -308,7 +309,6 @@ def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
 
 # The log's statements as pre-built ``text()`` (compiled once, cached by
 # SQLAlchemy): a read's cost is mostly statement construction, not the database.
-_ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 _INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
 _INSERT_READ = text(
     "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
@@ -469,10 +469,9 @@ def _flush(p: _Pending) -> None:
             return
         try:
             with p.engine.backend.write() as conn:
-                if conn.dialect.name == "postgresql":
-                    # a log entry need not wait for the WAL flush: a server crash can
-                    # lose the last moments' entries (never a fact, never a torn entry)
-                    conn.execute(_ASYNC_COMMIT)
+                # a log entry need not wait for the WAL flush (PostgreSQL): a server crash
+                # can lose the last moments' entries (never a fact, never a torn entry)
+                backends.of(conn).relax_durability(conn)
                 _write(conn, taken)
         except BaseException:
             with p.lock:  # not written: kept, ahead of the reads made since

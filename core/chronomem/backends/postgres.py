@@ -10,7 +10,16 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    create_engine,
+    func,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.dialects import postgresql as pg_dialect
 
 from ..errors import ChronomemError, StoreUnavailable
@@ -26,6 +35,13 @@ from .base import Backend
 # (from ANALYZE_FIRST rows on): a bounded number of ANALYZEs, each on a sample.
 ANALYZE_FIRST = 2000
 _inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
+
+# PostgreSQL ranks at most this many GIN matches (the most recently recorded):
+# ts_rank_cd reads every ranked row's tsvector, so ranking every row that shares
+# one common word with the query cost ~0.6 s at 100k facts.
+PG_RANK_CANDIDATES = 2000
+# The read log's commits need not wait for the WAL flush (``relax_durability``).
+_ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 _UNNEST: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
 
@@ -59,6 +75,39 @@ def _unnest_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any
     return hit
 
 
+def _lexical(
+    conn: Connection,
+    tbl: Any,
+    terms: Sequence[str],
+    filters: list[Any],
+    n: int,
+    tiebreak: list[Any],
+) -> list[tuple[str, float]]:
+    """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
+    then ``ts_rank_cd`` over that set only."""
+    name = tbl.name
+    tsq = func.to_tsquery("english", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
+    tsv: Any = literal_column(f"{name}.tsv")
+    cand = (
+        select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
+        .where(tsv.op("@@")(tsq), *filters)
+        .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+        .limit(PG_RANK_CANDIDATES)
+        .subquery("cand")
+    )
+    rank = func.ts_rank_cd(cand.c.tsv, tsq)
+    q = (
+        select(cand.c.id, rank.label("r"))
+        .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
+        .limit(n)
+    )
+    return [(i, float(r)) for i, r in conn.execute(q)]
+
+
+def _pg_lexeme(term: str) -> str:
+    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
 def lock_key(tenant: str, slot: str) -> str:
     """The advisory-lock name of a slot: an injective join of tenant and slot key."""
     return join((tenant, slot), SEP_FIELD)
@@ -67,6 +116,7 @@ def lock_key(tenant: str, slot: str) -> str:
 class PostgresBackend(Backend):
     name = "postgresql"
     dialect = pg_dialect
+    failed_statement_aborts = True
 
     def __init__(self, url: str):
         if url.startswith("postgres://"):
@@ -177,3 +227,21 @@ class PostgresBackend(Backend):
         if state[0] >= state[1]:
             state[1] = state[0] * 2
             conn.exec_driver_sql("ANALYZE cm_versions")
+
+    # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def lexical(
+        cls,
+        conn: Connection,
+        tbl: Any,
+        terms: Sequence[str],
+        filters: list[Any],
+        n: int,
+        tiebreak: list[Any],
+    ) -> list[tuple[str, float]]:
+        """The generated ``tsv`` column's GIN match, ranked by ``ts_rank_cd``."""
+        return _lexical(conn, tbl, terms, filters, n, tiebreak)
+
+    @classmethod
+    def relax_durability(cls, conn: Connection) -> None:
+        conn.execute(_ASYNC_COMMIT)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, select
 
-from .. import reads
+from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
@@ -154,9 +154,9 @@ def search(
 
         mirror.sync(conn)  # once, before any leg: every leg sees the same state
 
-        # PostgreSQL aborts a transaction on a failed statement: its SQL legs run in a
-        # savepoint each, so one failure stays one leg's. SQLite does not need it.
-        contain = conn.dialect.name == "postgresql"
+        # Where a failed statement aborts the transaction (PostgreSQL), the SQL legs run
+        # in a savepoint each, so one failure stays one leg's. SQLite does not need it.
+        contain = backends.of(conn).failed_statement_aborts
 
         def run(
             name: str, kind: str, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
