@@ -174,3 +174,35 @@ class Backend:
         index name -> "ok" or the error, and what was repaired. None by default
         (PostgreSQL's generated tsvector columns cannot drift from the text)."""
         return {}, []
+
+    # -- the dialect's DDL (schema migrations, ``schema.migrate``) ---------------------
+    @classmethod
+    def lock_migration(cls, conn: Connection) -> None:
+        """Serialize migrations beyond the write transaction (two processes opening
+        a new database must not both create it); the write lock suffices by default."""
+
+    @classmethod
+    def current_schema(cls, conn: Connection) -> str | None:
+        """The schema the store writes to, for catalog lookups (``has_table``) that
+        must not see another schema's tables on the search path; None: the default."""
+        return None
+
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        """Schema v1's database-specific objects, after the tables: the text indexes
+        (and whatever the database enforces itself)."""
+        raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        """(Re)create each table's text index over the first ``INDEX_MAX_CHARS`` of
+        its body (``bodies``: table, SQL template over a row prefix ``{r}``), built
+        from the stored text; ``stemmed``: English stemming (schema v3 on)."""
+        raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def has_pgvector(cls, conn: Connection) -> bool:
+        """Whether the database has (or could create) pgvector's ``vector`` type."""
+        return False

@@ -11,9 +11,13 @@ from sqlalchemy import Connection, bindparam, column, literal_column, select, ta
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.selectable import Join
 
-from ..schema import reset_fts
+from ..schema import INDEX_MAX_CHARS, reset_fts
 
 FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
+# The indexes' tokenization: schema v1/v2 and, since v3, stemmed (the lexical
+# query matches with whatever the index was built with).
+TOKENIZE = "unicode61 remove_diacritics 2"
+TOKENIZE_STEMMED = "porter unicode61 remove_diacritics 2"
 
 
 def _fts_match(terms: Sequence[str]) -> str:
@@ -181,3 +185,68 @@ def check(conn: Connection, *, repair: bool) -> tuple[dict[str, str], list[str]]
             state = fts_state(conn, name)
         states[name] = state
     return states, repaired
+
+
+# -- the indexes' DDL (schema migrations) ------------------------------------------
+
+
+def _fact_body(row: str) -> str:
+    default = f"{row}.subject || ' ' || replace({row}.predicate, '_', ' ') || ' ' || {row}.object"
+    return f"coalesce({row}.index_text, {default})"
+
+
+_CONTENTLESS = (
+    ("cm_versions", _fact_body("new"), _fact_body("old")),
+    ("cm_episodes", "new.text", "old.text"),
+)
+
+
+def create_contentless(conn: Connection) -> None:
+    """Schema v1: contentless FTS5 indexes over the tables' implicit rowids, kept by
+    triggers: the text is stored once (in the table), so erasing a row and
+    optimizing the index leaves no copy behind."""
+    for name, new_body, old_body in _CONTENTLESS:
+        fts = f"{name}_fts"
+        conn.exec_driver_sql(
+            f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='', tokenize='{TOKENIZE}')"
+        )
+        conn.exec_driver_sql(
+            f"CREATE TRIGGER {name}_ai AFTER INSERT ON {name} BEGIN "
+            f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {new_body}); END"
+        )
+        conn.exec_driver_sql(
+            f"CREATE TRIGGER {name}_ad AFTER DELETE ON {name} BEGIN "
+            f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {old_body}); END"
+        )
+
+
+def create_external(conn: Connection, table: str, body: str, tokenize: str) -> None:
+    """(Re)create ``table``'s index as an external-content FTS5 index over a view
+    of its bounded text (``INDEX_MAX_CHARS``), kept by triggers, built from the
+    stored text."""
+    fts, src = f"{table}_fts", f"{table}_fts_src"
+    reset_fts(conn, fts)  # an index past the level limit cannot even be dropped
+    for trigger in (f"{table}_ai", f"{table}_ad"):
+        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.exec_driver_sql(f"DROP TABLE {fts}")
+    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {src}")  # v3 rebuilds a v2 index
+
+    def bounded(r: str) -> str:
+        return f"substr({body.format(r=r)}, 1, {INDEX_MAX_CHARS})"
+
+    conn.exec_driver_sql(
+        f"CREATE VIEW {src} AS SELECT rowid AS rid, {bounded('')} AS body FROM {table}"
+    )
+    conn.exec_driver_sql(
+        f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='{src}', content_rowid='rid', "
+        f"tokenize='{tokenize}')"
+    )
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
+        f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {bounded('new.')}); END"
+    )
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN "
+        f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {bounded('old.')}); END"
+    )
+    conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")

@@ -6,6 +6,7 @@ current versions ``FOR UPDATE``; invariant I1 is also an exclusion constraint
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +25,7 @@ from sqlalchemy.dialects import postgresql as pg_dialect
 
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..schema import txclock
+from ..schema import INDEX_MAX_CHARS, meta, txclock
 from .base import Backend
 
 # PostgreSQL plans the writer's set-wise reads (``slot = ANY(…)``, ``subject_hash =
@@ -34,6 +35,11 @@ from .base import Backend
 # ``cm_versions`` itself after every doubling of the rows this process inserted
 # (from ANALYZE_FIRST rows on): a bounded number of ANALYZEs, each on a sample.
 ANALYZE_FIRST = 2000
+# The text search configuration: 'simple' in schema v1/v2, English stemming since v3
+# (the lexical query parses its terms with the same).
+TEXT_CONFIG = "simple"
+TEXT_CONFIG_STEMMED = "english"
+log = logging.getLogger("chronomem.schema")  # migration messages
 _inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
 
 # PostgreSQL ranks at most this many GIN matches (the most recently recorded):
@@ -86,7 +92,9 @@ def _lexical(
     """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
     then ``ts_rank_cd`` over that set only."""
     name = tbl.name
-    tsq = func.to_tsquery("english", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
+    tsq = func.to_tsquery(
+        TEXT_CONFIG_STEMMED, bindparam("m", " | ".join(_pg_lexeme(t) for t in terms))
+    )
     tsv: Any = literal_column(f"{name}.tsv")
     cand = (
         select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
@@ -106,6 +114,17 @@ def _lexical(
 
 def _pg_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
+def _extension(conn: Connection, name: str) -> bool:
+    """Create the extension if the server has it; True when it is installed."""
+    have = conn.execute(
+        text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": name}
+    ).scalar()
+    if not have:
+        return False
+    conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {name}"))
+    return True
 
 
 def lock_key(tenant: str, slot: str) -> str:
@@ -245,3 +264,63 @@ class PostgresBackend(Backend):
     @classmethod
     def relax_durability(cls, conn: Connection) -> None:
         conn.execute(_ASYNC_COMMIT)
+
+    # -- the dialect's DDL -------------------------------------------------------------
+    @classmethod
+    def lock_migration(cls, conn: Connection) -> None:
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended('chronomem:migrate', 0))"))
+
+    @classmethod
+    def current_schema(cls, conn: Connection) -> str | None:
+        return conn.execute(text("SELECT current_schema()")).scalar()
+
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        # I1 as a database constraint: current versions of a slot never overlap in
+        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
+        # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
+        if _extension(conn, "btree_gist"):
+            conn.execute(
+                text(
+                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
+                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
+                    "WHERE (superseded_at IS NULL)"
+                )
+            )
+        else:
+            log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
+            conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
+        conn.execute(
+            text(
+                "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', coalesce(index_text, subject || ' ' || replace(predicate, '_', ' ') || ' ' || object))) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
+        conn.execute(
+            text(
+                "ALTER TABLE cm_episodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', text)) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        config = TEXT_CONFIG_STEMMED if stemmed else TEXT_CONFIG
+        for table, template in bodies:
+            body = template.format(r="")
+            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
+            conn.execute(
+                text(
+                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                    f"(to_tsvector('{config}', left({body}, {INDEX_MAX_CHARS}))) STORED"
+                )
+            )
+            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+
+    @classmethod
+    def has_pgvector(cls, conn: Connection) -> bool:
+        return _extension(conn, "vector")

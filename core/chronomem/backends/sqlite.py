@@ -207,3 +207,16 @@ class SqliteBackend(Backend):
     ) -> tuple[dict[str, str], list[str]]:
         """FTS5's integrity check of both indexes; repair rebuilds from the text."""
         return fts5.check(conn, repair=repair)
+
+    # -- the dialect's DDL -------------------------------------------------------------
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        fts5.create_contentless(conn)
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        tokenize = fts5.TOKENIZE_STEMMED if stemmed else fts5.TOKENIZE
+        for table, body in bodies:
+            fts5.create_external(conn, table, body, tokenize)
