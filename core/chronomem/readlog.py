@@ -84,11 +84,11 @@ from . import backends
 from . import reads as reads_sql
 from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
-from .model import Episode, Fact, State
+from .model import CloseReason, Episode, Fact, State
 from .schema import SafeText, read_items, read_log, versions
 from .schema import episodes as episodes_table
 from .scope import Scope
-from .statemachine import ENDED, RETRACTED, new_id
+from .statemachine import new_id
 from .timeutil import from_us, to_us
 from .writer import stamp
 
@@ -755,7 +755,7 @@ def served(
         replacements = {
             vid: _correction_of(conn, t, r)
             for vid, r in rows.items()
-            if r["closed_reason"] == RETRACTED
+            if r["closed_reason"] == CloseReason.RETRACTED
         }
     for e in entries:
         v_then = to_us(e.args["valid_at"] if e.args.get("valid_at") else e.args["as_of"], "at")
@@ -803,10 +803,10 @@ def _change(
 ) -> tuple[str, Fact | None]:
     if row["superseded_at"] is not None:
         reason = row["closed_reason"]
-        if reason == RETRACTED:
+        if reason == CloseReason.RETRACTED:
             return "retracted", None
         nxt = successors.get(row["superseded_by"] or "")
-        if reason == ENDED:
+        if reason == CloseReason.ENDED:
             return "ended", reads_sql.to_fact(nxt, now) if nxt is not None else None
         current = reads_sql.to_fact(nxt, now) if nxt is not None else None
         if current is not None and current.object_key == row["object_key"]:
