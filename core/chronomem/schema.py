@@ -7,7 +7,9 @@ unbounded.
 
 Migrations are a list of small functions with a version table (``meta``)
 instead of alembic: core depends on numpy and SQLAlchemy only, the schema is
-small, and each step is tested by opening an older database."""
+small, and each step is tested by opening an older database. The steps say
+what changes; each database's DDL for them (text indexes, constraints, catalog
+lookups, locks) is its ``Backend``'s, passed to ``migrate``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """SQLite's FTS5 text indexes (``cm_versions_fts``, ``cm_episodes_fts``, kept by
-triggers, see ``schema``): the lexical leg's bm25 query, FTS5's integrity check
-and the rebuild from the tables' text. ``SqliteBackend`` calls these."""
+triggers): the lexical leg's bm25 query, FTS5's integrity check, the rebuild from
+the tables' text, and the indexes' DDL for the schema migrations (what each index
+covers is ``schema.TEXT_BODIES``). ``SqliteBackend`` calls these."""
 
 from __future__ import annotations
 
