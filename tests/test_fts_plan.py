@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from chronomem import Memory
+from chronomem.backends import fts5
 from chronomem.model import State
 from chronomem.retrieval import legs
 from chronomem.schema import episodes, versions
@@ -42,9 +43,7 @@ def _queries(m: Memory) -> list[tuple[str, str, tuple[Any, ...]]]:
         ):
             tiebreak = [tbl.c.content_hash, tbl.c.id]
             for cap in (None, 100):  # every match, and the FTS index's best 100 first
-                sql, params = legs.lexical_sql_sqlite(
-                    conn, tbl, ["hiking"], filters, 30, tiebreak, cap
-                )
+                sql, params = fts5.lexical_sql(conn, tbl, ["hiking"], filters, 30, tiebreak, cap)
                 out.append((tbl.name, sql, params))
     return out
 

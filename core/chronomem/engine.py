@@ -49,7 +49,7 @@ class Engine:
         backend = open_backend(url)
         try:
             with backend.write() as conn:
-                migrate(conn)
+                migrate(conn, type(backend))
         except Exception:
             backend.dispose()
             raise

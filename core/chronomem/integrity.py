@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, and_, delete, exists, func, not_, or_, select
 from sqlalchemy.orm import aliased
 
-from .schema import episodes, reset_fts, sources, vectors, versions
+from . import backends
+from .schema import episodes, sources, vectors, versions
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-FTS_INDEXES = ("cm_versions_fts", "cm_episodes_fts")
 _FOREVER = 2**62
 
 
@@ -62,30 +62,6 @@ class CheckReport:
         out += [f"repaired: {r}" for r in self.repaired]
         out.append("ok" if self.ok else "PROBLEMS FOUND")
         return out
-
-
-def fts_state(conn: Connection, fts: str) -> str:
-    """FTS5's ``integrity-check`` against the indexed text (``rank`` 1), in a
-    savepoint (a failure must not end the caller's transaction): "ok" or the error."""
-    try:
-        with conn.begin_nested():
-            conn.exec_driver_sql(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
-    except Exception as exc:  # sqlite reports corruption as DatabaseError
-        return f"damaged ({getattr(exc, 'orig', exc)})"
-    return "ok"
-
-
-def rebuild_fts(conn: Connection, fts: str) -> None:
-    """Rebuild an FTS5 index from its table's text, emptying it first when its
-    structure cannot be read."""
-    try:
-        with conn.begin_nested():
-            conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
-            return
-    except Exception:  # "vtable constructor failed": the structure is unreadable
-        pass
-    reset_fts(conn, fts)
-    conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
 
 
 def _i1_violations(conn: Connection) -> int:
@@ -133,16 +109,8 @@ def _count(conn: Connection, table: object, where: object) -> int:
 
 def inspect(conn: Connection, *, repair: bool) -> CheckReport:
     """Check (and repair) on one connection inside the caller's transaction."""
-    repaired: list[str] = []
-    fts: dict[str, str] = {}
-    if conn.dialect.name == "sqlite":
-        for name in FTS_INDEXES:
-            state = fts_state(conn, name)
-            if state != "ok" and repair:
-                rebuild_fts(conn, name)
-                repaired.append(f"rebuilt {name} from the stored text ({state})")
-                state = fts_state(conn, name)
-            fts[name] = state
+    backend = backends.of(conn)
+    fts, repaired = backend.check_text_indexes(conn, repair=repair)
     n_sources = _count(conn, sources, _orphan_sources())
     n_vectors = _count(conn, vectors, _orphan_vectors())
     if repair and n_sources:
@@ -154,7 +122,7 @@ def inspect(conn: Connection, *, repair: bool) -> CheckReport:
         repaired.append(f"deleted {n_vectors} orphan vectors")
         n_vectors = 0
     return CheckReport(
-        backend=conn.dialect.name,
+        backend=backend.name,
         fts=fts,
         i1_violations=_i1_violations(conn),
         orphan_sources=n_sources,

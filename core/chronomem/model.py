@@ -23,6 +23,19 @@ class State(str, enum.Enum):
 ALL_STATES = frozenset(State)
 
 
+class CloseReason(str, enum.Enum):
+    """Why a version was closed (``Fact.closed_reason``, the ``closed_reason``
+    column): the values are the stored strings, so a member compares equal to
+    the string a row holds."""
+
+    SUPERSEDED = "superseded"  # a newer version of the slot replaced it
+    ENDED = "ended"  # its valid time was ended (``end``)
+    RETRACTED = "retracted"  # it was withdrawn as never true (``retract``)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 def parse_states(states: Iterable[State | str] | State | str | None) -> frozenset[State]:
     """``None`` -> {live}; a name or a collection of names -> the states; else an error."""
     if states is None:

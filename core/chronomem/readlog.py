@@ -80,14 +80,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import Connection, bindparam, delete, event, select, text, update
 
+from . import backends
 from . import reads as reads_sql
 from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
-from .model import Episode, Fact, State
+from .model import CloseReason, Episode, Fact, State
 from .schema import SafeText, read_items, read_log, versions
 from .schema import episodes as episodes_table
 from .scope import Scope
-from .statemachine import ENDED, RETRACTED, new_id
+from .statemachine import new_id
 from .timeutil import from_us, to_us
 from .writer import stamp
 
@@ -308,7 +309,6 @@ def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
 
 # The log's statements as pre-built ``text()`` (compiled once, cached by
 # SQLAlchemy): a read's cost is mostly statement construction, not the database.
-_ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 _INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
 _INSERT_READ = text(
     "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
@@ -469,10 +469,9 @@ def _flush(p: _Pending) -> None:
             return
         try:
             with p.engine.backend.write() as conn:
-                if conn.dialect.name == "postgresql":
-                    # a log entry need not wait for the WAL flush: a server crash can
-                    # lose the last moments' entries (never a fact, never a torn entry)
-                    conn.execute(_ASYNC_COMMIT)
+                # a log entry need not wait for the WAL flush (PostgreSQL): a server crash
+                # can lose the last moments' entries (never a fact, never a torn entry)
+                backends.of(conn).relax_durability(conn)
                 _write(conn, taken)
         except BaseException:
             with p.lock:  # not written: kept, ahead of the reads made since
@@ -756,7 +755,7 @@ def served(
         replacements = {
             vid: _correction_of(conn, t, r)
             for vid, r in rows.items()
-            if r["closed_reason"] == RETRACTED
+            if r["closed_reason"] == CloseReason.RETRACTED
         }
     for e in entries:
         v_then = to_us(e.args["valid_at"] if e.args.get("valid_at") else e.args["as_of"], "at")
@@ -804,10 +803,10 @@ def _change(
 ) -> tuple[str, Fact | None]:
     if row["superseded_at"] is not None:
         reason = row["closed_reason"]
-        if reason == RETRACTED:
+        if reason == CloseReason.RETRACTED:
             return "retracted", None
         nxt = successors.get(row["superseded_by"] or "")
-        if reason == ENDED:
+        if reason == CloseReason.ENDED:
             return "ended", reads_sql.to_fact(nxt, now) if nxt is not None else None
         current = reads_sql.to_fact(nxt, now) if nxt is not None else None
         if current is not None and current.object_key == row["object_key"]:

@@ -40,12 +40,11 @@ from sqlalchemy.ext.compiler import compiles
 
 from .batching import chunks
 from .identity import key_hash
-from .model import Episode, Fact, State
+from .model import CloseReason, Episode, Fact, State
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import versions
 from .scope import Scope
-from .statemachine import RETRACTED
 from .timeutil import end_dt, from_us, opt_dt
 
 # An instant in a read predicate: a value, or the bind parameter a cached
@@ -185,7 +184,7 @@ def _retracted_by(known_at: Instant | None) -> ColumnElement[bool]:
         if known_at is None
         else and_(versions.c.recorded_at <= known_at, versions.c.superseded_at <= known_at)
     )
-    return and_(versions.c.closed_reason == RETRACTED, closed)
+    return and_(versions.c.closed_reason == CloseReason.RETRACTED.value, closed)
 
 
 _LATER = versions.alias("later")

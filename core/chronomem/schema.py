@@ -7,13 +7,16 @@ unbounded.
 
 Migrations are a list of small functions with a version table (``meta``)
 instead of alembic: core depends on numpy and SQLAlchemy only, the schema is
-small, and each step is tested by opening an older database."""
+small, and each step is tested by opening an older database. The steps say
+what changes; each database's DDL for them (text indexes, constraints, catalog
+lookups, locks) is its ``Backend``'s, passed to ``migrate``."""
 
 from __future__ import annotations
 
 import logging
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     BigInteger,
@@ -31,7 +34,6 @@ from sqlalchemy import (
     bindparam,
     or_,
     select,
-    text,
     update,
 )
 from sqlalchemy.engine import Dialect
@@ -40,6 +42,9 @@ from sqlalchemy.types import TypeDecorator
 from .errors import CorruptStore, SchemaMismatch
 from .scope import Scope
 from .slotkeys import SPECIAL, legacy_slot_key, slot_key
+
+if TYPE_CHECKING:
+    from .backends import Backend
 
 log = logging.getLogger("chronomem.schema")
 
@@ -227,145 +232,37 @@ SCHEMA_VERSION = 5
 # the lexical leg (PostgreSQL refuses a tsvector over 1 MB of lexemes).
 INDEX_MAX_CHARS = 100_000
 
-Migration = Callable[[Connection], None]
+Migration = Callable[[Connection, "type[Backend]"], None]
 
 
-def _v1(conn: Connection) -> None:
+def _v1(conn: Connection, backend: type[Backend]) -> None:
     # No checkfirst: v1 runs only when this schema has no cm_meta, and a
     # visibility check would see another schema's tables on the search_path.
     metadata.create_all(conn, checkfirst=False)
-    dialect = conn.dialect.name
-    if dialect == "postgresql":
-        # I1 as a database constraint: current versions of a slot never overlap in
-        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
-        # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
-        if _pg_extension(conn, "btree_gist"):
-            conn.execute(
-                text(
-                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
-                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
-                    "WHERE (superseded_at IS NULL)"
-                )
-            )
-        else:
-            log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
-            conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
-        conn.execute(
-            text(
-                "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                "(to_tsvector('simple', coalesce(index_text, subject || ' ' || replace(predicate, '_', ' ') || ' ' || object))) STORED"
-            )
-        )
-        conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
-        conn.execute(
-            text(
-                "ALTER TABLE cm_episodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                "(to_tsvector('simple', text)) STORED"
-            )
-        )
-        conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
-        conn.execute(
-            text(
-                "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_hash, predicate) "
-                "WHERE superseded_at IS NULL"
-            )
-        )
-    elif dialect == "sqlite":
-        # Contentless FTS5 indexes over the tables' implicit rowids, kept by
-        # triggers: the text is stored once (in the table), so erasing a row
-        # and optimizing the index leaves no copy behind.
-        for table, new_body, old_body in _SQLITE_FTS:
-            fts = f"{table}_fts"
-            conn.exec_driver_sql(
-                f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='', "
-                "tokenize='unicode61 remove_diacritics 2')"
-            )
-            conn.exec_driver_sql(
-                f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
-                f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {new_body}); END"
-            )
-            conn.exec_driver_sql(
-                f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN "
-                f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {old_body}); END"
-            )
-        conn.exec_driver_sql(
-            "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_hash, predicate) "
-            "WHERE superseded_at IS NULL"
-        )
+    backend.create_v1_objects(conn)  # text indexes (and I1's constraint on PostgreSQL)
+    conn.exec_driver_sql(
+        "CREATE INDEX cm_versions_current ON cm_versions (tenant, subject_hash, predicate) "
+        "WHERE superseded_at IS NULL"
+    )
 
 
-def _fact_body(row: str) -> str:
-    default = f"{row}.subject || ' ' || replace({row}.predicate, '_', ' ') || ' ' || {row}.object"
-    return f"coalesce({row}.index_text, {default})"
-
-
-_SQLITE_FTS = (
-    ("cm_versions", _fact_body("new"), _fact_body("old")),
-    ("cm_episodes", "new.text", "old.text"),
-)
-
-
-def _v2(conn: Connection) -> None:
+def _v2(conn: Connection, backend: type[Backend]) -> None:
     """SQLite: the FTS5 indexes become external-content indexes over views of the
     tables, so they can be checked against the text and rebuilt from it (v1's
     contentless indexes could be neither, and SQLite before 3.41 corrupts an index
     that is ``optimize``d after each of ~1,460 erases). Both backends: the text
     indexes cover a bounded prefix (``INDEX_MAX_CHARS``)."""
-    if conn.dialect.name == "sqlite":
-        for table, body in _BODIES:
-            _sqlite_fts_v2(conn, table, body)
-    elif conn.dialect.name == "postgresql":
-        for table, template in _BODIES:
-            body = template.format(r="")
-            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
-            conn.execute(
-                text(
-                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                    f"(to_tsvector('simple', left({body}, {INDEX_MAX_CHARS}))) STORED"
-                )
-            )
-            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+    backend.rebuild_text_indexes(conn, TEXT_BODIES, stemmed=False)
 
 
 # What each table's text index covers, as an SQL template over a row prefix.
-_BODIES = (
+TEXT_BODIES = (
     (
         "cm_versions",
         "coalesce({r}index_text, {r}subject || ' ' || replace({r}predicate, '_', ' ') || ' ' || {r}object)",
     ),
     ("cm_episodes", "{r}text"),
 )
-
-
-def _sqlite_fts_v2(
-    conn: Connection, table: str, body: str, tokenize: str = "unicode61 remove_diacritics 2"
-) -> None:
-    fts, src = f"{table}_fts", f"{table}_fts_src"
-    reset_fts(conn, fts)  # an index past the level limit cannot even be dropped
-    for trigger in (f"{table}_ai", f"{table}_ad"):
-        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}")
-    conn.exec_driver_sql(f"DROP TABLE {fts}")
-    conn.exec_driver_sql(f"DROP VIEW IF EXISTS {src}")  # v3 rebuilds a v2 index
-
-    def bounded(r: str) -> str:
-        return f"substr({body.format(r=r)}, 1, {INDEX_MAX_CHARS})"
-
-    conn.exec_driver_sql(
-        f"CREATE VIEW {src} AS SELECT rowid AS rid, {bounded('')} AS body FROM {table}"
-    )
-    conn.exec_driver_sql(
-        f"CREATE VIRTUAL TABLE {fts} USING fts5(body, content='{src}', content_rowid='rid', "
-        f"tokenize='{tokenize}')"
-    )
-    conn.exec_driver_sql(
-        f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
-        f"INSERT INTO {fts}(rowid, body) VALUES (new.rowid, {bounded('new.')}); END"
-    )
-    conn.exec_driver_sql(
-        f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN "
-        f"INSERT INTO {fts}({fts}, rowid, body) VALUES ('delete', old.rowid, {bounded('old.')}); END"
-    )
-    conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
 
 
 def reset_fts(conn: Connection, fts: str) -> None:
@@ -378,47 +275,27 @@ def reset_fts(conn: Connection, fts: str) -> None:
     conn.exec_driver_sql(f"INSERT INTO {fts}_data(id, block) VALUES (10, X'00000000000000')")
 
 
-def _v3(conn: Connection) -> None:
+def _v3(conn: Connection, backend: type[Backend]) -> None:
     """The text indexes stem English (issue #13): FTS5 ``porter`` in front of
     ``unicode61`` on SQLite, the ``english`` text search configuration on
     PostgreSQL (both with the same bounded body as v2), so "lived" finds "lives".
     The indexes are rebuilt from the tables' text; v2's erase-safety is kept (the
     same external-content layout, triggers and rebuild path)."""
-    if conn.dialect.name == "sqlite":
-        for table, body in _BODIES:
-            _sqlite_fts_v2(conn, table, body, tokenize=FTS5_TOKENIZE)
-    elif conn.dialect.name == "postgresql":
-        for table, template in _BODIES:
-            body = template.format(r="")
-            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
-            conn.execute(
-                text(
-                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                    f"(to_tsvector('{PG_TEXT_CONFIG}', left({body}, {INDEX_MAX_CHARS}))) STORED"
-                )
-            )
-            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+    backend.rebuild_text_indexes(conn, TEXT_BODIES, stemmed=True)
 
 
-# The text indexes' tokenization since v3 (the lexical legs query with the same).
-FTS5_TOKENIZE = "porter unicode61 remove_diacritics 2"
-PG_TEXT_CONFIG = "english"
-
-
-def _v4(conn: Connection) -> None:
+def _v4(conn: Connection, backend: type[Backend]) -> None:
     """The served-read log (issue #16): ``cm_reads`` and ``cm_read_items``. A store
     created at this version already has them (``_v1`` creates the whole metadata),
     so only a missing table is created (looked up in the schema written to, not
     the search path)."""
-    schema = None
-    if conn.dialect.name == "postgresql":
-        schema = conn.execute(text("SELECT current_schema()")).scalar()
+    schema = backend.current_schema(conn)
     for table in (read_log, read_items):
         if not conn.dialect.has_table(conn, table.name, schema=schema):
             table.create(conn, checkfirst=False)
 
 
-def _v5(conn: Connection) -> None:
+def _v5(conn: Connection, backend: type[Backend]) -> None:
     """Slot keys became injective (separator characters inside a key part are
     escaped, issue #14 C); rows an older version keyed with the plain join move to
     their new keys. Ordinary text has the same key in both forms, so this touches
@@ -474,26 +351,9 @@ def rekey_legacy_slots(conn: Connection) -> int:
 MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 
 
-def _pg_extension(conn: Connection, name: str) -> bool:
-    """Create the extension if the server has it; True when it is installed."""
-    have = conn.execute(
-        text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": name}
-    ).scalar()
-    if not have:
-        return False
-    conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {name}"))
-    return True
-
-
-def has_pgvector(conn: Connection) -> bool:
-    return conn.dialect.name == "postgresql" and _pg_extension(conn, "vector")
-
-
-def current_version(conn: Connection) -> int:
-    schema = None
-    if conn.dialect.name == "postgresql":  # only the schema we write to, not the search path
-        schema = conn.execute(text("SELECT current_schema()")).scalar()
-    if not conn.dialect.has_table(conn, "cm_meta", schema=schema):
+def current_version(conn: Connection, backend: type[Backend]) -> int:
+    # only the schema we write to, not the search path
+    if not conn.dialect.has_table(conn, "cm_meta", schema=backend.current_schema(conn)):
         return 0
     row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
     value = row[0] if row else None
@@ -510,19 +370,19 @@ def current_version(conn: Connection) -> int:
     return int(value)
 
 
-def migrate(conn: Connection) -> int:
-    """Bring the schema to ``SCHEMA_VERSION``; the caller holds the write lock
-    (on PostgreSQL also a migration lock: two processes opening a new database
-    at once must not both create it)."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended('chronomem:migrate', 0))"))
-    have = current_version(conn)
+def migrate(conn: Connection, backend: type[Backend]) -> int:
+    """Bring the schema to ``SCHEMA_VERSION``; the caller holds the write lock,
+    ``backend.lock_migration`` adds the database's migration lock (PostgreSQL: two
+    processes opening a new database at once must not both create it). The steps
+    are the database's DDL from ``backend`` (``backends.of(conn)``)."""
+    backend.lock_migration(conn)
+    have = current_version(conn, backend)
     if have > SCHEMA_VERSION:
         raise SchemaMismatch(
             f"database schema version {have} is newer than this chronomem ({SCHEMA_VERSION}); upgrade chronomem"
         )
     for step in range(have + 1, SCHEMA_VERSION + 1):
-        MIGRATIONS[step](conn)
+        MIGRATIONS[step](conn, backend)
         if step == 1:
             conn.execute(meta.insert().values(key="schema_version", value="1"))
         else:

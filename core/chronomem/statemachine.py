@@ -36,8 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-SUPERSEDED, ENDED, RETRACTED = "superseded", "ended", "retracted"
-
+from .model import CloseReason
 
 _counter = itertools.count()
 _id_lock = threading.Lock()
@@ -96,12 +95,12 @@ class SlotPlan:
     def __init__(self, current: Iterable[SlotVersion]):
         self.current: dict[str, SlotVersion] = {v.id: v for v in current}
         self.stored_fact_ids = {v.fact_id for v in self.current.values()}
-        self.closes: dict[str, tuple[str, str | None]] = {}  # stored id -> (reason, by)
+        self.closes: dict[str, tuple[CloseReason, str | None]] = {}  # stored id -> (reason, by)
         self.inserts: dict[str, SlotVersion] = {}
         self.outcome = Outcome()
 
     # -- primitives -------------------------------------------------------
-    def _close(self, v: SlotVersion, reason: str, by: str | None) -> None:
+    def _close(self, v: SlotVersion, reason: CloseReason, by: str | None) -> None:
         del self.current[v.id]
         if v.planned:  # born and closed in one transaction: never believed at any instant
             del self.inserts[v.id]
@@ -124,7 +123,7 @@ class SlotPlan:
 
     def _cut_outside(self, v: SlotVersion, vf: int, vt: int | None, by: str) -> None:
         """Close ``v`` and re-insert its parts outside ``[vf, vt)``."""
-        self._close(v, SUPERSEDED, by)
+        self._close(v, CloseReason.SUPERSEDED, by)
         if v.valid_from < vf:
             self._insert(v.fact_id, v.object, v.object_key, v.valid_from, vf, v.extra)
         if vt is not None and (v.valid_to is None or v.valid_to > vt):
@@ -175,7 +174,7 @@ class SlotPlan:
         for v in others:
             self._cut_outside(v, vf, vt, placeholder)
         for v in merged:
-            self._close(v, SUPERSEDED, placeholder)
+            self._close(v, CloseReason.SUPERSEDED, placeholder)
         version = self._insert(fid, obj, key, new_vf, new_vt, extra)
         self._rebind(placeholder, version.id)
         self.outcome.added.append(version.id)
@@ -190,7 +189,7 @@ class SlotPlan:
                 continue
             if v.valid_from < at and (v.valid_to is None or v.valid_to > at):
                 placeholder = new_id()
-                self._close(v, ENDED, placeholder)
+                self._close(v, CloseReason.ENDED, placeholder)
                 nv = self._insert(v.fact_id, v.object, v.object_key, v.valid_from, at, v.extra)
                 self._rebind(placeholder, nv.id)
                 self.outcome.ended.append(nv.id)
@@ -202,7 +201,7 @@ class SlotPlan:
     def retract(self, fact_id: str) -> list[SlotVersion]:
         gone = [v for v in self.current.values() if v.fact_id == fact_id]
         for v in gone:
-            self._close(v, RETRACTED, None)
+            self._close(v, CloseReason.RETRACTED, None)
             self.outcome.retracted.append(v.id)
         if gone and fact_id not in self.outcome.fact_ids:
             self.outcome.fact_ids.append(fact_id)

@@ -21,14 +21,12 @@ from sqlalchemy import select
 
 from . import reads
 from .identity import fold, key_hash, require_text
-from .model import Fact
+from .model import CloseReason, Fact
 from .schema import versions
 
 if TYPE_CHECKING:
     from .engine import Engine
     from .scope import Scope
-
-RETRACTED, ENDED_REASON = "retracted", "ended"
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class Timeline:
     # -- classification ------------------------------------------------------------------
     @staticmethod
     def retracted(f: Fact) -> bool:
-        return f.closed_reason == RETRACTED
+        return f.closed_reason == CloseReason.RETRACTED
 
     def scheduled(self, f: Fact) -> bool:
         return f.valid_from > self.now and not self.retracted(f)
@@ -267,6 +265,9 @@ def build(
             q = q.where(versions.c.predicate == name)
         rows = conn.execute(q).mappings().all()
     now_us = engine.now_us()
-    found = [reads.to_fact(r, now_us, retracted_row=r["closed_reason"] == RETRACTED) for r in rows]
+    found = [
+        reads.to_fact(r, now_us, retracted_row=r["closed_reason"] == CloseReason.RETRACTED)
+        for r in rows
+    ]
     found.sort(key=lambda f: (f.predicate, f.recorded_at, f.valid_from, f.version_id))
     return Timeline(subject, predicate, found, now)

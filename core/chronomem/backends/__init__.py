@@ -1,5 +1,6 @@
 """Storage backends: one schema, one module per database; ``open_backend`` picks
-one by URL."""
+one by URL, ``of`` a backend class by a connection's dialect. Every dialect
+difference of core lives here (``tests/test_dialect_boundary.py``)."""
 
 from __future__ import annotations
 

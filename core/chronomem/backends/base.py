@@ -25,6 +25,9 @@ class Backend:
 
     name = "base"
     dialect: ModuleType = sqlite_dialect  # the SQLAlchemy dialect module (its ``insert``)
+    # Whether a failed statement aborts the whole transaction (PostgreSQL): then a
+    # statement that may fail without ending the caller's work runs in a savepoint.
+    failed_statement_aborts = False
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine
@@ -136,3 +139,70 @@ class Backend:
     @classmethod
     def after_insert_versions(cls, conn: Connection, n_inserted: int) -> None:
         """Planner upkeep after a write inserted ``n_inserted`` versions."""
+
+    # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def lexical(
+        cls,
+        conn: Connection,
+        tbl: Any,
+        terms: Sequence[str],
+        filters: list[Any],
+        n: int,
+        tiebreak: list[Any],
+    ) -> list[tuple[str, float]]:
+        """The lexical leg's ranking over ``tbl``'s text index: (id, score), best
+        first, at most ``n``, only rows passing ``filters``, ties by ``tiebreak``."""
+        raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def insertion_order(cls, tbl: Any) -> list[Any]:
+        """Columns ordering an episode table (or alias) by occurred_at, then by
+        insertion; the plain form (no rowid) breaks a tie by (recorded_at, id)."""
+        return [tbl.c.occurred_at, tbl.c.recorded_at, tbl.c.id]
+
+    @classmethod
+    def relax_durability(cls, conn: Connection) -> None:
+        """Let this transaction's commit return before it is durable (for rows whose
+        loss in a server crash is acceptable, e.g. the read log); a no-op by default."""
+
+    @classmethod
+    def check_text_indexes(
+        cls, conn: Connection, *, repair: bool
+    ) -> tuple[dict[str, str], list[str]]:
+        """Check (and with ``repair`` rebuild) text indexes the database can check:
+        index name -> "ok" or the error, and what was repaired. None by default
+        (PostgreSQL's generated tsvector columns cannot drift from the text)."""
+        return {}, []
+
+    # -- the dialect's DDL (schema migrations, ``schema.migrate``) ---------------------
+    @classmethod
+    def lock_migration(cls, conn: Connection) -> None:
+        """Serialize migrations beyond the write transaction (two processes opening
+        a new database must not both create it); the write lock suffices by default."""
+
+    @classmethod
+    def current_schema(cls, conn: Connection) -> str | None:
+        """The schema the store writes to, for catalog lookups (``has_table``) that
+        must not see another schema's tables on the search path; None: the default."""
+        return None
+
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        """Schema v1's database-specific objects, after the tables: the text indexes
+        (and whatever the database enforces itself)."""
+        raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        """(Re)create each table's text index over the first ``INDEX_MAX_CHARS`` of
+        its body (``bodies``: table, SQL template over a row prefix ``{r}``), built
+        from the stored text; ``stemmed``: English stemming (schema v3 on)."""
+        raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def has_pgvector(cls, conn: Connection) -> bool:
+        """Whether the database has (or could create) pgvector's ``vector`` type."""
+        return False

@@ -6,16 +6,26 @@ current versions ``FOR UPDATE``; invariant I1 is also an exclusion constraint
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    create_engine,
+    func,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.dialects import postgresql as pg_dialect
 
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..schema import txclock
+from ..schema import INDEX_MAX_CHARS, meta, txclock
 from .base import Backend
 
 # PostgreSQL plans the writer's set-wise reads (``slot = ANY(…)``, ``subject_hash =
@@ -25,7 +35,19 @@ from .base import Backend
 # ``cm_versions`` itself after every doubling of the rows this process inserted
 # (from ANALYZE_FIRST rows on): a bounded number of ANALYZEs, each on a sample.
 ANALYZE_FIRST = 2000
+# The text search configuration: 'simple' in schema v1/v2, English stemming since v3
+# (the lexical query parses its terms with the same).
+TEXT_CONFIG = "simple"
+TEXT_CONFIG_STEMMED = "english"
+log = logging.getLogger("chronomem.schema")  # migration messages
 _inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
+
+# PostgreSQL ranks at most this many GIN matches (the most recently recorded):
+# ts_rank_cd reads every ranked row's tsvector, so ranking every row that shares
+# one common word with the query cost ~0.6 s at 100k facts.
+PG_RANK_CANDIDATES = 2000
+# The read log's commits need not wait for the WAL flush (``relax_durability``).
+_ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 _UNNEST: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
 
@@ -59,6 +81,52 @@ def _unnest_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any
     return hit
 
 
+def _lexical(
+    conn: Connection,
+    tbl: Any,
+    terms: Sequence[str],
+    filters: list[Any],
+    n: int,
+    tiebreak: list[Any],
+) -> list[tuple[str, float]]:
+    """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
+    then ``ts_rank_cd`` over that set only."""
+    name = tbl.name
+    tsq = func.to_tsquery(
+        TEXT_CONFIG_STEMMED, bindparam("m", " | ".join(_pg_lexeme(t) for t in terms))
+    )
+    tsv: Any = literal_column(f"{name}.tsv")
+    cand = (
+        select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
+        .where(tsv.op("@@")(tsq), *filters)
+        .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+        .limit(PG_RANK_CANDIDATES)
+        .subquery("cand")
+    )
+    rank = func.ts_rank_cd(cand.c.tsv, tsq)
+    q = (
+        select(cand.c.id, rank.label("r"))
+        .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
+        .limit(n)
+    )
+    return [(i, float(r)) for i, r in conn.execute(q)]
+
+
+def _pg_lexeme(term: str) -> str:
+    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
+def _extension(conn: Connection, name: str) -> bool:
+    """Create the extension if the server has it; True when it is installed."""
+    have = conn.execute(
+        text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": name}
+    ).scalar()
+    if not have:
+        return False
+    conn.execute(text(f"CREATE EXTENSION IF NOT EXISTS {name}"))
+    return True
+
+
 def lock_key(tenant: str, slot: str) -> str:
     """The advisory-lock name of a slot: an injective join of tenant and slot key."""
     return join((tenant, slot), SEP_FIELD)
@@ -67,6 +135,7 @@ def lock_key(tenant: str, slot: str) -> str:
 class PostgresBackend(Backend):
     name = "postgresql"
     dialect = pg_dialect
+    failed_statement_aborts = True
 
     def __init__(self, url: str):
         if url.startswith("postgres://"):
@@ -177,3 +246,81 @@ class PostgresBackend(Backend):
         if state[0] >= state[1]:
             state[1] = state[0] * 2
             conn.exec_driver_sql("ANALYZE cm_versions")
+
+    # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def lexical(
+        cls,
+        conn: Connection,
+        tbl: Any,
+        terms: Sequence[str],
+        filters: list[Any],
+        n: int,
+        tiebreak: list[Any],
+    ) -> list[tuple[str, float]]:
+        """The generated ``tsv`` column's GIN match, ranked by ``ts_rank_cd``."""
+        return _lexical(conn, tbl, terms, filters, n, tiebreak)
+
+    @classmethod
+    def relax_durability(cls, conn: Connection) -> None:
+        conn.execute(_ASYNC_COMMIT)
+
+    # -- the dialect's DDL -------------------------------------------------------------
+    @classmethod
+    def lock_migration(cls, conn: Connection) -> None:
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended('chronomem:migrate', 0))"))
+
+    @classmethod
+    def current_schema(cls, conn: Connection) -> str | None:
+        return conn.execute(text("SELECT current_schema()")).scalar()
+
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        # I1 as a database constraint: current versions of a slot never overlap in
+        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
+        # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
+        if _extension(conn, "btree_gist"):
+            conn.execute(
+                text(
+                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
+                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
+                    "WHERE (superseded_at IS NULL)"
+                )
+            )
+        else:
+            log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
+            conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
+        conn.execute(
+            text(
+                "ALTER TABLE cm_versions ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', coalesce(index_text, subject || ' ' || replace(predicate, '_', ' ') || ' ' || object))) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
+        conn.execute(
+            text(
+                "ALTER TABLE cm_episodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                "(to_tsvector('simple', text)) STORED"
+            )
+        )
+        conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        config = TEXT_CONFIG_STEMMED if stemmed else TEXT_CONFIG
+        for table, template in bodies:
+            body = template.format(r="")
+            conn.execute(text(f"ALTER TABLE {table} DROP COLUMN tsv"))  # drops its index too
+            conn.execute(
+                text(
+                    f"ALTER TABLE {table} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                    f"(to_tsvector('{config}', left({body}, {INDEX_MAX_CHARS}))) STORED"
+                )
+            )
+            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+
+    @classmethod
+    def has_pgvector(cls, conn: Connection) -> bool:
+        return _extension(conn, "vector")

@@ -9,16 +9,18 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, create_engine, event
+from sqlalchemy import Connection, create_engine, event, literal_column
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
 from ..errors import ChronomemError, CorruptStore, ReadOnlyStore, StoreUnavailable
+from . import fts5
 from .base import Backend
+from .fts5 import FTS_TABLES
 
-FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
 # FTS5 refuses a structure deeper than 2000 levels; each optimize adds up to 2.
 REBUILD_AT_LEVELS = 500
 BUSY_TIMEOUT_S = 30.0
@@ -180,3 +182,41 @@ class SqliteBackend(Backend):
                     "erase: a reader held the WAL; erased bytes stay in %s-wal until the next checkpoint",
                     self.engine.url.database,
                 )
+
+    # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def lexical(
+        cls,
+        conn: Connection,
+        tbl: Any,
+        terms: Sequence[str],
+        filters: list[Any],
+        n: int,
+        tiebreak: list[Any],
+    ) -> list[tuple[str, float]]:
+        """FTS5's bm25 (``fts5.lexical``); a higher score is better."""
+        return fts5.lexical(conn, tbl, terms, filters, n, tiebreak)
+
+    @classmethod
+    def insertion_order(cls, tbl: Any) -> list[Any]:
+        return [tbl.c.occurred_at, literal_column(f"{tbl.name}.rowid")]
+
+    @classmethod
+    def check_text_indexes(
+        cls, conn: Connection, *, repair: bool
+    ) -> tuple[dict[str, str], list[str]]:
+        """FTS5's integrity check of both indexes; repair rebuilds from the text."""
+        return fts5.check(conn, repair=repair)
+
+    # -- the dialect's DDL -------------------------------------------------------------
+    @classmethod
+    def create_v1_objects(cls, conn: Connection) -> None:
+        fts5.create_contentless(conn)
+
+    @classmethod
+    def rebuild_text_indexes(
+        cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
+    ) -> None:
+        tokenize = fts5.TOKENIZE_STEMMED if stemmed else fts5.TOKENIZE
+        for table, body in bodies:
+            fts5.create_external(conn, table, body, tokenize)

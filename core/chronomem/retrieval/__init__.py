@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import backends
 from ..embedding import Embedder, HashingEmbedder
 from ..errors import InvalidType
-from ..schema import has_pgvector
 from .cache import MirrorSet
 from .indexing import Indexer, check_embedder, mismatch_error
 from .rerank import Reranker
@@ -32,7 +32,7 @@ def attach(engine: Engine, embedder: Any = None, *, reembed: bool = False) -> Re
         stored = check_embedder(conn, emb)
         if stored is not None and not reembed:
             raise mismatch_error(stored, emb)
-        pgvector = has_pgvector(conn)
+        pgvector = backends.of(conn).has_pgvector(conn)
         if pgvector:
             from .pgvector import ensure_column
 

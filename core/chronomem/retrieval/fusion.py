@@ -11,11 +11,26 @@ the top k."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 RRF_K = 60
+
+
+class HitKind(str, enum.Enum):
+    """What a fused hit is: a fact (a version) or an episode. A ``str`` enum: a
+    member equals its value, but hashes as an enum member, so dictionaries keyed
+    by kind use the members throughout."""
+
+    FACT = "fact"
+    EPISODE = "episode"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 US_PER_DAY = 86_400_000_000
 RECENCY_WEIGHT = 0.2  # final = rrf * (1 - w + w * recency)
 
@@ -53,7 +68,7 @@ def leg_weights(embedder: Any) -> dict[str, float]:
 
 @dataclass
 class Fused:
-    kind: str  # "fact" | "episode"
+    kind: HitKind
     id: str
     rrf: float = 0.0
     legs: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -77,12 +92,12 @@ def recency(age_us: int, half_life_days: float | None) -> float:
 
 
 def fuse(
-    rankings: Mapping[str, tuple[str, list[tuple[str, float]]]],
+    rankings: Mapping[str, tuple[HitKind, list[tuple[str, float]]]],
     weights: Mapping[str, float] | None = None,
-) -> dict[tuple[str, str], Fused]:
+) -> dict[tuple[HitKind, str], Fused]:
     """``rankings``: leg name -> (kind, [(id, score), ...] best first);
     ``weights``: leg name -> weight (1 for a leg not named; None = all 1)."""
-    out: dict[tuple[str, str], Fused] = {}
+    out: dict[tuple[HitKind, str], Fused] = {}
     for leg, (kind, ranked) in rankings.items():
         w = 1.0 if weights is None else weights.get(leg, 1.0)
         for pos, (item_id, score) in enumerate(ranked, start=1):

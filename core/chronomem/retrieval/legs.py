@@ -9,20 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import (
-    Connection,
-    bindparam,
-    column,
-    func,
-    literal_column,
-    select,
-    table,
-    tuple_,
-)
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.selectable import Join
+from sqlalchemy import Connection, func, select, tuple_
 
-from .. import reads
+from .. import backends, reads
 from ..identity import fold
 from ..model import State
 from ..schema import episodes, versions
@@ -36,15 +25,6 @@ Ranking = list[tuple[str, float]]
 STOPWORDS = querytime.STOPWORDS
 query_terms = querytime.query_terms
 
-# PostgreSQL ranks at most this many GIN matches (the most recently recorded):
-# ts_rank_cd reads every ranked row's tsvector, so ranking every row that shares
-# one common word with the query cost ~0.6 s at 100k facts.
-PG_RANK_CANDIDATES = 2000
-# SQLite: FTS5 ranks every match itself (cheap, in C); only its best this many
-# are joined to the table and filtered (see _lexical_sqlite).
-SQLITE_CANDIDATES = 1000
-COMMON_MATCHES = 5000  # a query term in more rows than this is "common" (_focused_match)
-
 
 @dataclass(frozen=True)
 class TimeFilter:
@@ -54,11 +34,6 @@ class TimeFilter:
 
 
 # -- lexical legs (SQL) ---------------------------------------------------------------
-
-
-def _fts_match(terms: Sequence[str]) -> str:
-    # Every term double-quoted (quotes doubled): FTS5 sees strings, never operators.
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def fact_filters(
@@ -97,7 +72,8 @@ def episode_filters(scope: Scope, tf: TimeFilter) -> list[Any]:
 def _lexical(
     conn: Connection, tbl: Any, terms: Sequence[str], filters: list[Any], n: int
 ) -> Ranking:
-    """FTS5 bm25 on SQLite, tsvector rank on PostgreSQL; ties by content hash."""
+    """The database's text-index ranking (``Backend.lexical``: FTS5 bm25 on SQLite,
+    tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash."""
     if not terms:
         return []
     # ties: content hash, (time,) then id, which sorts in creation order
@@ -106,158 +82,7 @@ def _lexical(
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
         tbl.c.id,
     ]
-    if conn.dialect.name == "sqlite":
-        return _lexical_sqlite(conn, tbl, terms, filters, n, tiebreak)
-    return _lexical_pg(conn, tbl, terms, filters, n, tiebreak)
-
-
-class _FtsFirstJoin(Join):
-    """``fts CROSS JOIN table ON ...`` on SQLite: the left table is scanned first
-    on every SQLite version (the planner may not reorder a CROSS JOIN). SQLite
-    >= 3.51 otherwise walked the table's time index and probed FTS5 once per
-    row: seconds per search on a 10k-turn store."""
-
-    inherit_cache = True
-
-
-@compiles(_FtsFirstJoin, "sqlite")
-def _compile_fts_first(element: _FtsFirstJoin, compiler: Any, **kw: Any) -> str:
-    sql = str(compiler.visit_join(element, **kw))
-    return sql.replace(" JOIN ", " CROSS JOIN ", 1)
-
-
-def lexical_select_sqlite(
-    tbl: Any,
-    terms: Sequence[str],
-    filters: list[Any],
-    n: int,
-    tiebreak: list[Any],
-    candidates: int | None = None,
-    match_expr: str | None = None,
-) -> Any:
-    """The SQLite lexical query (FTS-first, ``_FtsFirstJoin``). With ``candidates``,
-    only the FTS index's best ``candidates`` matches (bm25, computed inside FTS5)
-    are joined to the table and filtered: a common word matching a fifth of a
-    100k store no longer costs a table lookup per match."""
-    name = tbl.name
-    fts = table(f"{name}_fts", column("rowid"))
-    bm25: Any = literal_column(f"bm25({name}_fts)")
-    expr = match_expr if match_expr is not None else _fts_match(terms)
-    match = literal_column(f"{name}_fts").op("MATCH")(bindparam("m", expr))
-    if candidates is None:
-        src: Any = fts
-        rid, rank = fts.c.rowid, bm25
-        where = [match, *filters]
-    else:
-        src = (
-            select(fts.c.rowid.label("rid"), bm25.label("r"))
-            .where(match)
-            .order_by(bm25, fts.c.rowid)
-            .limit(candidates)
-            .subquery("fts_top")
-        )
-        rid, rank = src.c.rid, src.c.r
-        where = list(filters)
-    return (
-        select(tbl.c.id, rank.label("r"))
-        .select_from(_FtsFirstJoin(src, tbl, rid == literal_column(f"{name}.rowid")))
-        .where(*where)
-        .order_by(rank, *tiebreak)
-        .limit(n)
-    )
-
-
-def lexical_sql_sqlite(
-    conn: Connection,
-    tbl: Any,
-    terms: Sequence[str],
-    filters: list[Any],
-    n: int,
-    tiebreak: list[Any],
-    candidates: int | None = None,
-) -> tuple[str, tuple[Any, ...]]:
-    """The SQL text and parameters of the SQLite lexical query (for plans and tests)."""
-    q = lexical_select_sqlite(tbl, terms, filters, n, tiebreak, candidates)
-    compiled = q.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-    params = compiled.construct_params()
-    return str(compiled), tuple(params[k] for k in compiled.positiontup or ())
-
-
-def _lexical_sqlite(
-    conn: Connection,
-    tbl: Any,
-    terms: Sequence[str],
-    filters: list[Any],
-    n: int,
-    tiebreak: list[Any],
-) -> Ranking:
-    # The best SQLITE_CANDIDATES matches first; exact whenever they hold n rows that
-    # pass the filters (every match outside them ranks lower). Otherwise (a scope or
-    # time filter rejects most of them) the query runs over every match.
-    # A term in more than COMMON_MATCHES rows (at 100k facts, "live" stems to the
-    # "lives in" of every fifth fact) is left out while a rarer query term exists:
-    # FTS5 then scores hundreds of rows, not tens of thousands. When that finds
-    # fewer than n rows, every term is searched again (below).
-    cap = max(SQLITE_CANDIDATES, 10 * n)
-    focused = _focused_match(conn, tbl.name, terms)
-    rows = conn.execute(lexical_select_sqlite(tbl, terms, filters, n, tiebreak, cap, focused)).all()
-    if len(rows) < n:
-        rows = conn.execute(lexical_select_sqlite(tbl, terms, filters, n, tiebreak)).all()
-    return [(i, -float(r)) for i, r in rows]
-
-
-def _focused_match(conn: Connection, name: str, terms: Sequence[str]) -> str | None:
-    """The rarer terms alone when some terms are common and some are not (None
-    otherwise): a common term then counts like a stopword. Its bm25 weight (idf)
-    is small by definition, and scoring its posting list cost ~20 ms at 100k."""
-    if len(terms) < 2:
-        return None
-    probe = (
-        f"SELECT count(*) FROM (SELECT 1 FROM {name}_fts WHERE {name}_fts MATCH ? "
-        f"LIMIT {COMMON_MATCHES + 1})"
-    )
-    common = [
-        t
-        for t in terms
-        if (conn.exec_driver_sql(probe, (_fts_match([t]),)).scalar() or 0) > COMMON_MATCHES
-    ]
-    rare = [t for t in terms if t not in common]
-    if not common or not rare:
-        return None
-    return _fts_match(rare)
-
-
-def _lexical_pg(
-    conn: Connection,
-    tbl: Any,
-    terms: Sequence[str],
-    filters: list[Any],
-    n: int,
-    tiebreak: list[Any],
-) -> Ranking:
-    """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
-    then ``ts_rank_cd`` over that set only."""
-    name = tbl.name
-    tsq = func.to_tsquery("english", bindparam("m", " | ".join(_pg_lexeme(t) for t in terms)))
-    tsv: Any = literal_column(f"{name}.tsv")
-    cand = (
-        select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
-        .where(tsv.op("@@")(tsq), *filters)
-        .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
-        .limit(PG_RANK_CANDIDATES)
-        .subquery("cand")
-    )
-    rank = func.ts_rank_cd(cand.c.tsv, tsq)
-    q = (
-        select(cand.c.id, rank.label("r"))
-        .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
-        .limit(n)
-    )
-    return [(i, float(r)) for i, r in conn.execute(q)]
-
-
-def _pg_lexeme(term: str) -> str:
-    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
+    return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak)
 
 
 def lexical_facts(
@@ -423,19 +248,15 @@ def episode_successors(
     """For each lexical hit, best first, the next episode in the same scope
     (by occurred_at, then insertion order) when it is short and the lexical leg
     did not find it itself; its score is the hit's rank (fusion ranks it there).
-    Insertion order is the rowid on SQLite; PostgreSQL has none, so there turns
-    sharing one occurred_at follow (recorded_at, id)."""
+    Insertion order is ``Backend.insertion_order``: the rowid on SQLite; PostgreSQL
+    has none, so there turns sharing one occurred_at follow (recorded_at, id)."""
     if not ranked:
         return []
     e = episodes
     s = episodes.alias("s")
     h = episodes.alias("h")
-    if conn.dialect.name == "sqlite":
-        h_ord = [h.c.occurred_at, literal_column("h.rowid")]
-        s_ord = [s.c.occurred_at, literal_column("s.rowid")]
-    else:
-        h_ord = [h.c.occurred_at, h.c.recorded_at, h.c.id]
-        s_ord = [s.c.occurred_at, s.c.recorded_at, s.c.id]
+    order = backends.of(conn).insertion_order
+    h_ord, s_ord = order(h), order(s)
     visible = [
         s.c.tenant == h.c.tenant,
         s.c.user_id == h.c.user_id,

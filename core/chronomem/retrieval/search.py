@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, select
 
-from .. import reads
+from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
@@ -22,7 +22,7 @@ from ..schema import versions
 from . import legs
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
-from .fusion import GRAPH_CAP, Fused, finish, fuse, leg_weights, recency
+from .fusion import GRAPH_CAP, Fused, HitKind, finish, fuse, leg_weights, recency
 from .indexing import Indexer
 from .rerank import Reranker
 
@@ -137,7 +137,7 @@ def search(
     wanted = set(legs_enabled) if legs_enabled is not None else set(FACT_LEGS + EPISODE_LEGS)
     if not include_episodes:
         wanted -= set(EPISODE_LEGS)
-    rankings: dict[str, tuple[str, list[tuple[str, float]]]] = {}
+    rankings: dict[str, tuple[HitKind, list[tuple[str, float]]]] = {}
     failed: dict[str, str] = {}
     qvec: np.ndarray | None = None
     with engine.backend.read() as conn:
@@ -154,12 +154,12 @@ def search(
 
         mirror.sync(conn)  # once, before any leg: every leg sees the same state
 
-        # PostgreSQL aborts a transaction on a failed statement: its SQL legs run in a
-        # savepoint each, so one failure stays one leg's. SQLite does not need it.
-        contain = conn.dialect.name == "postgresql"
+        # Where a failed statement aborts the transaction (PostgreSQL), the SQL legs run
+        # in a savepoint each, so one failure stays one leg's. SQLite does not need it.
+        contain = backends.of(conn).failed_statement_aborts
 
         def run(
-            name: str, kind: str, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
+            name: str, kind: HitKind, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
         ) -> None:
             if name not in wanted:
                 return
@@ -206,7 +206,7 @@ def search(
 
         run(
             "fact_lexical",
-            "fact",
+            HitKind.FACT,
             lambda: legs.lexical_facts(
                 conn,
                 scope,
@@ -221,7 +221,7 @@ def search(
         if r.pgvector:
             run(
                 "fact_vector",
-                "fact",
+                HitKind.FACT,
                 lambda: pgv.fact_leg(
                     conn,
                     scope,
@@ -236,22 +236,26 @@ def search(
         else:
             run(
                 "fact_vector",
-                "fact",
+                HitKind.FACT,
                 lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n),
                 sql=False,
             )
         run(
             "entity_graph",
-            "fact",
+            HitKind.FACT,
             lambda: legs.graph_leg(mirror, fact_mask(), query, min(n, GRAPH_CAP)),
             sql=False,
         )
-        run("episode_lexical", "episode", lambda: legs.lexical_episodes(conn, scope, terms, tf, n))
+        run(
+            "episode_lexical",
+            HitKind.EPISODE,
+            lambda: legs.lexical_episodes(conn, scope, terms, tf, n),
+        )
         if "episode_lexical" in rankings:
             lexical_hits = rankings["episode_lexical"][1]
             run(
                 "episode_context",
-                "episode",
+                HitKind.EPISODE,
                 lambda: legs.episode_successors(conn, scope, tf, lexical_hits, n),
             )
 
@@ -260,7 +264,7 @@ def search(
                 return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
             return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
 
-        run("episode_vector", "episode", episode_vec, sql=r.pgvector)
+        run("episode_vector", HitKind.EPISODE, episode_vec, sql=r.pgvector)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
@@ -290,7 +294,7 @@ def _score(
     half: dict[str, float | None] = {}
     missing: list[Fused] = []
     for f in fused:
-        if f.kind == "fact":
+        if f.kind == HitKind.FACT:
             p = mirror.v.pos.get(f.id)
             if p is None:
                 missing.append(f)
@@ -311,7 +315,7 @@ def _score(
             finish(f, 1.0, f"{mirror.e.hashes[p]}:{int(mirror.e.start.a[p]):020d}:{p:012d}")
     for f in missing:  # committed after the mirror's sync (PostgreSQL, read committed)
         row: Any
-        if f.kind == "fact":
+        if f.kind == HitKind.FACT:
             row = conn.execute(
                 select(versions.c.valid_from, versions.c.predicate, versions.c.content_hash).where(
                     versions.c.tenant == tenant, versions.c.id == f.id
@@ -342,8 +346,8 @@ def _materialize(
     retracted_ids: Sequence[str],
 ) -> list[Hit]:
     """Fetch the rows of the chosen candidates, in the candidates' order."""
-    fact_ids = [f.id for f in fused if f.kind == "fact"]
-    ep_ids = [f.id for f in fused if f.kind == "episode"]
+    fact_ids = [f.id for f in fused if f.kind == HitKind.FACT]
+    ep_ids = [f.id for f in fused if f.kind == HitKind.EPISODE]
     made: dict[tuple[str, str], Fact | Episode] = {}
     retracted = set(retracted_ids)
     if fact_ids:
@@ -356,7 +360,7 @@ def _materialize(
         )
         src = reads.sources_of(conn, t, (r["fact_id"] for r in rows))
         for row in rows:
-            made[("fact", row["id"])] = reads.to_fact(
+            made[(HitKind.FACT, row["id"])] = reads.to_fact(
                 row, valid_at, src.get(row["fact_id"], ()), retracted_row=row["id"] in retracted
             )
     if ep_ids:
@@ -370,7 +374,7 @@ def _materialize(
             .all()
         )
         for row in rows:
-            made[("episode", row["id"])] = reads.to_episode(row)
+            made[(HitKind.EPISODE, row["id"])] = reads.to_episode(row)
     hits = []
     for f in fused:
         item = made.get((f.kind, f.id))
