@@ -82,6 +82,7 @@ from sqlalchemy import Connection, bindparam, delete, event, select, text, updat
 
 from . import backends
 from . import reads as reads_sql
+from .batching import chunks
 from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
 from .model import CloseReason, Episode, Fact, State
@@ -606,10 +607,10 @@ def _tag_matches(raw: str, wanted: Mapping[str, str]) -> bool:
 
 def _items_of(conn: Connection, tenant: str, ids: Sequence[str]) -> dict[str, list[ReadItem]]:
     out: dict[str, list[ReadItem]] = {}
-    for i in range(0, len(ids), 500):
+    for chunk in chunks(ids):
         rows = conn.execute(
             select(read_items)
-            .where(read_items.c.tenant == tenant, read_items.c.read_id.in_(list(ids[i : i + 500])))
+            .where(read_items.c.tenant == tenant, read_items.c.read_id.in_(chunk))
             .order_by(read_items.c.read_id, read_items.c.pos)
         ).mappings()
         for r in rows:
@@ -842,11 +843,9 @@ def _by_id(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     ordered = sorted(ids)
-    for i in range(0, len(ordered), 500):
+    for chunk in chunks(ordered):
         for r in conn.execute(
-            select(*(columns or (table,))).where(
-                table.c.tenant == tenant, table.c.id.in_(ordered[i : i + 500])
-            )
+            select(*(columns or (table,))).where(table.c.tenant == tenant, table.c.id.in_(chunk))
         ).mappings():
             out[r["id"]] = r
     return out
@@ -866,8 +865,7 @@ def forget(
     _flush_into(conn)
     touched: set[str] = set()
     for kind, ids in (("v", list(version_ids)), ("e", list(episode_ids))):
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        for chunk in chunks(ids):
             where = (
                 read_items.c.tenant == tenant,
                 read_items.c.kind == kind,
@@ -876,10 +874,10 @@ def forget(
             touched.update(conn.execute(select(read_items.c.read_id).where(*where)).scalars())
             conn.execute(update(read_items).where(*where).values(erased=1))
     ordered = sorted(touched)
-    for i in range(0, len(ordered), 500):
+    for chunk in chunks(ordered):
         rows = conn.execute(
             select(read_log.c.id, read_log.c.args).where(
-                read_log.c.tenant == tenant, read_log.c.id.in_(ordered[i : i + 500])
+                read_log.c.tenant == tenant, read_log.c.id.in_(chunk)
             )
         ).all()
         for rid, raw in rows:
@@ -900,8 +898,7 @@ def forget_scope(conn: Connection, scope: Scope) -> None:
     ids = list(
         conn.execute(select(read_log.c.id).where(reads_sql.scope_within(read_log, scope))).scalars()
     )
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
+    for chunk in chunks(ids):
         conn.execute(
             delete(read_items).where(
                 read_items.c.tenant == scope.tenant, read_items.c.read_id.in_(chunk)
