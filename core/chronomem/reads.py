@@ -41,9 +41,9 @@ from sqlalchemy.ext.compiler import compiles
 from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, State
+from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
-from .schema import versions
 from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
@@ -302,6 +302,27 @@ def fact_id_of(conn: Connection, tenant: str, ref: str) -> str:
     return str(found) if found is not None else ref
 
 
+def subject_range(prefix: str) -> tuple[str, str | None] | None:
+    """Bounds ``[low, high)`` on ``SubjectHead`` that hold every subject key starting
+    with ``prefix`` (``high`` None: no upper bound), or None when the index cannot
+    help. Code point order is UTF-8 byte order, which both databases compare in:
+    a key starting with ``prefix`` has a head starting with ``low`` (the prefix's
+    head), and ``high`` is the least string after every such head. A prefix with a
+    NUL, a backslash or a surrogate gets no range, so such reads scan, as before:
+    SQLite's text functions stop at a NUL, and PostgreSQL stores NUL and ``\\``
+    escaped (``SafeText``), so its heads are of the escaped text."""
+    if not prefix or any(ch in "\x00\\" or "\ud800" <= ch <= "\udfff" for ch in prefix):
+        return None
+    low = prefix[:SUBJECT_HEAD]
+    rest = low
+    while rest:
+        last = ord(rest[-1]) + 1
+        if last <= 0x10FFFF:
+            return low, rest[:-1] + chr(0xE000 if 0xD800 <= last <= 0xDFFF else last)
+        rest = rest[:-1]
+    return low, None
+
+
 @dataclass(frozen=True)
 class _FactsShape:
     """What decides the SQL of a facts() read (every value is a bind parameter)."""
@@ -314,6 +335,7 @@ class _FactsShape:
     obj: bool
     fact_ids: bool
     prefix: bool | None  # None: no prefix filter; False: the empty prefix
+    prefix_range: int  # bounds on the indexed subject head: 0, 1 (lower) or 2 (both)
     subjects: bool
     limit: bool
 
@@ -352,6 +374,11 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             if shape.prefix
             else c.subject_key.is_not(None)
         )
+        if shape.prefix_range:  # the same rows, found through cm_versions_subject_head
+            head = SubjectHead(c.subject_key)
+            filters.append(head >= bindparam("head_from"))
+            if shape.prefix_range == 2:
+                filters.append(head < bindparam("head_to"))
     if shape.subjects:
         filters += [  # see subject_in
             c.subject_hash.in_(bindparam("subject_hashes", expanding=True)),
@@ -395,9 +422,13 @@ def facts_statement(
         params["object_key"] = object_key
     if fact_ids is not None:
         params["fact_ids"] = list(fact_ids)
+    head_range: tuple[str, str | None] | None = None
     if subject_prefix:
         raw = subject_prefix.encode("utf-8", "surrogatepass")
         params.update(prefix=subject_prefix, prefix_raw=raw, prefix_bytes=len(raw))
+        head_range = subject_range(subject_prefix)
+        if head_range is not None:
+            params["head_from"], params["head_to"] = head_range
     if subject_keys is not None:
         params.update(
             subject_hashes=[key_hash(k) for k in subject_keys], subject_keys=list(subject_keys)
@@ -413,6 +444,7 @@ def facts_statement(
         obj=object_key is not None,
         fact_ids=fact_ids is not None,
         prefix=None if subject_prefix is None else bool(subject_prefix),
+        prefix_range=0 if head_range is None else 1 if head_range[1] is None else 2,
         subjects=subject_keys is not None,
         limit=limit is not None,
     )

@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
     Column,
     Connection,
     Float,
+    FunctionElement,
     Index,
     Integer,
     LargeBinary,
@@ -37,6 +38,8 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.schema import CreateIndex
 from sqlalchemy.types import TypeDecorator
 
 from .errors import CorruptStore, SchemaMismatch
@@ -141,8 +144,40 @@ versions = Table(
     Column("index_text", SafeText, nullable=True),
     PrimaryKeyConstraint("tenant", "id"),
 )
+
+
+class SubjectHead(FunctionElement[str]):
+    """The first ``SUBJECT_HEAD`` characters of a subject key, compared in code
+    point order (UTF-8 byte order) on both databases: what ``cm_versions_subject_head``
+    indexes, so a ``subject_prefix`` read is a range scan of its prefix instead of
+    a scan of the tenant (``reads.subject_range``). Keys themselves are too long
+    for a btree; their heads are not."""
+
+    name = "cm_subject_head"
+    inherit_cache = True
+    type = Text()
+
+
+SUBJECT_HEAD = 200
+
+
+@compiles(SubjectHead)
+def _subject_head_sqlite(element: SubjectHead, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return f"substr({column}, 1, {SUBJECT_HEAD})"  # BINARY collation: byte order
+
+
+@compiles(SubjectHead, "postgresql")
+def _subject_head_pg(element: SubjectHead, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return f'(substr({column}, 1, {SUBJECT_HEAD}) COLLATE "C")'  # byte order, any locale
+
+
 Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
 Index("cm_versions_fact", versions.c.tenant, versions.c.fact_id)
+subject_head_index = Index(
+    "cm_versions_subject_head", versions.c.tenant, SubjectHead(versions.c.subject_key)
+)
 Index("cm_versions_subject", versions.c.tenant, versions.c.subject_hash, versions.c.predicate)
 Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
 Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
@@ -224,7 +259,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -348,7 +383,15 @@ def rekey_legacy_slots(conn: Connection) -> int:
     return len(changes)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
+def _v6(conn: Connection, backend: type[Backend]) -> None:
+    """Subject-prefix reads (a LangGraph namespace, ``facts(subject_prefix=)``)
+    become range scans: an index on the first ``SUBJECT_HEAD`` characters of the
+    subject key (``SubjectHead``). A store created at this version has it already
+    (``_v1`` creates the whole metadata)."""
+    conn.execute(CreateIndex(subject_head_index, if_not_exists=True))
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
 
 
 def current_version(conn: Connection, backend: type[Backend]) -> int:
