@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from .backends import of
 from .errors import UnknownPredicate
@@ -24,6 +24,9 @@ def _builtin_index() -> dict[str, PredicateSpec]:
 
 
 _BUILTIN_INDEX = _builtin_index()
+# prebuilt: ``load`` runs on every write and every read that names a predicate
+_VERSION = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+_ROWS = select(predicates_table).where(predicates_table.c.tenant == bindparam("tenant"))
 
 
 class Registry:
@@ -39,17 +42,13 @@ class Registry:
 
     def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
         # One small read: another process may have registered a predicate since.
-        version = conn.execute(
-            select(txclock.c.registry_us).where(txclock.c.tenant == tenant)
-        ).scalar()
+        version = conn.execute(_VERSION, {"tenant": tenant}).scalar()
         with self._lock:
             cached = self._cache.get(tenant)
         if cached is not None and cached[0] == version:
             return cached[1]
         index = dict(_BUILTIN_INDEX)
-        rows = conn.execute(
-            select(predicates_table).where(predicates_table.c.tenant == tenant)
-        ).mappings()
+        rows = conn.execute(_ROWS, {"tenant": tenant}).mappings()
         specs: dict[str, PredicateSpec] = {}
         aliases: dict[str, str] = {}
         for r in rows:
