@@ -8,8 +8,6 @@ its indexes and pages, and this process forgets its cached text."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import Connection, delete, select, update
 
 from . import readlog, reads
@@ -34,15 +32,15 @@ def _counts() -> Counts:
 def erase(
     engine: Engine,
     scope: Scope,
-    which: Any = None,
     *,
     fact_ref: str | None = None,
+    subject_key: str | None = None,
     subject: str | None = None,
     descendants: bool = True,
 ) -> Counts:
-    """Erase the facts ``which`` selects in ``scope`` and (``descendants``) the
-    scopes under it, or the one fact ``fact_ref`` names, which must be this
-    scope's own. Never an enclosing scope's shared memory: that is erased
+    """Erase every fact about ``subject_key`` in ``scope`` and (``descendants``)
+    the scopes under it (``subject``: the name as given, for the error), or the
+    one fact ``fact_ref`` names, which must be this scope's own. Never an enclosing scope's shared memory: that is erased
     through its own scope."""
     with engine.backend.write() as conn:
         if fact_ref is not None:
@@ -51,7 +49,9 @@ def erase(
             where = reads.scope_within if descendants else reads.scope_is
             fids = list(
                 conn.execute(
-                    select(versions.c.fact_id).where(where(versions, scope), which).distinct()
+                    select(versions.c.fact_id)
+                    .where(where(versions, scope), reads.subject_is(str(subject_key)))
+                    .distinct()
                 ).scalars()
             )
         if not fids:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from . import episodes as episode_store
-from . import erasure, provenance, readlog, reads, writes
+from . import erasure, provenance, readlog, writes
 from . import facts as fact_store
 from .arguments import collection, names
 from .backends import Backend
@@ -736,7 +736,7 @@ class Memory:
         return erasure.erase(
             self._engine,
             self.scope,
-            reads.subject_is(key),
+            subject_key=key,
             subject=subject,
             descendants=bool(descendants),
         )

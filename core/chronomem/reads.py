@@ -119,21 +119,6 @@ def subject_is(key: str) -> ColumnElement[bool]:
     return and_(versions.c.subject_hash == key_hash(key), versions.c.subject_key == key)
 
 
-def subject_in(keys: Sequence[str]) -> ColumnElement[bool]:
-    """``subject_key IN keys``, through the (indexed) hashes of the keys.
-
-    ``predicate >= ''`` is always true (predicates are non-empty text); it is there
-    for SQLite's planner, which without statistics reads ``subject_hash IN (…)
-    … ORDER BY`` through the ``superseded_at`` index — every current row of the
-    tenant, so a read of a few subjects would cost the store's size. The range
-    on the subject indexes' third column makes them the better choice."""
-    return and_(
-        versions.c.subject_hash.in_([key_hash(k) for k in keys]),
-        versions.c.subject_key.in_(list(keys)),
-        versions.c.predicate >= "",
-    )
-
-
 def known(known_at: Instant | None, table: Any = versions) -> ColumnElement[bool]:
     if known_at is None:  # latest: everything recorded so far
         return table.c.superseded_at.is_(None)
@@ -380,7 +365,11 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             if shape.prefix_range == 2:
                 filters.append(head < bindparam("head_to"))
     if shape.subjects:
-        filters += [  # see subject_in
+        # ``predicate >= ''`` is always true (predicates are non-empty text); it is
+        # there for SQLite's planner, which without statistics reads ``subject_hash
+        # IN (…) … ORDER BY`` through the ``superseded_at`` index — every current row
+        # of the tenant. The range on the subject index's third column wins instead.
+        filters += [
             c.subject_hash.in_(bindparam("subject_hashes", expanding=True)),
             c.subject_key.in_(bindparam("subject_keys", expanding=True)),
             c.predicate >= "",
