@@ -29,9 +29,10 @@ Rules (statemachine.py's docstring, restated):
 * erase: every version of the fact is deleted.
 
 A version created and closed inside one transaction was never believed: it is
-never stored. Which fact id survives when a bounded assert merges versions of
-several facts is not specified; the model keeps the candidates and learns the
-store's choice in :meth:`ReferenceModel.bind`.
+never stored. When a bounded assert merges versions of several facts, the store
+keeps the fact id of the earliest-starting one (``tests/test_slot_plan_order.py``
+checks that rule and that it ignores row order); the model keeps the candidates
+and learns the store's choice in :meth:`ReferenceModel.bind`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ Valid-time rules, in one place:
   already covering the interval makes the write ``unchanged`` (retries and
   at-least-once delivery are idempotent) — unless the write names an explicit
   start strictly inside it, which records the new change point. A bounded
-  assert merges with same-object versions it overlaps or touches. Other
+  assert merges with same-object versions it overlaps or touches; the merged
+  version keeps the fact id of the earliest-starting one (ties: the earlier
+  version id), whatever order the database returned the rows in. Other
   objects' versions overlapping the new interval are closed and their parts
   outside it re-inserted.
 * **end** at ``t``: each version running across ``t`` is replaced by one that
@@ -93,7 +95,11 @@ class SlotPlan:
     """Plans writes against one slot's current versions."""
 
     def __init__(self, current: Iterable[SlotVersion]):
-        self.current: dict[str, SlotVersion] = {v.id: v for v in current}
+        # In a fixed order, not the database's: a scan returns a slot's rows in
+        # physical order, which VACUUM and free-space reuse change on PostgreSQL,
+        # and the plan must not depend on it (which fact survives a merge does).
+        ordered = sorted(current, key=lambda v: (v.valid_from, v.id))
+        self.current: dict[str, SlotVersion] = {v.id: v for v in ordered}
         self.stored_fact_ids = {v.fact_id for v in self.current.values()}
         self.closes: dict[str, tuple[CloseReason, str | None]] = {}  # stored id -> (reason, by)
         self.inserts: dict[str, SlotVersion] = {}
