@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from chronomem import Episode, InvalidType, Memory, Receipt
+from chronomem import Episode, ExtractionReceipt, InvalidType, Memory
 
 KEY = "chronomem_transcript"  # metadata key: {"kind", "message_id", "payload"} or a marker
 CLEARED = "cleared"
@@ -126,7 +126,9 @@ class Transcript:
         items = self._new(messages)
         return self.memory.add_episodes(items) if items else []
 
-    def record(self, messages: Sequence[TranscriptMessage], *, extractor: Any = None) -> Receipt:
+    def record(
+        self, messages: Sequence[TranscriptMessage], *, extractor: Any = None
+    ) -> ExtractionReceipt:
         """``append`` and extract facts from the new messages in one go
         (``Memory.add``): the transcript's episodes are the ones the facts cite,
         so nothing is stored twice. ``extractor``: default the offline rule
@@ -136,7 +138,7 @@ class Transcript:
 
         items = self._new(messages)
         if not items:
-            return Receipt()
+            return ExtractionReceipt()
         turns = [
             Turn(
                 text=i["text"],

@@ -24,7 +24,7 @@ from .errors import (
     UnknownPredicate,
 )
 from .memory import Memory
-from .model import Episode, Fact, Provenance, Receipt, State, Stats
+from .model import Episode, ExtractionReceipt, Fact, Provenance, Receipt, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .readlog import ErasedRead, Read, Served
@@ -43,6 +43,7 @@ __all__ = [
     "EndOthersOp",
     "Episode",
     "ErasedRead",
+    "ExtractionReceipt",
     "Fact",
     "InvalidInput",
     "InvalidInterval",

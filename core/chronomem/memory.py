@@ -18,7 +18,17 @@ from .engine import Engine
 from .errors import InvalidInput, InvalidInterval, InvalidType, NotFound, TimeTravel
 from .identity import encodable, fold, fold_predicate, require_id, require_text
 from .integrity import CheckReport
-from .model import ALL_STATES, Episode, Fact, Provenance, Receipt, State, Stats, parse_states
+from .model import (
+    ALL_STATES,
+    Episode,
+    ExtractionReceipt,
+    Fact,
+    Provenance,
+    Receipt,
+    State,
+    Stats,
+    parse_states,
+)
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .render import render as render_block
@@ -388,12 +398,13 @@ class Memory:
         extractor: Any = None,
         occurred_at: datetime | None = None,
         on_error: str = "report",
-    ) -> Receipt:
+    ) -> ExtractionReceipt:
         """Store messages (a str, a list, OpenAI-style ``{"role", "content"}`` dicts,
         framework message objects) as episodes, extract facts from them (default:
         the offline rule extractor) and write the facts through the state machine.
-        The receipt counts ``extracted``, ``skipped`` (small talk) and
-        ``unextracted`` (kept, but nothing the extractor could read)."""
+        The ``ExtractionReceipt`` names the new ``episode_ids`` and counts
+        ``extracted``, ``skipped`` (small talk), ``unextracted`` (kept, but nothing
+        the extractor could read) and ``failed``."""
         from .extraction import add_messages
 
         return add_messages(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -115,12 +115,6 @@ class Receipt:
     fact_ids: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     recorded_at: datetime | None = None
-    # extraction counts (``Memory.add``): facts written, turns skipped by the
-    # salience gate, turns kept but with nothing the extractor could read
-    extracted: int = 0
-    skipped: int = 0
-    unextracted: int = 0
-    episode_ids: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -135,10 +129,40 @@ class Receipt:
         self.fact_ids += [f for f in other.fact_ids if f not in self.fact_ids]
         self.superseded += other.superseded
         self.recorded_at = other.recorded_at or self.recorded_at
-        self.extracted += other.extracted
-        self.skipped += other.skipped
-        self.unextracted += other.unextracted
-        self.episode_ids += other.episode_ids
+
+
+@dataclass
+class ExtractionReceipt(Receipt):
+    """What ``Memory.add`` did: the write's ``Receipt`` plus how extraction went.
+
+    ``episode_ids``: the episodes the messages were stored as, in order;
+    ``extracted``: facts written; ``skipped``: turns the salience gate passed
+    over (small talk); ``unextracted``: turns kept but with nothing the extractor
+    could read; ``failed``: turns whose extraction failed (nothing from them was
+    written), with ``errors`` mapping their index in the messages to the reason."""
+
+    episode_ids: list[str] = field(default_factory=list)
+    extracted: int = 0
+    skipped: int = 0
+    unextracted: int = 0
+    failed: int = 0
+    errors: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, base: Receipt) -> ExtractionReceipt:
+        """The write's receipt, with no extraction counted yet."""
+        return cls(**{f.name: getattr(base, f.name) for f in fields(Receipt)})
+
+    def merge(self, other: Receipt) -> None:
+        super().merge(other)
+        if isinstance(other, ExtractionReceipt):
+            offset = len(self.episode_ids)
+            self.episode_ids += other.episode_ids
+            self.extracted += other.extracted
+            self.skipped += other.skipped
+            self.unextracted += other.unextracted
+            self.failed += other.failed
+            self.errors.update({offset + i: e for i, e in other.errors.items()})
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables.config import run_in_executor
 
-from chronomem import InvalidType, Memory, Receipt
+from chronomem import ExtractionReceipt, InvalidType, Memory
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.transcript import Transcript
@@ -75,7 +75,7 @@ class ChronomemChatMessageHistory(BaseChatMessageHistory):
         self.extract = extract
         self.extractor = extractor
         self.transcript = Transcript(self.memory, KIND)
-        self.last_receipt: Receipt | None = None
+        self.last_receipt: ExtractionReceipt | None = None
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]

@@ -11,7 +11,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 
-from chronomem import InvalidInput, InvalidType, Memory, Receipt
+from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
 from chronomem.extraction.base import content_text
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.readtags import switch_on, tagged
@@ -145,7 +145,7 @@ class ChronomemMiddleware(AgentMiddleware):
         self.time: TimeSelection = select_time(valid_at, known_at, as_of)
         self.record = record and self.time.is_present
         self.tools: list[BaseTool] = memory_tools(memory) if tools else []
-        self.last_receipt: Receipt | None = None
+        self.last_receipt: ExtractionReceipt | None = None
 
     # -- before the model: recall ------------------------------------------------------------
     def recall_for(self, messages: list[AnyMessage]) -> str:
@@ -182,17 +182,19 @@ class ChronomemMiddleware(AgentMiddleware):
         return await handler(self._with_recall(request, block))
 
     # -- after the agent: remember -----------------------------------------------------------
-    def store_turn(self, messages: list[AnyMessage], thread_id: str | None = None) -> Receipt:
+    def store_turn(
+        self, messages: list[AnyMessage], thread_id: str | None = None
+    ) -> ExtractionReceipt:
         """Store the messages not stored yet (and extract facts from them)."""
         if not self.record:
-            return Receipt()
+            return ExtractionReceipt()
         kind = f"{KIND}:{thread_id}" if thread_id else KIND
         items = to_transcripts(m for m in messages if m.id != RECALL_ID)
         transcript = Transcript(self.memory, kind)
         if self.extract:
             receipt = transcript.record(items, extractor=self.extractor)
         else:
-            receipt = Receipt(episode_ids=[e.id for e in transcript.append(items)])
+            receipt = ExtractionReceipt(episode_ids=[e.id for e in transcript.append(items)])
         self.last_receipt = receipt
         return receipt
 

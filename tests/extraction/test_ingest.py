@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from chronomem import Memory, State
+from chronomem import ExtractionReceipt, Memory, Receipt, State
 from chronomem.extraction import (
     Extracted,
     ExtractionError,
@@ -14,7 +14,6 @@ from chronomem.extraction import (
     Turn,
     add_messages,
 )
-from chronomem.extraction.ingest import ExtractionReceipt
 
 
 def utc(y: int, m: int, d: int, h: int = 0, mi: int = 0) -> datetime:
@@ -203,3 +202,22 @@ def test_memory_add_delegates_when_wired(mem: Memory):
     receipt = mem.add("I live in Porto.")
     assert receipt.extracted == 1
     assert mem.facts(subject="user", predicate="lives_in")[0].object == "Porto"
+
+
+def test_extraction_counts_live_on_the_extraction_receipt_only(mem: Memory):
+    plain = mem.remember("user", "lives_in", "Paris")
+    assert type(plain) is Receipt
+    assert not hasattr(plain, "extracted") and not hasattr(plain, "episode_ids")
+    added = mem.add(["I live in Rome", "ok thanks"])
+    assert isinstance(added, ExtractionReceipt)
+    assert (added.extracted, added.skipped, len(added.episode_ids)) == (1, 1, 2)
+
+
+def test_merged_extraction_receipts_keep_each_error_on_its_own_message():
+    first = ExtractionReceipt(episode_ids=["e1", "e2"], extracted=1, failed=1, errors={1: "bad"})
+    second = ExtractionReceipt(episode_ids=["e3", "e4", "e5"], skipped=2, failed=1,
+                               errors={0: "worse"})  # fmt: skip
+    first.merge(second)
+    assert first.episode_ids == ["e1", "e2", "e3", "e4", "e5"]
+    assert (first.extracted, first.skipped, first.failed) == (1, 2, 2)
+    assert first.errors == {1: "bad", 2: "worse"}

@@ -9,6 +9,7 @@ protocol (``Extractor``: ``name``, ``version``, ``extract(turns)``, batched); th
 
 from __future__ import annotations
 
+from ..model import ExtractionReceipt
 from .base import (
     Extracted,
     ExtractionError,
@@ -18,7 +19,7 @@ from .base import (
     Turn,
     normalize_messages,
 )
-from .ingest import ExtractionReceipt, add_messages, default_extractor
+from .ingest import add_messages, default_extractor
 from .llm import LLMExtractor, OpenAICompatibleExtractor, parse_answer
 from .rules import RuleExtractor
 from .salience import is_salient, is_small_talk

@@ -31,15 +31,14 @@ whose extraction failed; nothing from them was written)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold, fold_predicate, require_text
-from ..model import Episode, Fact, Receipt
+from ..model import Episode, ExtractionReceipt, Fact, Receipt
 from ..ops import AssertOp, EndOp, WriteOp
 from ..predicates import Cardinality, PredicateSpec
 from ..scope import Scope
@@ -69,27 +68,6 @@ def default_extractor() -> RuleExtractor:
     if _default is None:
         _default = RuleExtractor()
     return _default
-
-
-@dataclass
-class ExtractionReceipt(Receipt):
-    """A ``Receipt`` plus how extraction went: ``failed`` counts turns whose
-    extraction failed (nothing from them was written), ``errors`` maps their
-    index in the messages to the reason."""
-
-    failed: int = 0
-    errors: dict[int, str] = field(default_factory=dict)
-
-    def merge(self, other: Receipt) -> None:
-        super().merge(other)
-        if isinstance(other, ExtractionReceipt):
-            offset = len(self.episode_ids) - len(other.episode_ids)
-            self.failed += other.failed
-            self.errors.update({offset + i: e for i, e in other.errors.items()})
-
-
-def _receipt_from(base: Receipt) -> ExtractionReceipt:
-    return ExtractionReceipt(**{f.name: getattr(base, f.name) for f in dataclasses.fields(Receipt)})
 
 
 class Store(Protocol):
@@ -342,7 +320,7 @@ def add_messages(
         extracted += len(res.facts)
         ops += turn_ops
 
-    receipt = _receipt_from(memory.apply(ops) if ops else Receipt())
+    receipt = ExtractionReceipt.of(memory.apply(ops) if ops else Receipt())
     receipt.extracted = extracted
     receipt.skipped = skipped
     receipt.unextracted = unextracted
