@@ -69,8 +69,8 @@ def test_lexical_legs_scan_the_fts_index_first_on_stdlib_sqlite(tmp_path: Path) 
 def test_lexical_legs_scan_the_fts_index_first_on_newer_sqlite(tmp_path: Path) -> None:
     try:
         from pysqlite3 import dbapi2 as newer  # type: ignore[import-not-found]
-    except ImportError as exc:  # the bench extra installs it
-        pytest.skip(f"pysqlite3-binary is not importable ({exc}); install the bench extra")
+    except ImportError as exc:  # the dev extra (make install) installs it
+        pytest.skip(f"pysqlite3-binary is not importable ({exc}); install the dev extra")
     m = _store(tmp_path / "s.db")
     try:
         queries = _queries(m)
