@@ -61,7 +61,7 @@ def read(
             ]
         if subject_prefix is not None and not isinstance(subject_prefix, str):
             raise InvalidType("subject_prefix must be a str")
-        q, params = reads.facts_statement(
+        q = reads.facts_query(
             scope,
             valid_at=valid_at,
             known_at=known_at,
@@ -75,7 +75,7 @@ def read(
             else None,
             limit=check_limit(limit),
         )
-        rows = conn.execute(q, params).mappings().all()
+        rows = q.run(conn)
         src = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
     return [
         reads.to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
@@ -94,16 +94,27 @@ def versions_of(
 ) -> list[Fact]:
     """``Memory.get``: the versions (every state) of the fact ``rid`` names
     (``is_fact_id``: ``rid`` is a fact id already, as a ``Fact``'s is)."""
+    q = reads.facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=ALL_STATES,
+        fact_ref=rid,
+        ref_is_fact_id=is_fact_id,
+        with_sources=True,
+    )
+    # one statement: the fact ``rid`` names, its versions and their sources
     with engine.backend.read() as conn:
-        fact_id = rid if is_fact_id else reads.fact_id_of(conn, scope.tenant, rid)
-        q, params = reads.facts_statement(
-            scope, valid_at=valid_at, known_at=known_at, states=ALL_STATES, fact_ids=[fact_id]
-        )
-        rows = conn.execute(q, params).mappings().all()
-        src = reads.sources_of(conn, scope.tenant, [fact_id])
-    return [
-        reads.to_fact(r, valid_at, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
-    ]
+        rows = q.run(conn)
+    if not rows:
+        return []
+    first = rows[0]["id"]
+    sources = [r["_source"] for r in rows if r["id"] == first and r["_source"] is not None]
+    facts: list[Fact] = []
+    for r in rows:
+        if not facts or facts[-1].version_id != r["id"]:
+            facts.append(reads.to_fact(r, valid_at, sources, retracted_row=bool(r["_r"])))
+    return facts
 
 
 def own_fact(conn: Connection, scope: Scope, rid: str) -> str:

@@ -142,6 +142,13 @@ class Backend:
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
+    def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """The rows of one compiled SELECT (``chronomem.prepared``), its parameters
+        already processed for the driver: through ``exec_driver_sql``, so the
+        statement still passes SQLAlchemy's cursor events and error handling."""
+        return list(conn.exec_driver_sql(sql, params).fetchall())
+
+    @classmethod
     def lexical(
         cls,
         conn: Connection,

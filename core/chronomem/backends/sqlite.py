@@ -112,7 +112,12 @@ class SqliteBackend(Backend):
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Connection) -> None:
             mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
-            conn.exec_driver_sql(f"BEGIN {mode}")
+            if mode == "DEFERRED":
+                # a read's BEGIN takes no lock and cannot fail: straight to the
+                # driver (through SQLAlchemy it cost as much as the read's statement)
+                conn.connection.driver_connection.execute("BEGIN DEFERRED")
+            else:
+                conn.exec_driver_sql(f"BEGIN {mode}")
 
         super().__init__(engine, serialize=memory)
 
@@ -184,6 +189,18 @@ class SqliteBackend(Backend):
                 )
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """Straight to the driver's cursor: a point read's statement costs SQLite a
+        few microseconds, SQLAlchemy's execution path (a result metadata build over
+        every column) ten times that. A driver error re-runs the statement through
+        SQLAlchemy, which raises it as it raises any other (wrapped, and translated
+        by ``translate_error``); a read has no side effect to repeat."""
+        try:
+            return conn.connection.driver_connection.execute(sql, params).fetchall()  # type: ignore[union-attr]
+        except sqlite3.Error:
+            return super().fetch(conn, sql, params)
+
     @classmethod
     def lexical(
         cls,
