@@ -75,12 +75,7 @@ def read(
             else None,
             limit=check_limit(limit),
         )
-        rows = q.run(conn)
-        src = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
-    return [
-        reads.to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
-        for r in rows
-    ]
+        return q.facts(conn, valid_at)
 
 
 def versions_of(
@@ -105,16 +100,7 @@ def versions_of(
     )
     # one statement: the fact ``rid`` names, its versions and their sources
     with engine.backend.read() as conn:
-        rows = q.run(conn)
-    if not rows:
-        return []
-    first = rows[0]["id"]
-    sources = [r["_source"] for r in rows if r["id"] == first and r["_source"] is not None]
-    facts: list[Fact] = []
-    for r in rows:
-        if not facts or facts[-1].version_id != r["id"]:
-            facts.append(reads.to_fact(r, valid_at, sources, retracted_row=bool(r["_r"])))
-    return facts
+        return q.facts(conn, valid_at)
 
 
 def own_fact(conn: Connection, scope: Scope, rid: str) -> str:

@@ -39,7 +39,6 @@ class _Compiled:
     # driver takes them (positional), or one entry per distinct name (named)
     binds: tuple[tuple[str, Any, Processor], ...]
     names: tuple[str, ...]  # the parameter names, in the order of ``binds``
-    columns: tuple[str, ...]
     results: tuple[tuple[int, Processor], ...]  # only the columns with a processor
 
 
@@ -52,6 +51,7 @@ class Prepared:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self.columns = tuple(str(c.key) for c in stmt.selected_columns)
 
     def _compile(self, dialect: Dialect) -> _Compiled:
         found = self._by_dialect.get(dialect)
@@ -67,8 +67,12 @@ class Prepared:
             default = _MISSING if bp.value is None and bp.callable is None else bp.value
             return name, default, bp.type.dialect_impl(dialect).bind_processor(dialect)
 
-        names = compiled.positiontup if compiled.positional else list(binds)
-        columns = tuple(c.key for c in self.stmt.selected_columns)
+        # positional: every placeholder in order; named: each rendered name once
+        names = (
+            list(compiled.positiontup)
+            if compiled.positional
+            else list(dict.fromkeys(compiled.bind_names.values()))
+        )
         results = tuple(
             (i, proc)
             for i, c in enumerate(self.stmt.selected_columns)
@@ -79,16 +83,11 @@ class Prepared:
             positional=bool(compiled.positional),
             binds=tuple(entry(n) for n in names),
             names=tuple(names),
-            columns=columns,
             results=results,
         )
         with self._lock:
             self._by_dialect[dialect] = found
         return found
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.stmt.selected_columns)
 
     def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         """The statement's rows (tuples, values as SQLAlchemy would return them)."""

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     Select,
+    String,
     Table,
     and_,
     bindparam,
@@ -345,7 +346,8 @@ def list_count(values: Sequence[Any] | None) -> int | None:
 def _in_list(column: ColumnElement[Any], name: str, count: int) -> ColumnElement[bool]:
     if count == EXPANDING:
         return column.in_(bindparam(name, expanding=True))
-    return column.in_([bindparam(f"{name}_{i}") for i in range(count)])
+    # typed as the column, so a SafeText value is escaped as the column stores it
+    return column.in_([bindparam(f"{name}_{i}", type_=column.type) for i in range(count)])
 
 
 def _bind_list(params: dict[str, Any], name: str, values: Sequence[Any], count: int) -> None:
@@ -397,7 +399,7 @@ def _named_fact() -> ColumnElement[Any]:
     when a version of that fact exists, else the fact of the version ``ref``. Both
     are uncorrelated subqueries (indexed lookups, run once), so the outer query
     reads the fact's versions through ``cm_versions_fact``."""
-    ref = bindparam("ref")
+    ref = bindparam("ref", type_=String())
     a_version_of = exists().where(
         _BY_FACT.c.tenant == bindparam("tenant"), _BY_FACT.c.fact_id == ref
     )
@@ -509,6 +511,32 @@ class FactsQuery:
             return [dict(zip(names, row, strict=True)) for row in prepared.rows(conn, self.params)]
         return [dict(r) for r in conn.execute(self.statement, self.params).mappings()]
 
+    def facts(self, conn: Connection, valid_at: int) -> list[Fact]:
+        """The facts read, with their sources (in the statement's rows when its
+        shape joins them, else from one more statement)."""
+        rows = self.run(conn)
+        if not self.shape.sources:
+            found = sources_of(conn, self.params["tenant"], (r["fact_id"] for r in rows))
+            return [
+                to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+                for r in rows
+            ]
+        # one row per version and source, a version's rows together: each fact's
+        # sources are those on the rows of its first version (every version has all)
+        first: dict[str, str] = {}
+        src: dict[str, list[str]] = {}
+        kept: list[dict[str, Any]] = []
+        for r in rows:
+            fid, vid = r["fact_id"], r["id"]
+            if first.setdefault(fid, vid) == vid and r["_source"] is not None:
+                src.setdefault(fid, []).append(r["_source"])
+            if not kept or kept[-1]["id"] != vid:
+                kept.append(r)
+        return [
+            to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+            for r in kept
+        ]
+
 
 def facts_query(
     scope: Scope,
@@ -525,12 +553,16 @@ def facts_query(
     limit: int | None = None,
     fact_ref: str | None = None,
     ref_is_fact_id: bool = False,
-    with_sources: bool = False,
+    with_sources: bool | None = None,
 ) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
     and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
     ``ref_is_fact_id``: it is a fact id); ``with_sources``: every row carries one
-    source episode id of its fact (``_source``; None when it has none)."""
+    source episode id of its fact (``_source``; None when it has none), so the
+    read is one statement. By default a point read (a fact, a subject, a few
+    subjects or fact ids; no limit, which would count the joined rows) joins
+    them; a wide read (a prefix, a whole scope) reads them in a second statement,
+    one row per fact instead of one per version."""
     levels = (scope.user, scope.agent, scope.session)
     params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
     params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
@@ -559,6 +591,13 @@ def facts_query(
         _bind_list(params, "subject_keys", subject_keys, n_subjects)
     if limit is not None:
         params["limit"] = limit
+    if with_sources is None:
+        with_sources = limit is None and (
+            fact_ref is not None
+            or subject_key is not None
+            or n_subjects not in (None, EXPANDING)
+            or n_fact_ids not in (None, EXPANDING)
+        )
     shape = _FactsShape(
         levels=(bool(scope.user), bool(scope.agent), bool(scope.session)),
         states=states,

@@ -115,7 +115,8 @@ class SqliteBackend(Backend):
             if mode == "DEFERRED":
                 # a read's BEGIN takes no lock and cannot fail: straight to the
                 # driver (through SQLAlchemy it cost as much as the read's statement)
-                conn.connection.driver_connection.execute("BEGIN DEFERRED")
+                raw: Any = conn.connection.driver_connection
+                raw.execute("BEGIN DEFERRED")
             else:
                 conn.exec_driver_sql(f"BEGIN {mode}")
 
@@ -197,7 +198,8 @@ class SqliteBackend(Backend):
         SQLAlchemy, which raises it as it raises any other (wrapped, and translated
         by ``translate_error``); a read has no side effect to repeat."""
         try:
-            return conn.connection.driver_connection.execute(sql, params).fetchall()  # type: ignore[union-attr]
+            raw: Any = conn.connection.driver_connection
+            return list(raw.execute(sql, params).fetchall())
         except sqlite3.Error:
             return super().fetch(conn, sql, params)
 
