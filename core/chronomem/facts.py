@@ -51,7 +51,18 @@ def read(
     def key(s: object, n: str) -> str:
         return require_text(s, n) if exact else fold(require_text(s, n))
 
-    with engine.backend.read() as conn:
+    # A point read that joins its sources is one statement (after the registry's
+    # version check): no read transaction needed, unless the read log reads the
+    # read's instant in it (``readlog``).
+    point = (
+        not engine.read_log
+        and limit is None
+        and (
+            subject is not None
+            or (isinstance(subjects, list | tuple) and 0 < len(subjects) <= reads.INLINE)
+        )
+    )
+    with engine.backend.point_read() if point else engine.backend.read() as conn:
         preds = None
         if predicate is not None:
             preds = [
@@ -99,7 +110,7 @@ def versions_of(
         with_sources=True,
     )
     # one statement: the fact ``rid`` names, its versions and their sources
-    with engine.backend.read() as conn:
+    with engine.backend.point_read() as conn:
         return q.facts(conn, valid_at)
 
 

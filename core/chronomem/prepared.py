@@ -26,6 +26,8 @@ from sqlalchemy import Connection, Select
 from sqlalchemy.engine import Dialect
 
 from . import backends
+from .backends import Backend
+from .schema import SafeText
 
 Processor = Callable[[Any], Any] | None
 _MISSING = object()
@@ -53,10 +55,17 @@ class Prepared:
         self._lock = threading.Lock()
         self.columns = tuple(str(c.key) for c in stmt.selected_columns)
 
-    def _compile(self, dialect: Dialect) -> _Compiled:
+    def _compile(self, dialect: Dialect, backend: type[Backend]) -> _Compiled:
         found = self._by_dialect.get(dialect)
         if found is not None:
             return found
+
+        def processing(t: Any) -> Any:
+            """The type whose processors apply (None: none do)."""
+            if isinstance(t, SafeText) and backend.text_as_given:
+                return None  # SafeText's escaping is the identity on this backend
+            return t.dialect_impl(dialect)
+
         compiled: Any = self.stmt.compile(dialect=dialect)
         binds = compiled.binds
         if any(b.expanding for b in binds.values()) or compiled.literal_execute_params:
@@ -65,7 +74,8 @@ class Prepared:
         def entry(name: str) -> tuple[str, Any, Processor]:
             bp = binds[name]
             default = _MISSING if bp.value is None and bp.callable is None else bp.value
-            return name, default, bp.type.dialect_impl(dialect).bind_processor(dialect)
+            t = processing(bp.type)
+            return name, default, None if t is None else t.bind_processor(dialect)
 
         # positional: every placeholder in order; named: each rendered name once
         names = (
@@ -76,7 +86,8 @@ class Prepared:
         results = tuple(
             (i, proc)
             for i, c in enumerate(self.stmt.selected_columns)
-            if (proc := c.type.dialect_impl(dialect).result_processor(dialect, None)) is not None
+            if (t := processing(c.type)) is not None
+            and (proc := t.result_processor(dialect, None)) is not None
         )
         found = _Compiled(
             sql=compiled.string,
@@ -91,13 +102,14 @@ class Prepared:
 
     def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         """The statement's rows (tuples, values as SQLAlchemy would return them)."""
-        c = self._compile(conn.dialect)
+        backend = backends.of(conn)
+        c = self._compile(conn.dialect, backend)
         values: list[Any] = []
         for name, default, proc in c.binds:
             value = params[name] if default is _MISSING else params.get(name, default)
             values.append(value if proc is None or value is None else proc(value))
         args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
-        rows = backends.of(conn).fetch(conn, c.sql, args)
+        rows = backend.fetch(conn, c.sql, args)
         if not c.results:
             return rows
         out: list[Sequence[Any]] = []

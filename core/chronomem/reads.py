@@ -227,7 +227,7 @@ def to_fact(
         state=state_of(row, valid_at, retracted_row=retracted_row),
         closed_reason=row["closed_reason"],
         superseded_by=row["superseded_by"],
-        metadata=json.loads(row["metadata"]),
+        metadata={} if row["metadata"] == "{}" else json.loads(row["metadata"]),
         source_episode_ids=tuple(sources),
         extractor=row["extractor"],
         scope=scope_of(row),
@@ -390,6 +390,10 @@ _VERSION_ORDER = (
     versions.c.object_key,
     versions.c.id,
 )
+# What ``to_fact`` reads of a version (not the slot, the hashes or the indexed text)
+_READ_COLUMNS = tuple(
+    c for c in versions.c if c.name not in ("slot", "subject_hash", "content_hash", "index_text")
+)
 _BY_FACT = versions.alias("by_fact")
 _BY_VERSION = versions.alias("by_version")
 
@@ -469,7 +473,7 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
         # the order ``sources_of`` gives them): ``get`` is then one statement
         s = sources_table.c
         q = (
-            select(versions, retracted_row, s.episode_id.label("_source"))
+            select(*_READ_COLUMNS, retracted_row, s.episode_id.label("_source"))
             .select_from(
                 versions.outerjoin(
                     sources_table, and_(s.tenant == c.tenant, s.fact_id == c.fact_id)
@@ -480,7 +484,7 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
         )
     else:
         q = (
-            select(versions, retracted_row)
+            select(*_READ_COLUMNS, retracted_row)
             .where(*filters, temporal(shape.states, valid_at, known_at))
             .order_by(*_VERSION_ORDER)
         )

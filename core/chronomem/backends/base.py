@@ -28,6 +28,9 @@ class Backend:
     # Whether a failed statement aborts the whole transaction (PostgreSQL): then a
     # statement that may fail without ending the caller's work runs in a savepoint.
     failed_statement_aborts = False
+    # Whether text is stored as given, so ``SafeText``'s escaping is the identity
+    # here (PostgreSQL escapes NUL and backslash): prepared statements skip it.
+    text_as_given = True
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine
@@ -52,6 +55,15 @@ class Backend:
     @contextmanager
     def read(self) -> Iterator[Connection]:
         with self._guarded(), self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def point_read(self) -> Iterator[Connection]:
+        """A connection for a read of one prepared statement (``chronomem.prepared``),
+        plus at most a lookup whose snapshot need not be the statement's (the
+        predicate registry's version): one statement sees one snapshot by itself.
+        By default a read transaction, as ``read``."""
+        with self.read() as conn:
             yield conn
 
     def _connect_write(self) -> Connection:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, create_engine, event, literal_column
@@ -121,6 +122,15 @@ class SqliteBackend(Backend):
                 conn.exec_driver_sql(f"BEGIN {mode}")
 
         super().__init__(engine, serialize=memory)
+
+    @contextmanager
+    def point_read(self) -> Iterator[Connection]:
+        """No transaction: the driver runs each statement in autocommit, one
+        snapshot per statement, and a ``BEGIN``/``COMMIT`` through SQLAlchemy cost
+        as much as the statement. Anything run through SQLAlchemy inside still
+        begins a (deferred) transaction, rolled back when the connection closes."""
+        with self._guarded(), self.engine.connect() as conn:
+            yield conn
 
     def _connect_write(self) -> Connection:
         # read-only: a deferred transaction (the open path only reads; a write fails)
