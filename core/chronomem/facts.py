@@ -46,7 +46,8 @@ def read(
     exact: bool = False,
     subjects: Sequence[str] | None = None,
 ) -> list[Fact]:
-    """``Memory.facts`` (see there) at resolved instants, in one read transaction."""
+    """``Memory.facts`` (see there) at resolved instants: in one read transaction, or
+    (a point read) in one statement."""
 
     def key(s: object, n: str) -> str:
         return require_text(s, n) if exact else fold(require_text(s, n))
