@@ -11,9 +11,9 @@ import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, create_engine, event, literal_column
+from sqlalchemy import Connection, Engine, create_engine, event, literal_column
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -66,6 +66,32 @@ def writable(path: str) -> bool:
 
 def is_read_only_url(url: str) -> bool:
     return "mode=ro" in url.partition("?")[2]
+
+
+class _PointConnection:
+    """A pooled DBAPI connection standing in for a ``Connection`` in a point read:
+    what a prepared statement uses (``dialect``, ``connection.driver_connection``:
+    ``SqliteBackend.fetch``) is its own; anything else (a statement run through
+    SQLAlchemy, such as a registry reload or ``fetch``'s error path) goes to a
+    ``Connection`` opened on first use."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.dialect = engine.dialect
+        self.connection = engine.raw_connection()
+        self._full: Connection | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._full is None:
+            self._full = self.engine.connect()
+        return getattr(self._full, name)
+
+    def close(self) -> None:
+        try:
+            if self._full is not None:
+                self._full.close()
+        finally:
+            self.connection.close()
 
 
 class SqliteBackend(Backend):
@@ -127,10 +153,16 @@ class SqliteBackend(Backend):
     def point_read(self) -> Iterator[Connection]:
         """No transaction: the driver runs each statement in autocommit, one
         snapshot per statement, and a ``BEGIN``/``COMMIT`` through SQLAlchemy cost
-        as much as the statement. Anything run through SQLAlchemy inside still
-        begins a (deferred) transaction, rolled back when the connection closes."""
-        with self._guarded(), self.engine.connect() as conn:
-            yield conn
+        as much as the statement. Nor a SQLAlchemy ``Connection`` unless one is
+        needed (``_PointConnection``): building one cost about what the statement
+        does. Anything run through SQLAlchemy inside still begins a (deferred)
+        transaction, rolled back when the connection closes."""
+        with self._guarded():
+            conn = _PointConnection(self.engine)
+            try:
+                yield cast(Connection, conn)
+            finally:
+                conn.close()
 
     def _connect_write(self) -> Connection:
         # read-only: a deferred transaction (the open path only reads; a write fails)
