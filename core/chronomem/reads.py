@@ -1,5 +1,6 @@
-"""The read predicates of docs/design.md §4 as SQL, the facts() statements built
-once per shape (``facts_statement``), and rows turned into values.
+"""The read predicates of docs/design.md §4 as SQL, the facts() and get() statements
+built once per shape (``facts_query``; run as ``Prepared`` statements), and rows
+turned into values.
 
 known at t : recorded_at <= t AND (superseded_at IS NULL OR superseded_at > t)
 live       : known at t AND valid_from <= v AND (valid_to IS NULL OR valid_to > v)
@@ -51,7 +52,7 @@ from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
 # An instant in a read predicate: a value, or the bind parameter a cached
-# statement takes it through (``facts_statement``).
+# statement takes it through (``facts_query``).
 Instant = int | ColumnElement[Any]
 
 
@@ -618,13 +619,6 @@ def facts_query(
         sources=with_sources,
     )
     return FactsQuery(shape, params)
-
-
-def facts_statement(scope: Scope, **kw: Any) -> tuple[Select[Any], dict[str, Any]]:
-    """``facts_query`` as a SQLAlchemy statement and its parameters:
-    ``conn.execute(*facts_statement(...))``."""
-    q = facts_query(scope, **kw)
-    return q.statement, q.params
 
 
 def episodes_query(scope: Scope) -> Select[Any]:
