@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, select
 
-from . import reads
+from . import readlog, reads
 from .arguments import names
 from .engine import Engine
 from .errors import InvalidInput, InvalidType, NotFound
@@ -53,17 +53,15 @@ def read(
         return require_text(s, n) if exact else fold(require_text(s, n))
 
     # A point read that joins its sources is one statement (after the registry's
-    # version check): no read transaction needed, unless the read log reads the
-    # read's instant in it (``readlog``).
-    point = (
-        not engine.read_log
-        and limit is None
-        and (
-            subject is not None
-            or (isinstance(subjects, list | tuple) and 0 < len(subjects) <= reads.INLINE)
-        )
+    # version check): no read transaction needed. A logged read's instant must
+    # come from the statement's snapshot: the backend runs the read log's lookup
+    # in it (``Backend.point_read``'s ``on_end``).
+    point = limit is None and (
+        subject is not None
+        or (isinstance(subjects, list | tuple) and 0 < len(subjects) <= reads.INLINE)
     )
-    with engine.backend.point_read() if point else engine.backend.read() as conn:
+    on_end = readlog.instant_hook if engine.read_log else None
+    with engine.backend.point_read(on_end=on_end) if point else engine.backend.read() as conn:
         preds = None
         if predicate is not None:
             preds = [

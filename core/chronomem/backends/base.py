@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
@@ -58,11 +58,19 @@ class Backend:
             yield conn
 
     @contextmanager
-    def point_read(self) -> Iterator[Connection]:
+    def point_read(
+        self, *, on_end: Callable[[Connection], None] | None = None
+    ) -> Iterator[Connection]:
         """A connection for a read of one prepared statement (``chronomem.prepared``),
         plus at most a lookup whose snapshot need not be the statement's (the
         predicate registry's version): one statement sees one snapshot by itself.
-        By default a read transaction, as ``read``."""
+        By default a read transaction, as ``read``.
+
+        ``on_end`` (the read log's instant lookup, ``readlog.instant_hook``) must see
+        the statement's snapshot: a backend whose point read is not a SQLAlchemy
+        transaction runs it in a snapshot of its own making before that ends; in a
+        SQLAlchemy transaction, as here, the engine's ``commit`` listener does that
+        job and ``on_end`` is not called."""
         with self.read() as conn:
             yield conn
 

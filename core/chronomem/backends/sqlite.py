@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -150,19 +150,37 @@ class SqliteBackend(Backend):
         super().__init__(engine, serialize=memory)
 
     @contextmanager
-    def point_read(self) -> Iterator[Connection]:
+    def point_read(
+        self, *, on_end: Callable[[Connection], None] | None = None
+    ) -> Iterator[Connection]:
         """No transaction: the driver runs each statement in autocommit, one
         snapshot per statement, and a ``BEGIN``/``COMMIT`` through SQLAlchemy cost
         as much as the statement. Nor a SQLAlchemy ``Connection`` unless one is
         needed (``_PointConnection``): building one cost about what the statement
         does. Anything run through SQLAlchemy inside still begins a (deferred)
-        transaction, rolled back when the connection closes."""
+        transaction, rolled back when the connection closes.
+
+        With ``on_end`` (a logged read: its instant must come from the statement's
+        snapshot) the statement and ``on_end`` share one deferred transaction begun
+        on the driver connection itself; an in-memory store needs none, since its
+        one connection is held for the whole block (``_guarded``) and no write can
+        come between."""
         with self._guarded():
             conn = _PointConnection(self.engine)
+            raw: Any = conn.connection.driver_connection
+            snapshot = on_end is not None and self._guard is None
             try:
+                if snapshot:
+                    raw.execute("BEGIN DEFERRED")
                 yield cast(Connection, conn)
+                if on_end is not None:
+                    on_end(cast(Connection, conn))
             finally:
-                conn.close()
+                try:
+                    if snapshot and raw.in_transaction:
+                        raw.execute("ROLLBACK")  # it only read
+                finally:
+                    conn.close()
 
     def _connect_write(self) -> Connection:
         # read-only: a deferred transaction (the open path only reads; a write fails)
