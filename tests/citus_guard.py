@@ -746,7 +746,8 @@ def _strip_cast(terms: list[Any]) -> list[Any]:
 
 def _column(terms: list[Any]) -> list[str] | None:
     t = _strip_cast(terms)
-    names = [x.name for x in t[::2]]
+    # a parenthesised group (``CASE WHEN (EXISTS …)``) is no part of a column name
+    names = [x.name if isinstance(x, Tok) else None for x in t[::2]]
     seps = t[1::2]
     if (
         not t

@@ -114,6 +114,14 @@ ROUTED = [
         "WHERE tenant = %(t)s",
         {"t": "a"},
     ),
+    (  # get's one statement: the fact a reference names, found by subqueries in a CASE
+        "SELECT v.id FROM cm_versions v LEFT OUTER JOIN cm_sources s ON s.tenant = v.tenant "
+        "AND s.fact_id = v.fact_id WHERE v.tenant = %(t)s AND v.fact_id = CASE WHEN (EXISTS "
+        "(SELECT * FROM cm_versions AS f WHERE f.tenant = %(t)s AND f.fact_id = %(r)s)) "
+        "THEN %(r)s ELSE (SELECT b.fact_id FROM cm_versions AS b WHERE b.tenant = %(t)s "
+        "AND b.id = %(r)s) END",
+        {"t": "a", "r": "x"},
+    ),
 ]
 
 
@@ -175,6 +183,12 @@ NOT_ROUTED = [
     ("DELETE FROM cm_vectors WHERE kind = 'v'", {}, "not filtered"),
     ("TRUNCATE cm_versions", {}, "TRUNCATE"),
     ("SELECT * FROM cm_versions WHERE tenant = %(t)s", {}, "<unbound>"),
+    (
+        "SELECT id FROM cm_versions WHERE tenant = %(t)s AND fact_id = CASE WHEN (EXISTS "
+        "(SELECT * FROM cm_versions AS f WHERE f.fact_id = %(r)s)) THEN %(r)s END",
+        {"t": "a", "r": "x"},
+        "cm_versions (as f) is not filtered",
+    ),
 ]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, select
 
-from . import reads
+from . import readlog, reads
 from .arguments import names
 from .engine import Engine
 from .errors import InvalidInput, InvalidType, NotFound
@@ -46,12 +46,22 @@ def read(
     exact: bool = False,
     subjects: Sequence[str] | None = None,
 ) -> list[Fact]:
-    """``Memory.facts`` (see there) at resolved instants, in one read transaction."""
+    """``Memory.facts`` (see there) at resolved instants: in one read transaction, or
+    (a point read) in one statement."""
 
     def key(s: object, n: str) -> str:
         return require_text(s, n) if exact else fold(require_text(s, n))
 
-    with engine.backend.read() as conn:
+    # A point read that joins its sources is one statement (after the registry's
+    # version check): no read transaction needed. A logged read's instant must
+    # come from the statement's snapshot: the backend runs the read log's lookup
+    # in it (``Backend.point_read``'s ``on_end``).
+    point = limit is None and (
+        subject is not None
+        or (isinstance(subjects, list | tuple) and 0 < len(subjects) <= reads.INLINE)
+    )
+    on_end = readlog.instant_hook if engine.read_log else None
+    with engine.backend.point_read(on_end=on_end) if point else engine.backend.read() as conn:
         preds = None
         if predicate is not None:
             preds = [
@@ -61,7 +71,7 @@ def read(
             ]
         if subject_prefix is not None and not isinstance(subject_prefix, str):
             raise InvalidType("subject_prefix must be a str")
-        q, params = reads.facts_statement(
+        q = reads.facts_query(
             scope,
             valid_at=valid_at,
             known_at=known_at,
@@ -75,12 +85,7 @@ def read(
             else None,
             limit=check_limit(limit),
         )
-        rows = conn.execute(q, params).mappings().all()
-        src = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
-    return [
-        reads.to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
-        for r in rows
-    ]
+        return q.facts(conn, valid_at)
 
 
 def versions_of(
@@ -94,16 +99,18 @@ def versions_of(
 ) -> list[Fact]:
     """``Memory.get``: the versions (every state) of the fact ``rid`` names
     (``is_fact_id``: ``rid`` is a fact id already, as a ``Fact``'s is)."""
-    with engine.backend.read() as conn:
-        fact_id = rid if is_fact_id else reads.fact_id_of(conn, scope.tenant, rid)
-        q, params = reads.facts_statement(
-            scope, valid_at=valid_at, known_at=known_at, states=ALL_STATES, fact_ids=[fact_id]
-        )
-        rows = conn.execute(q, params).mappings().all()
-        src = reads.sources_of(conn, scope.tenant, [fact_id])
-    return [
-        reads.to_fact(r, valid_at, src.get(fact_id, ()), retracted_row=bool(r["_r"])) for r in rows
-    ]
+    q = reads.facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=ALL_STATES,
+        fact_ref=rid,
+        ref_is_fact_id=is_fact_id,
+        with_sources=True,
+    )
+    # one statement: the fact ``rid`` names, its versions and their sources
+    with engine.backend.point_read() as conn:
+        return q.facts(conn, valid_at)
 
 
 def own_fact(conn: Connection, scope: Scope, rid: str) -> str:

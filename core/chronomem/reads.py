@@ -1,5 +1,6 @@
-"""The read predicates of docs/design.md §4 as SQL, the facts() statements built
-once per shape (``facts_statement``), and rows turned into values.
+"""The read predicates of docs/design.md §4 as SQL, the facts() and get() statements
+built once per shape (``facts_query``; run as ``Prepared`` statements), and rows
+turned into values.
 
 known at t : recorded_at <= t AND (superseded_at IS NULL OR superseded_at > t)
 live       : known at t AND valid_from <= v AND (valid_to IS NULL OR valid_to > v)
@@ -26,9 +27,11 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     Select,
+    String,
     Table,
     and_,
     bindparam,
+    case,
     exists,
     false,
     literal,
@@ -41,6 +44,7 @@ from sqlalchemy.ext.compiler import compiles
 from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, State
+from .prepared import Prepared
 from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
@@ -48,7 +52,7 @@ from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
 # An instant in a read predicate: a value, or the bind parameter a cached
-# statement takes it through (``facts_statement``).
+# statement takes it through (``facts_query``).
 Instant = int | ColumnElement[Any]
 
 
@@ -224,7 +228,7 @@ def to_fact(
         state=state_of(row, valid_at, retracted_row=retracted_row),
         closed_reason=row["closed_reason"],
         superseded_by=row["superseded_by"],
-        metadata=json.loads(row["metadata"]),
+        metadata={} if row["metadata"] == "{}" else json.loads(row["metadata"]),
         source_episode_ids=tuple(sources),
         extractor=row["extractor"],
         scope=scope_of(row),
@@ -245,19 +249,34 @@ def to_episode(row: Mapping[Any, Any]) -> Episode:
     )
 
 
-_SOURCES = (
-    select(sources_table.c.fact_id, sources_table.c.episode_id)
-    .where(
-        sources_table.c.tenant == bindparam("tenant"),
-        sources_table.c.fact_id.in_(bindparam("fact_ids", expanding=True)),
+def _sources_select(fact_ids: ColumnElement[bool]) -> Select[Any]:
+    return (
+        select(sources_table.c.fact_id, sources_table.c.episode_id)
+        .where(sources_table.c.tenant == bindparam("tenant"), fact_ids)
+        .order_by(sources_table.c.recorded_at, sources_table.c.episode_id)
     )
-    .order_by(sources_table.c.recorded_at, sources_table.c.episode_id)
-)
+
+
+_SOURCES = _sources_select(sources_table.c.fact_id.in_(bindparam("fact_ids", expanding=True)))
+
+
+@functools.cache
+def _sources_prepared(count: int) -> Prepared:
+    """The sources of ``count`` facts (at most INLINE), compiled once."""
+    return Prepared(_sources_select(_in_list(sources_table.c.fact_id, "fact_ids", count)))
 
 
 def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[str, list[str]]:
     ids = list(dict.fromkeys(fact_ids))
     out: dict[str, list[str]] = {}
+    if not ids:
+        return out
+    if len(ids) <= INLINE:
+        params: dict[str, Any] = {"tenant": tenant}
+        _bind_list(params, "fact_ids", ids, len(ids))
+        for fid, eid in _sources_prepared(len(ids)).rows(conn, params):
+            out.setdefault(fid, []).append(eid)
+        return out
     for chunk in chunks(ids):
         rows = conn.execute(_SOURCES, {"tenant": tenant, "fact_ids": chunk})
         for fid, eid in rows:
@@ -265,13 +284,15 @@ def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[s
     return out
 
 
-_A_VERSION_OF = (
+_A_VERSION_OF = Prepared(
     select(versions.c.id)
     .where(versions.c.tenant == bindparam("tenant"), versions.c.fact_id == bindparam("ref"))
     .limit(1)
 )
-_FACT_OF_VERSION = select(versions.c.fact_id).where(
-    versions.c.tenant == bindparam("tenant"), versions.c.id == bindparam("ref")
+_FACT_OF_VERSION = Prepared(
+    select(versions.c.fact_id).where(
+        versions.c.tenant == bindparam("tenant"), versions.c.id == bindparam("ref")
+    )
 )
 
 
@@ -281,9 +302,9 @@ def fact_id_of(conn: Connection, tenant: str, ref: str) -> str:
     # two indexed lookups (fact index, then primary key): an OR of the two
     # columns makes SQLite walk every row of the tenant
     params = {"tenant": tenant, "ref": ref}
-    if conn.execute(_A_VERSION_OF, params).first():
+    if _A_VERSION_OF.rows(conn, params):
         return ref
-    found = conn.execute(_FACT_OF_VERSION, params).scalar()
+    found = _FACT_OF_VERSION.scalar(conn, params)
     return str(found) if found is not None else ref
 
 
@@ -308,6 +329,35 @@ def subject_range(prefix: str) -> tuple[str, str | None] | None:
     return low, None
 
 
+# A list parameter of up to INLINE values is bound value by value (``IN (?, ?)``),
+# so its statement compiles once and runs as a ``Prepared`` one (a point read
+# names one fact, one predicate, one subject); a longer one binds as an
+# expanding ``IN``, which SQLAlchemy rewrites for each call.
+INLINE = 8
+EXPANDING = -1  # a list count in a shape: more than INLINE values
+
+
+def list_count(values: Sequence[Any] | None) -> int | None:
+    """How a shape records a list filter: None (absent), its length, or EXPANDING."""
+    if values is None:
+        return None
+    return len(values) if len(values) <= INLINE else EXPANDING
+
+
+def _in_list(column: ColumnElement[Any], name: str, count: int) -> ColumnElement[bool]:
+    if count == EXPANDING:
+        return column.in_(bindparam(name, expanding=True))
+    # typed as the column, so a SafeText value is escaped as the column stores it
+    return column.in_([bindparam(f"{name}_{i}", type_=column.type) for i in range(count)])
+
+
+def _bind_list(params: dict[str, Any], name: str, values: Sequence[Any], count: int) -> None:
+    if count == EXPANDING:
+        params[name] = list(values)
+    else:
+        params.update((f"{name}_{i}", v) for i, v in enumerate(values))
+
+
 @dataclass(frozen=True)
 class _FactsShape:
     """What decides the SQL of a facts() read (every value is a bind parameter)."""
@@ -316,19 +366,57 @@ class _FactsShape:
     states: frozenset[State]
     as_of: bool  # a belief instant was given (else: what is current)
     subject: bool
-    predicates: bool
+    predicates: int | None  # list filters: None, a count of inline values, or EXPANDING
     obj: bool
-    fact_ids: bool
+    fact_ids: int | None
     prefix: bool | None  # None: no prefix filter; False: the empty prefix
     prefix_range: int  # bounds on the indexed subject head: 0, 1 (lower) or 2 (both)
-    subjects: bool
+    subjects: int | None
     limit: bool
+    # ``get``: 1 the fact whose id is ``ref``; 2 the fact ``ref`` names (a fact id,
+    # else the id of one of its versions), resolved inside the statement
+    fact_ref: int = 0
+    sources: bool = False  # each row also carries one of its fact's source episodes
+
+    @property
+    def inline(self) -> bool:
+        return EXPANDING not in (self.predicates, self.fact_ids, self.subjects)
 
 
 _LEVELS = ("user_id", "agent_id", "session_id")
+_VERSION_ORDER = (
+    versions.c.subject_key,
+    versions.c.predicate,
+    versions.c.valid_from,
+    versions.c.object_key,
+    versions.c.id,
+)
+# What ``to_fact`` reads of a version (not the slot, the hashes or the indexed text)
+_READ_COLUMNS = tuple(
+    c for c in versions.c if c.name not in ("slot", "subject_hash", "content_hash", "index_text")
+)
+_BY_FACT = versions.alias("by_fact")
+_BY_VERSION = versions.alias("by_version")
 
 
-@functools.lru_cache(maxsize=256)
+def _named_fact() -> ColumnElement[Any]:
+    """The fact id ``ref`` names, as ``fact_id_of`` finds it, for one statement: ``ref``
+    when a version of that fact exists, else the fact of the version ``ref``. Both
+    are uncorrelated subqueries (indexed lookups, run once), so the outer query
+    reads the fact's versions through ``cm_versions_fact``."""
+    ref = bindparam("ref", type_=String())
+    a_version_of = exists().where(
+        _BY_FACT.c.tenant == bindparam("tenant"), _BY_FACT.c.fact_id == ref
+    )
+    fact_of_version = (
+        select(_BY_VERSION.c.fact_id)
+        .where(_BY_VERSION.c.tenant == bindparam("tenant"), _BY_VERSION.c.id == ref)
+        .scalar_subquery()
+    )
+    return case((a_version_of, ref), else_=fact_of_version)
+
+
+@functools.lru_cache(maxsize=1024)
 def _facts_select(shape: _FactsShape) -> Select[Any]:
     """The facts() SELECT for one shape, built once: building a SQLAlchemy
     statement costs about ten times what executing a cached one does, and a
@@ -342,12 +430,16 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             c.subject_hash == bindparam("subject_hash"),
             c.subject_key == bindparam("subject_key"),
         ]
-    if shape.predicates:
-        filters.append(c.predicate.in_(bindparam("predicates", expanding=True)))
+    if shape.predicates is not None:
+        filters.append(_in_list(c.predicate, "predicates", shape.predicates))
     if shape.obj:
         filters.append(c.object_key == bindparam("object_key"))
-    if shape.fact_ids:
-        filters.append(c.fact_id.in_(bindparam("fact_ids", expanding=True)))
+    if shape.fact_ids is not None:
+        filters.append(_in_list(c.fact_id, "fact_ids", shape.fact_ids))
+    if shape.fact_ref == 1:
+        filters.append(c.fact_id == bindparam("ref"))
+    elif shape.fact_ref == 2:
+        filters.append(c.fact_id == _named_fact())
     if shape.prefix is not None:
         filters.append(
             _StartsWith(
@@ -364,27 +456,94 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             filters.append(head >= bindparam("head_from"))
             if shape.prefix_range == 2:
                 filters.append(head < bindparam("head_to"))
-    if shape.subjects:
+    if shape.subjects is not None:
         # ``predicate >= ''`` is always true (predicates are non-empty text); it is
         # there for SQLite's planner, which without statistics reads ``subject_hash
         # IN (…) … ORDER BY`` through the ``superseded_at`` index — every current row
         # of the tenant. The range on the subject index's third column wins instead.
         filters += [
-            c.subject_hash.in_(bindparam("subject_hashes", expanding=True)),
-            c.subject_key.in_(bindparam("subject_keys", expanding=True)),
+            _in_list(c.subject_hash, "subject_hashes", shape.subjects),
+            _in_list(c.subject_key, "subject_keys", shape.subjects),
             c.predicate >= "",
         ]
     valid_at = bindparam("valid_at", type_=BigInteger())
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
-    q = (
-        select(versions, _retracted_by(known_at).label("_r"))
-        .where(*filters, temporal(shape.states, valid_at, known_at))
-        .order_by(c.subject_key, c.predicate, c.valid_from, c.object_key, c.id)
-    )
+    retracted_row = _retracted_by(known_at).label("_r")
+    if shape.sources:
+        # the fact's source episodes ride along (one row per version and source, in
+        # the order ``sources_of`` gives them): ``get`` is then one statement
+        s = sources_table.c
+        q = (
+            select(*_READ_COLUMNS, retracted_row, s.episode_id.label("_source"))
+            .select_from(
+                versions.outerjoin(
+                    sources_table, and_(s.tenant == c.tenant, s.fact_id == c.fact_id)
+                )
+            )
+            .where(*filters, temporal(shape.states, valid_at, known_at))
+            .order_by(*_VERSION_ORDER, s.recorded_at, s.episode_id)
+        )
+    else:
+        q = (
+            select(*_READ_COLUMNS, retracted_row)
+            .where(*filters, temporal(shape.states, valid_at, known_at))
+            .order_by(*_VERSION_ORDER)
+        )
     return q.limit(bindparam("limit", type_=BigInteger())) if shape.limit else q
 
 
-def facts_statement(
+@functools.lru_cache(maxsize=1024)
+def _facts_prepared(shape: _FactsShape) -> Prepared:
+    return Prepared(_facts_select(shape))
+
+
+@dataclass(frozen=True)
+class FactsQuery:
+    """One facts() read: its shape and its parameters (``run`` gives the rows)."""
+
+    shape: _FactsShape
+    params: dict[str, Any]
+
+    @property
+    def statement(self) -> Select[Any]:
+        return _facts_select(self.shape)
+
+    def run(self, conn: Connection) -> list[dict[str, Any]]:
+        """The rows, as mappings of column name to value."""
+        if self.shape.inline:
+            prepared = _facts_prepared(self.shape)
+            names = prepared.columns
+            return [dict(zip(names, row, strict=True)) for row in prepared.rows(conn, self.params)]
+        return [dict(r) for r in conn.execute(self.statement, self.params).mappings()]
+
+    def facts(self, conn: Connection, valid_at: int) -> list[Fact]:
+        """The facts read, with their sources (in the statement's rows when its
+        shape joins them, else from one more statement)."""
+        rows = self.run(conn)
+        if not self.shape.sources:
+            found = sources_of(conn, self.params["tenant"], (r["fact_id"] for r in rows))
+            return [
+                to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+                for r in rows
+            ]
+        # one row per version and source, a version's rows together: each fact's
+        # sources are those on the rows of its first version (every version has all)
+        first: dict[str, str] = {}
+        src: dict[str, list[str]] = {}
+        kept: list[dict[str, Any]] = []
+        for r in rows:
+            fid, vid = r["fact_id"], r["id"]
+            if first.setdefault(fid, vid) == vid and r["_source"] is not None:
+                src.setdefault(fid, []).append(r["_source"])
+            if not kept or kept[-1]["id"] != vid:
+                kept.append(r)
+        return [
+            to_fact(r, valid_at, src.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+            for r in kept
+        ]
+
+
+def facts_query(
     scope: Scope,
     *,
     valid_at: int,
@@ -397,20 +556,33 @@ def facts_statement(
     subject_prefix: str | None = None,
     subject_keys: Sequence[str] | None = None,
     limit: int | None = None,
-) -> tuple[Select[Any], dict[str, Any]]:
+    fact_ref: str | None = None,
+    ref_is_fact_id: bool = False,
+    with_sources: bool | None = None,
+) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
-    and its parameters: ``conn.execute(*facts_statement(...))``."""
+    and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
+    ``ref_is_fact_id``: it is a fact id); ``with_sources``: every row carries one
+    source episode id of its fact (``_source``; None when it has none), so the
+    read is one statement. By default a point read (a fact, a subject, a few
+    subjects or fact ids; no limit, which would count the joined rows) joins
+    them; a wide read (a prefix, a whole scope) reads them in a second statement,
+    one row per fact instead of one per version."""
     levels = (scope.user, scope.agent, scope.session)
     params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
     params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
     if subject_key is not None:
         params.update(subject_hash=key_hash(subject_key), subject_key=subject_key)
-    if predicates is not None:
-        params["predicates"] = list(predicates)
+    n_predicates = list_count(predicates)
+    if predicates is not None and n_predicates is not None:
+        _bind_list(params, "predicates", predicates, n_predicates)
     if object_key is not None:
         params["object_key"] = object_key
-    if fact_ids is not None:
-        params["fact_ids"] = list(fact_ids)
+    n_fact_ids = list_count(fact_ids)
+    if fact_ids is not None and n_fact_ids is not None:
+        _bind_list(params, "fact_ids", fact_ids, n_fact_ids)
+    if fact_ref is not None:
+        params["ref"] = fact_ref
     head_range: tuple[str, str | None] | None = None
     if subject_prefix:
         raw = subject_prefix.encode("utf-8", "surrogatepass")
@@ -418,26 +590,35 @@ def facts_statement(
         head_range = subject_range(subject_prefix)
         if head_range is not None:
             params["head_from"], params["head_to"] = head_range
-    if subject_keys is not None:
-        params.update(
-            subject_hashes=[key_hash(k) for k in subject_keys], subject_keys=list(subject_keys)
-        )
+    n_subjects = list_count(subject_keys)
+    if subject_keys is not None and n_subjects is not None:
+        _bind_list(params, "subject_hashes", [key_hash(k) for k in subject_keys], n_subjects)
+        _bind_list(params, "subject_keys", subject_keys, n_subjects)
     if limit is not None:
         params["limit"] = limit
+    if with_sources is None:
+        with_sources = limit is None and (
+            fact_ref is not None
+            or subject_key is not None
+            or n_subjects not in (None, EXPANDING)
+            or n_fact_ids not in (None, EXPANDING)
+        )
     shape = _FactsShape(
         levels=(bool(scope.user), bool(scope.agent), bool(scope.session)),
         states=states,
         as_of=known_at is not None,
         subject=subject_key is not None,
-        predicates=predicates is not None,
+        predicates=n_predicates,
         obj=object_key is not None,
-        fact_ids=fact_ids is not None,
+        fact_ids=n_fact_ids,
         prefix=None if subject_prefix is None else bool(subject_prefix),
         prefix_range=0 if head_range is None else 1 if head_range[1] is None else 2,
-        subjects=subject_keys is not None,
+        subjects=n_subjects,
         limit=limit is not None,
+        fact_ref=0 if fact_ref is None else 1 if ref_is_fact_id else 2,
+        sources=with_sources,
     )
-    return _facts_select(shape), params
+    return FactsQuery(shape, params)
 
 
 def episodes_query(scope: Scope) -> Select[Any]:

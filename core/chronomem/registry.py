@@ -10,6 +10,7 @@ from .backends import of
 from .errors import UnknownPredicate
 from .identity import fold_predicate, require_text
 from .predicates import BUILTIN, Cardinality, PredicateSpec, Volatility
+from .prepared import Prepared
 from .schema import predicates as predicates_table
 from .schema import txclock
 
@@ -25,7 +26,8 @@ def _builtin_index() -> dict[str, PredicateSpec]:
 
 _BUILTIN_INDEX = _builtin_index()
 # prebuilt: ``load`` runs on every write and every read that names a predicate
-_VERSION = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+# (the version check compiled once per dialect and run on the driver's cursor)
+_VERSION = Prepared(select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant")))
 _ROWS = select(predicates_table).where(predicates_table.c.tenant == bindparam("tenant"))
 
 
@@ -42,7 +44,7 @@ class Registry:
 
     def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
         # One small read: another process may have registered a predicate since.
-        version = conn.execute(_VERSION, {"tenant": tenant}).scalar()
+        version = _VERSION.scalar(conn, {"tenant": tenant})
         with self._lock:
             cached = self._cache.get(tenant)
         if cached is not None and cached[0] == version:

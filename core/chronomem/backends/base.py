@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
@@ -28,6 +28,9 @@ class Backend:
     # Whether a failed statement aborts the whole transaction (PostgreSQL): then a
     # statement that may fail without ending the caller's work runs in a savepoint.
     failed_statement_aborts = False
+    # Whether text is stored as given, so ``SafeText``'s escaping is the identity
+    # here (PostgreSQL escapes NUL and backslash): prepared statements skip it.
+    text_as_given = True
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine
@@ -52,6 +55,23 @@ class Backend:
     @contextmanager
     def read(self) -> Iterator[Connection]:
         with self._guarded(), self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def point_read(
+        self, *, on_end: Callable[[Connection], None] | None = None
+    ) -> Iterator[Connection]:
+        """A connection for a read of one prepared statement (``chronomem.prepared``),
+        plus at most a lookup whose snapshot need not be the statement's (the
+        predicate registry's version): one statement sees one snapshot by itself.
+        By default a read transaction, as ``read``.
+
+        ``on_end`` (the read log's instant lookup, ``readlog.instant_hook``) must see
+        the statement's snapshot: a backend whose point read is not a SQLAlchemy
+        transaction runs it in a snapshot of its own making before that ends; in a
+        SQLAlchemy transaction, as here, the engine's ``commit`` listener does that
+        job and ``on_end`` is not called."""
+        with self.read() as conn:
             yield conn
 
     def _connect_write(self) -> Connection:
@@ -141,6 +161,13 @@ class Backend:
         """Planner upkeep after a write inserted ``n_inserted`` versions."""
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """The rows of one compiled SELECT (``chronomem.prepared``), its parameters
+        already processed for the driver: through ``exec_driver_sql``, so the
+        statement still passes SQLAlchemy's cursor events and error handling."""
+        return list(conn.exec_driver_sql(sql, params).fetchall())
+
     @classmethod
     def lexical(
         cls,

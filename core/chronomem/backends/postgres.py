@@ -136,6 +136,7 @@ class PostgresBackend(Backend):
     name = "postgresql"
     dialect = pg_dialect
     failed_statement_aborts = True
+    text_as_given = False
 
     def __init__(self, url: str):
         if url.startswith("postgres://"):

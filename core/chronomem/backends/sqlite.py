@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
 
-from sqlalchemy import Connection, create_engine, event, literal_column
+from sqlalchemy import Connection, Engine, create_engine, event, literal_column
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -67,6 +68,32 @@ def is_read_only_url(url: str) -> bool:
     return "mode=ro" in url.partition("?")[2]
 
 
+class _PointConnection:
+    """A pooled DBAPI connection standing in for a ``Connection`` in a point read:
+    what a prepared statement uses (``dialect``, ``connection.driver_connection``:
+    ``SqliteBackend.fetch``) is its own; anything else (a statement run through
+    SQLAlchemy, such as a registry reload or ``fetch``'s error path) goes to a
+    ``Connection`` opened on first use."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.dialect = engine.dialect
+        self.connection = engine.raw_connection()
+        self._full: Connection | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._full is None:
+            self._full = self.engine.connect()
+        return getattr(self._full, name)
+
+    def close(self) -> None:
+        try:
+            if self._full is not None:
+                self._full.close()
+        finally:
+            self.connection.close()
+
+
 class SqliteBackend(Backend):
     name = "sqlite"
 
@@ -112,9 +139,48 @@ class SqliteBackend(Backend):
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Connection) -> None:
             mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
-            conn.exec_driver_sql(f"BEGIN {mode}")
+            if mode == "DEFERRED":
+                # a read's BEGIN takes no lock and cannot fail: straight to the
+                # driver (through SQLAlchemy it cost as much as the read's statement)
+                raw: Any = conn.connection.driver_connection
+                raw.execute("BEGIN DEFERRED")
+            else:
+                conn.exec_driver_sql(f"BEGIN {mode}")
 
         super().__init__(engine, serialize=memory)
+
+    @contextmanager
+    def point_read(
+        self, *, on_end: Callable[[Connection], None] | None = None
+    ) -> Iterator[Connection]:
+        """No transaction: the driver runs each statement in autocommit, one
+        snapshot per statement, and a ``BEGIN``/``COMMIT`` through SQLAlchemy cost
+        as much as the statement. Nor a SQLAlchemy ``Connection`` unless one is
+        needed (``_PointConnection``): building one cost about what the statement
+        does. Anything run through SQLAlchemy inside still begins a (deferred)
+        transaction, rolled back when the connection closes.
+
+        With ``on_end`` (a logged read: its instant must come from the statement's
+        snapshot) the statement and ``on_end`` share one deferred transaction begun
+        on the driver connection itself; an in-memory store needs none, since its
+        one connection is held for the whole block (``_guarded``) and no write can
+        come between."""
+        with self._guarded():
+            conn = _PointConnection(self.engine)
+            raw: Any = conn.connection.driver_connection
+            snapshot = on_end is not None and self._guard is None
+            try:
+                if snapshot:
+                    raw.execute("BEGIN DEFERRED")
+                yield cast(Connection, conn)
+                if on_end is not None:
+                    on_end(cast(Connection, conn))
+            finally:
+                try:
+                    if snapshot and raw.in_transaction:
+                        raw.execute("ROLLBACK")  # it only read
+                finally:
+                    conn.close()
 
     def _connect_write(self) -> Connection:
         # read-only: a deferred transaction (the open path only reads; a write fails)
@@ -184,6 +250,19 @@ class SqliteBackend(Backend):
                 )
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """Straight to the driver's cursor: a point read's statement costs SQLite a
+        few microseconds, SQLAlchemy's execution path (a result metadata build over
+        every column) ten times that. A driver error re-runs the statement through
+        SQLAlchemy, which raises it as it raises any other (wrapped, and translated
+        by ``translate_error``); a read has no side effect to repeat."""
+        try:
+            raw: Any = conn.connection.driver_connection
+            return list(raw.execute(sql, params).fetchall())
+        except sqlite3.Error:
+            return super().fetch(conn, sql, params)
+
     @classmethod
     def lexical(
         cls,

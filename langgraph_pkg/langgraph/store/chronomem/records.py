@@ -81,10 +81,17 @@ class Record:
     key: str
     marker_fact: Fact | None = None
     facts: dict[str, Fact] = field(default_factory=dict)  # predicate -> fact (not the marker)
+    # the marker fact last decoded, and what it said (a get reads it three times)
+    _decoded: tuple[Fact, Marker] | None = field(default=None, repr=False, compare=False)
 
     @property
     def marker(self) -> Marker | None:
-        return Marker.decode(self.marker_fact.object) if self.marker_fact is not None else None
+        f = self.marker_fact
+        if f is None:
+            return None
+        if self._decoded is None or self._decoded[0] is not f:
+            self._decoded = (f, Marker.decode(f.object))
+        return self._decoded[1]
 
     @property
     def alive(self) -> bool:

@@ -1,0 +1,126 @@
+"""Statements compiled once per dialect and run through the DBAPI cursor.
+
+A point read (``Memory.get``, a current read of one slot, a LangGraph ``get``)
+costs little in the database; through SQLAlchemy's execution path each of its
+statements paid the compiled-cache lookup, parameter processing and a result
+metadata build over every column (≈0.05 ms on SQLite, more than the database's
+work). A ``Prepared`` statement is a SQLAlchemy ``SELECT`` (with named bind
+parameters and no expanding ``IN``) compiled once per dialect: its SQL text, the
+order of its parameters, their bind processors (``SafeText`` escaping on
+PostgreSQL) and its columns' result processors. Running it hands the text and
+the processed parameters to the backend's ``fetch`` (the driver's cursor on
+SQLite; ``exec_driver_sql`` elsewhere, which still shows every statement to
+SQLAlchemy's cursor events) and applies the result processors to the rows.
+Nothing here asks which database it is; the backend decides how a statement
+reaches the driver."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Select
+from sqlalchemy.engine import Dialect
+
+from . import backends
+from .backends import Backend
+from .schema import SafeText
+
+Processor = Callable[[Any], Any] | None
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    positional: bool
+    # (parameter name, default value or _MISSING, bind processor) in the order the
+    # driver takes them (positional), or one entry per distinct name (named)
+    binds: tuple[tuple[str, Any, Processor], ...]
+    names: tuple[str, ...]  # the parameter names, in the order of ``binds``
+    results: tuple[tuple[int, Processor], ...]  # only the columns with a processor
+
+
+class Prepared:
+    """One SELECT, compiled once per dialect (see the module docstring)."""
+
+    def __init__(self, stmt: Select[Any]):
+        self.stmt = stmt
+        self._by_dialect: weakref.WeakKeyDictionary[Dialect, _Compiled] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+        self.columns = tuple(str(c.key) for c in stmt.selected_columns)
+
+    def _compile(self, dialect: Dialect, backend: type[Backend]) -> _Compiled:
+        found = self._by_dialect.get(dialect)
+        if found is not None:
+            return found
+
+        def processing(t: Any) -> Any:
+            """The type whose processors apply (None: none do)."""
+            if isinstance(t, SafeText) and backend.text_as_given:
+                return None  # SafeText's escaping is the identity on this backend
+            return t.dialect_impl(dialect)
+
+        compiled: Any = self.stmt.compile(dialect=dialect)
+        binds = compiled.binds
+        if any(b.expanding for b in binds.values()) or compiled.literal_execute_params:
+            raise ValueError("a prepared statement takes no expanding or literal-execute binds")
+
+        def entry(name: str) -> tuple[str, Any, Processor]:
+            bp = binds[name]
+            default = _MISSING if bp.value is None and bp.callable is None else bp.value
+            t = processing(bp.type)
+            return name, default, None if t is None else t.bind_processor(dialect)
+
+        # positional: every placeholder in order; named: each rendered name once
+        names = (
+            list(compiled.positiontup)
+            if compiled.positional
+            else list(dict.fromkeys(compiled.bind_names.values()))
+        )
+        results = tuple(
+            (i, proc)
+            for i, c in enumerate(self.stmt.selected_columns)
+            if (t := processing(c.type)) is not None
+            and (proc := t.result_processor(dialect, None)) is not None
+        )
+        found = _Compiled(
+            sql=compiled.string,
+            positional=bool(compiled.positional),
+            binds=tuple(entry(n) for n in names),
+            names=tuple(names),
+            results=results,
+        )
+        with self._lock:
+            self._by_dialect[dialect] = found
+        return found
+
+    def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        """The statement's rows (tuples, values as SQLAlchemy would return them)."""
+        backend = backends.of(conn)
+        c = self._compile(conn.dialect, backend)
+        values: list[Any] = []
+        for name, default, proc in c.binds:
+            value = params[name] if default is _MISSING else params.get(name, default)
+            values.append(value if proc is None or value is None else proc(value))
+        args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
+        rows = backend.fetch(conn, c.sql, args)
+        if not c.results:
+            return rows
+        out: list[Sequence[Any]] = []
+        for row in rows:
+            fixed = list(row)
+            for i, proc in c.results:
+                fixed[i] = proc(fixed[i])  # type: ignore[misc]
+            out.append(fixed)
+        return out
+
+    def scalar(self, conn: Connection, params: Mapping[str, Any]) -> Any:
+        """The first column of the first row, or None."""
+        rows = self.rows(conn, params)
+        return rows[0][0] if rows else None
