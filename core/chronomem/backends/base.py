@@ -194,6 +194,11 @@ class Backend:
         raise NotImplementedError(f"{cls.name} has no text index")
 
     @classmethod
+    def reshape_i1(cls, conn: Connection) -> None:
+        """Schema v7: bring the database's own I1 constraint to its current shape
+        (PostgreSQL); nothing where I1 is kept by the write lock alone."""
+
+    @classmethod
     def rebuild_text_indexes(
         cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
     ) -> None:

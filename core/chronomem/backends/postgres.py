@@ -65,6 +65,28 @@ _CLOSE = text(
 )
 
 
+# Invariant I1 as a database constraint: current versions of a slot never overlap in
+# valid time. The GiST index behind it leads with a 64-bit hash of the slot: equal
+# slots have equal hashes, so the constraint is exactly "same tenant, same slot,
+# overlapping interval", but the tree is organised by a well-spread integer instead
+# of by btree_gist's variable-length keys (one tenant's rows all share the first
+# column). Checking and maintaining it per inserted version cost about half of a
+# LangGraph batch's insert in the v1 shape ``(tenant, slot, range)``, measured on
+# 3,000 rows into 10k (benchmarks/README.md, schema v7).
+I1_COLUMNS = (
+    "hashtextextended(slot, 0) WITH =, tenant WITH =, slot WITH =, "
+    "int8range(valid_from, valid_to) WITH &&"
+)
+I1_COLUMNS_V1 = "tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&"
+
+
+def _add_i1(columns: str) -> Any:
+    return text(
+        f"ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist ({columns}) "
+        "WHERE (superseded_at IS NULL)"
+    )
+
+
 def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
     """The statement inserting ``cols`` of a JSON array of row objects (typed by the
     table's own row type), and each column's bind processor."""
@@ -297,17 +319,11 @@ class PostgresBackend(Backend):
 
     @classmethod
     def create_v1_objects(cls, conn: Connection) -> None:
-        # I1 as a database constraint: current versions of a slot never overlap in
-        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
+        # I1 as a database constraint (I1_COLUMNS): current versions of a slot never
+        # overlap in valid time. It needs btree_gist; a server without it (e.g. the pgvector
         # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
         if _extension(conn, "btree_gist"):
-            conn.execute(
-                text(
-                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
-                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
-                    "WHERE (superseded_at IS NULL)"
-                )
-            )
+            conn.execute(_add_i1(I1_COLUMNS_V1))  # v7 (reshape_i1) replaces it
         else:
             log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
             conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
@@ -325,6 +341,22 @@ class PostgresBackend(Backend):
             )
         )
         conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+
+    @classmethod
+    def reshape_i1(cls, conn: Connection) -> None:
+        """Schema v7: the I1 constraint's index leads with a 64-bit hash of the slot
+        (``I1_COLUMNS``); a constraint of the v1 shape is replaced, a missing one
+        (no ``btree_gist``) stays missing."""
+        row = conn.execute(
+            text(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+                "WHERE conname = 'cm_versions_i1' AND conrelid = 'cm_versions'::regclass"
+            )
+        ).first()
+        if row is None or "hashtextextended" in row[0]:
+            return
+        conn.execute(text("ALTER TABLE cm_versions DROP CONSTRAINT cm_versions_i1"))
+        conn.execute(_add_i1(I1_COLUMNS))
 
     @classmethod
     def rebuild_text_indexes(
