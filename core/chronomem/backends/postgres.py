@@ -253,10 +253,7 @@ class PostgresBackend(Backend):
         stmt, procs = _setwise_insert(conn.dialect, table, cols)
         pairs = list(zip(cols, procs, strict=True))
         payload = [
-            {
-                c: _json_value(proc(r[c]) if proc is not None else r[c])
-                for c, proc in pairs
-            }
+            {c: _json_value(proc(r[c]) if proc is not None else r[c]) for c, proc in pairs}
             for r in rows
         ]
         params = {"tenant": tenant, "rows": json.dumps(payload, ensure_ascii=False)}

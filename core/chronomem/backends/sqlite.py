@@ -28,6 +28,10 @@ CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
 # insert_rows: the compiled INSERT text of (table, columns) and each column's bind processor.
 _INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+_CLOSE = (
+    "UPDATE cm_versions SET superseded_at = ?, superseded_by = ?, closed_reason = ? "
+    "WHERE tenant = ? AND id = ?"
+)
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -210,12 +214,20 @@ class SqliteBackend(Backend):
         sql, procs = hit
         if any(p is not None for p in procs):
             pairs = list(zip(cols, procs, strict=True))
-            params = [
-                tuple(p(r[c]) if p is not None else r[c] for c, p in pairs) for r in rows
-            ]
+            params = [tuple(p(r[c]) if p is not None else r[c] for c, p in pairs) for r in rows]
         else:
             params = [tuple(r[c] for c in cols) for r in rows]
         conn.exec_driver_sql(sql, params)
+
+    @classmethod
+    def close_versions(
+        cls, conn: Connection, tenant: str, tx: int, closes: list[dict[str, Any]]
+    ) -> None:
+        """The same UPDATE as the base form, stepped by sqlite3 over plain tuples."""
+        if closes:
+            conn.exec_driver_sql(
+                _CLOSE, [(tx, c["by"], c["reason"], tenant, c["vid"]) for c in closes]
+            )
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
