@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import threading
 
 from sqlalchemy import Connection, bindparam, select, update
@@ -26,6 +27,12 @@ def _builtin_index() -> dict[str, PredicateSpec]:
 _BUILTIN_INDEX = _builtin_index()
 # prebuilt: ``load`` runs on every write and every read that names a predicate
 _VERSION = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+
+
+class _Unread(enum.Enum):
+    UNREAD = 0  # Registry.load reads the registry's version itself
+
+
 _ROWS = select(predicates_table).where(predicates_table.c.tenant == bindparam("tenant"))
 
 
@@ -40,9 +47,15 @@ class Registry:
         with self._lock:
             self._cache.pop(tenant, None)
 
-    def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
-        # One small read: another process may have registered a predicate since.
-        version = conn.execute(_VERSION, {"tenant": tenant}).scalar()
+    def load(
+        self, conn: Connection, tenant: str, *, version: int | _Unread | None = _Unread.UNREAD
+    ) -> dict[str, PredicateSpec]:
+        """The tenant's predicate index. ``version``: the clock row's
+        ``registry_us`` when the caller has just read it (the writer's stamp
+        returns it), sparing the read."""
+        if isinstance(version, _Unread):
+            # One small read: another process may have registered a predicate since.
+            version = conn.execute(_VERSION, {"tenant": tenant}).scalar()
         with self._lock:
             cached = self._cache.get(tenant)
         if cached is not None and cached[0] == version:

@@ -65,6 +65,20 @@ _CLOSE = text(
 )
 
 
+# The writer's stamp (``advance_clock``): a new row starts at the write's instant;
+# an existing one moves to max(now, last + 1), or for an import's ``at`` to
+# max(last, at) (the clock never goes back).
+_ADVANCE = text(
+    "INSERT INTO cm_txclock (tenant, last_us) VALUES (:tenant, :now) "
+    "ON CONFLICT (tenant) DO UPDATE SET last_us = GREATEST(cm_txclock.last_us + 1, :now) "
+    "RETURNING last_us, registry_us"
+)
+_ADVANCE_AT = text(
+    "INSERT INTO cm_txclock (tenant, last_us) VALUES (:tenant, :now) "
+    "ON CONFLICT (tenant) DO UPDATE SET last_us = GREATEST(cm_txclock.last_us, :now) "
+    "RETURNING last_us, registry_us"
+)
+
 # Invariant I1 as a database constraint: current versions of a slot never overlap in
 # valid time. The GiST index behind it leads with a 64-bit hash of the slot: equal
 # slots have equal hashes, so the constraint is exactly "same tenant, same slot,
@@ -225,6 +239,20 @@ class PostgresBackend(Backend):
                 conn.execute(text(f"VACUUM (ANALYZE) {table}"))
 
     # -- the dialect's write SQL -------------------------------------------------------
+    @classmethod
+    def advance_clock(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> tuple[int, int | None]:
+        """One upsert creates, locks (``ON CONFLICT DO UPDATE`` locks the row until
+        commit, re-reading it after a concurrent writer commits) and advances the
+        clock row, and returns it: one round trip where the plain form takes three
+        per write."""
+        row = conn.execute(
+            _ADVANCE_AT if at is not None else _ADVANCE,
+            {"tenant": tenant, "now": now_us if at is None else at},
+        ).one()
+        return (at if at is not None else int(row[0])), row[1]
+
     @classmethod
     def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert many rows of one tenant (the same keys in every row) in one statement:
