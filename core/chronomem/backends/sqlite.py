@@ -17,6 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
 from ..errors import ChronomemError, CorruptStore, ReadOnlyStore, StoreUnavailable
+from ..schema import SafeText
 from . import fts5
 from .base import Backend
 from .fts5 import FTS_TABLES
@@ -209,7 +210,11 @@ class SqliteBackend(Backend):
             if order != list(cols):  # never expected: the compiled order is the keys' order
                 super().insert_rows(conn, table, rows)
                 return
-            procs = [table.c[c].type.bind_processor(conn.dialect) for c in cols]
+            # SafeText binds unchanged outside PostgreSQL: its processor is skipped
+            procs = [
+                None if isinstance(t, SafeText) else t.bind_processor(conn.dialect)
+                for t in (table.c[c].type for c in cols)
+            ]
             hit = _INSERTS[key] = (str(stmt), procs)
         sql, procs = hit
         if any(p is not None for p in procs):
