@@ -349,7 +349,7 @@ class Writer:
                 "subject_hash": key_hash(t.subject_key),
                 "predicate": t.predicate,
                 "extractor": op.extractor,
-                "metadata": json.dumps(op.metadata, sort_keys=True, ensure_ascii=False),
+                "metadata": _metadata_json(op.metadata),
                 "index_text": op.index_text,
             }
             extra.pop("tenant")
@@ -515,6 +515,13 @@ def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError
             "change it through the scope that owns it"
         )
     return NotFound(f"no fact {fact_id!r} in this scope")
+
+
+def _metadata_json(metadata: Any) -> str:
+    """The stored form of a fact's metadata (most writes have none: ``{}``)."""
+    if isinstance(metadata, dict) and not metadata:
+        return "{}"
+    return json.dumps(metadata, sort_keys=True, ensure_ascii=False)
 
 
 def _pred_key(name: str) -> str:

@@ -22,9 +22,7 @@ _CLOCK_ROW = (
     .with_for_update()
 )
 _CLOCK_SET = (
-    update(txclock)
-    .where(txclock.c.tenant == bindparam("t"))
-    .values(last_us=bindparam("v"))
+    update(txclock).where(txclock.c.tenant == bindparam("t")).values(last_us=bindparam("v"))
 )
 
 
