@@ -146,7 +146,7 @@ class _Found:
             rows = self.conn.execute(
                 select(versions.c.subject_key, versions.c.slot, versions.c.predicate).where(
                     *(versions.c[k] == v for k, v in own.items()),
-                    versions.c.subject_hash.in_([key_hash(k) for k in chunk]),
+                    of(self.conn).one_of(versions.c.subject_hash, [key_hash(k) for k in chunk]),
                     versions.c.superseded_at.is_(None),
                 )
             )
@@ -278,7 +278,7 @@ class Writer:
         for chunk in chunks(slots):
             q = select(versions).where(
                 versions.c.tenant == tenant,
-                versions.c.slot.in_(chunk),
+                of(conn).one_of(versions.c.slot, chunk),
                 versions.c.superseded_at.is_(None),
             )
             if for_update:

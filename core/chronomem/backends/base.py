@@ -168,6 +168,12 @@ class Backend:
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
+    def one_of(cls, column: Any, values: Sequence[str]) -> Any:
+        """``column`` equals one of ``values`` (a string column, a bounded list: the
+        caller chunks it): ``IN (…)`` by default."""
+        return column.in_(values)
+
+    @classmethod
     def lexical(
         cls,
         conn: Connection,
