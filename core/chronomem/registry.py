@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import threading
 
 from sqlalchemy import Connection, bindparam, select, update
@@ -28,6 +29,12 @@ _BUILTIN_INDEX = _builtin_index()
 # prebuilt: ``load`` runs on every write and every read that names a predicate
 # (the version check compiled once per dialect and run on the driver's cursor)
 _VERSION = Prepared(select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant")))
+
+
+class _Unread(enum.Enum):
+    UNREAD = 0  # Registry.load reads the registry's version itself
+
+
 _ROWS = select(predicates_table).where(predicates_table.c.tenant == bindparam("tenant"))
 
 
@@ -42,9 +49,16 @@ class Registry:
         with self._lock:
             self._cache.pop(tenant, None)
 
-    def load(self, conn: Connection, tenant: str) -> dict[str, PredicateSpec]:
-        # One small read: another process may have registered a predicate since.
-        version = _VERSION.scalar(conn, {"tenant": tenant})
+    def load(
+        self, conn: Connection, tenant: str, *, version: int | _Unread | None = _Unread.UNREAD
+    ) -> dict[str, PredicateSpec]:
+        """The tenant's predicate index. ``version``: the clock row's
+        ``registry_us`` when the caller has just read it (the writer's stamp
+        returns it), sparing the read."""
+        if isinstance(version, _Unread):
+            # One small read: another process may have registered a predicate since.
+            found: int | None = _VERSION.scalar(conn, {"tenant": tenant})
+            version = found
         with self._lock:
             cached = self._cache.get(tenant)
         if cached is not None and cached[0] == version:

@@ -259,7 +259,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -391,7 +391,15 @@ def _v6(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(subject_head_index, if_not_exists=True))
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6}
+def _v7(conn: Connection, backend: type[Backend]) -> None:
+    """PostgreSQL's I1 exclusion constraint leads with a hash of the slot (issue #19:
+    its upkeep was most of a batch's insert). The same rule, a cheaper index; the
+    constraint is rebuilt over the current versions (the table is locked meanwhile).
+    A store created at this version has it already; SQLite has no such constraint."""
+    backend.reshape_i1(conn)
+
+
+MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
 
 
 def current_version(conn: Connection, backend: type[Backend]) -> int:

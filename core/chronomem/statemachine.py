@@ -31,7 +31,8 @@ Valid-time rules, in one place:
 from __future__ import annotations
 
 import itertools
-import secrets
+import os
+import random
 import threading
 import time
 from collections.abc import Iterable
@@ -42,6 +43,12 @@ from .model import CloseReason
 
 _counter = itertools.count()
 _id_lock = threading.Lock()
+# The random tail's source: seeded from the OS once per process, and again in a
+# forked child (which would otherwise repeat its parent's sequence). One
+# ``os.urandom`` call per id cost a system call per version written.
+_tail = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _tail.seed(os.urandom(32)))
+_placeholders = itertools.count()
 
 
 def new_id() -> str:
@@ -50,7 +57,15 @@ def new_id() -> str:
     same way in every ingest of one corpus; the random tail keeps processes apart."""
     with _id_lock:
         n = next(_counter) & 0xFFF
-    return f"{time.time_ns() // 1000:013x}{n:03x}{secrets.token_hex(4)}"
+        tail = _tail.getrandbits(32)
+    return f"{time.time_ns() // 1000:013x}{n:03x}{tail:08x}"
+
+
+def _placeholder() -> str:
+    """A successor id standing in until the real successor exists (``_rebind``
+    replaces it in the same plan; it is never stored). Not an id's shape, so it
+    can never equal one."""
+    return f"~{next(_placeholders)}"
 
 
 @dataclass
@@ -162,7 +177,7 @@ class SlotPlan:
                 if v.fact_id not in self.outcome.fact_ids:
                     self.outcome.fact_ids.append(v.fact_id)
                 return None
-        placeholder = new_id()
+        placeholder = _placeholder()
         if bounded:
             merged = [v for v in same if _touches(v, vf, vt)]
             others = [
@@ -194,7 +209,7 @@ class SlotPlan:
             if key is not None and v.object_key != key:
                 continue
             if v.valid_from < at and (v.valid_to is None or v.valid_to > at):
-                placeholder = new_id()
+                placeholder = _placeholder()
                 self._close(v, CloseReason.ENDED, placeholder)
                 nv = self._insert(v.fact_id, v.object, v.object_key, v.valid_from, at, v.extra)
                 self._rebind(placeholder, nv.id)
@@ -214,6 +229,8 @@ class SlotPlan:
         return gone
 
     def _rebind(self, placeholder: str, real: str | None) -> None:
+        if not self.closes:
+            return
         for sid, (reason, by) in list(self.closes.items()):
             if by == placeholder:
                 self.closes[sid] = (reason, real)

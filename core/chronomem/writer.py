@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, func, select
 
 from . import keycodec
 from .backends import of
@@ -30,7 +30,7 @@ from .predicates import Cardinality
 from .reads import scope_visible, scope_within
 from .registry import Registry
 from .schema import episodes as episodes_table
-from .schema import sources, txclock, versions
+from .schema import sources, versions
 from .scope import Scope
 from .slotkeys import slot_key
 from .statemachine import SlotPlan, SlotVersion
@@ -52,21 +52,31 @@ def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) 
     The clock row is locked until commit, so stamps and commits happen in the
     same order and a read at ``known_at=t`` can never later gain a write
     stamped before ``t`` (exact replay)."""
-    of(conn).insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": -(2**62)}])
-    last = conn.execute(
-        select(txclock.c.last_us).where(txclock.c.tenant == tenant).with_for_update()
-    ).scalar_one()
-    value = at if at is not None else max(now_us, last + 1)
+    return stamp_row(conn, tenant, now_us, at=at)[0]
+
+
+def stamp_row(
+    conn: Connection, tenant: str, now_us: int, *, at: int | None = None
+) -> tuple[int, int | None]:
+    """``stamp``, and the clock row's ``registry_us`` (the predicate registry's
+    version), which the backend reads with the same statements
+    (``Backend.advance_clock``: one upsert on PostgreSQL)."""
+    if at is not None and at > MAX_US:
+        raise _calendar_end()
+    value, registry_us = of(conn).advance_clock(conn, tenant, now_us, at)
     # a tenant already stamped at the calendar's end (by an older version) must
-    # refuse, not store a transaction time no datetime can hold
+    # refuse, not store a transaction time no datetime can hold (the caller's
+    # transaction rolls back, so an advanced clock is not kept)
     if value > MAX_US:
-        raise InvalidInput(
-            "this tenant's transaction clock has reached the end of the calendar "
-            "(year 9999); nothing was written"
-        )
-    if value > last:
-        conn.execute(update(txclock).where(txclock.c.tenant == tenant).values(last_us=value))
-    return value
+        raise _calendar_end()
+    return value, registry_us
+
+
+def _calendar_end() -> InvalidInput:
+    return InvalidInput(
+        "this tenant's transaction clock has reached the end of the calendar "
+        "(year 9999); nothing was written"
+    )
 
 
 @dataclass
@@ -136,7 +146,7 @@ class _Found:
             rows = self.conn.execute(
                 select(versions.c.subject_key, versions.c.slot, versions.c.predicate).where(
                     *(versions.c[k] == v for k, v in own.items()),
-                    versions.c.subject_hash.in_([key_hash(k) for k in chunk]),
+                    of(self.conn).one_of(versions.c.subject_hash, [key_hash(k) for k in chunk]),
                     versions.c.superseded_at.is_(None),
                 )
             )
@@ -192,8 +202,8 @@ class Writer:
         # writers of a tenant then resolve their targets (which slots an end of every
         # value or a document put touches) in commit order, and their stamps follow
         # commit order too (exact replay).
-        tx = stamp(conn, tenant, now_us, at=recorded_at)
-        index = self.registry.load(conn, tenant)
+        tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
+        index = self.registry.load(conn, tenant, version=registry_version)
         found = _Found.load(conn, scope, ops)
         targets = [self._target(scope, op, index, found) for op in ops]
         slots = sorted({s for t in targets for s in t.slots})
@@ -268,7 +278,7 @@ class Writer:
         for chunk in chunks(slots):
             q = select(versions).where(
                 versions.c.tenant == tenant,
-                versions.c.slot.in_(chunk),
+                of(conn).one_of(versions.c.slot, chunk),
                 versions.c.superseded_at.is_(None),
             )
             if for_update:
@@ -339,7 +349,7 @@ class Writer:
                 "subject_hash": key_hash(t.subject_key),
                 "predicate": t.predicate,
                 "extractor": op.extractor,
-                "metadata": json.dumps(op.metadata, sort_keys=True, ensure_ascii=False),
+                "metadata": _metadata_json(op.metadata),
                 "index_text": op.index_text,
             }
             extra.pop("tenant")
@@ -505,6 +515,13 @@ def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError
             "change it through the scope that owns it"
         )
     return NotFound(f"no fact {fact_id!r} in this scope")
+
+
+def _metadata_json(metadata: Any) -> str:
+    """The stored form of a fact's metadata (most writes have none: ``{}``)."""
+    if isinstance(metadata, dict) and not metadata:
+        return "{}"
+    return json.dumps(metadata, sort_keys=True, ensure_ascii=False)
 
 
 def _pred_key(name: str) -> str:

@@ -114,3 +114,61 @@ def test_v1_store_with_a_corrupted_index_is_upgraded(
         probe.execute("SELECT count(*) FROM cm_episodes_fts WHERE cm_episodes_fts MATCH 'x'")
     probe.close()
     assert_upgraded(f"sqlite:///{v1_path}", facts)  # ... and the upgrade repairs it
+
+
+def _i1(url: str) -> tuple[int, str] | None:
+    """The I1 constraint's oid and definition (None: there is none)."""
+    with raw(url) as conn:
+        row = conn.exec_driver_sql(
+            "SELECT oid, pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE conname = 'cm_versions_i1' AND conrelid = 'cm_versions'::regclass"
+        ).first()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def _overlapping_copy(url: str) -> None:
+    """Insert a second current version of every stored slot, overlapping it."""
+    with raw(url) as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO cm_versions (tenant, id, fact_id, user_id, agent_id, session_id, slot, "
+            "subject, subject_key, subject_hash, predicate, object, object_key, valid_from, "
+            "valid_to, recorded_at, metadata, content_hash) "
+            "SELECT tenant, 'x' || id, 'y' || fact_id, user_id, agent_id, session_id, slot, "
+            "subject, subject_key, subject_hash, predicate, 'other', 'other', valid_from, NULL, "
+            "recorded_at, '{}', 'h' FROM cm_versions WHERE superseded_at IS NULL"
+        )
+
+
+def test_v7_reshapes_the_postgres_i1_constraint(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """v6 -> v7 (issue #19): I1's exclusion constraint leads with a hash of the slot.
+    A v6 store keeps its facts, its constraint is replaced (not dropped), and the
+    new one refuses what the old one refused and allows what it allowed."""
+    with monkeypatch.context() as mp:
+        mp.setattr(schema, "SCHEMA_VERSION", 6)
+        with Memory(pg_url) as m:
+            m.remember("ann", "lives_in", "lisbon")
+            m.remember("ann", "lives_in", "porto")  # supersedes: a closed version
+            m.remember("bob", "likes", "tea")
+            facts = {f.id: f.object for f in m.facts(states=ALL)}
+    before = _i1(pg_url)
+    if before is None:
+        pytest.skip("this server has no btree_gist: I1 is kept by the locks alone")
+    old = before[1]
+    assert old.startswith("EXCLUDE USING gist (tenant WITH =, slot WITH =,"), old
+    with Memory(pg_url) as m:  # migrates to v7
+        assert {f.id: f.object for f in m.facts(states=ALL)} == facts
+        m.remember("ann", "lives_in", "faro")  # writes still pass the new constraint
+        assert [f.object for f in m.facts(subject="ann")] == ["faro"]
+    after = _i1(pg_url)
+    assert after is not None
+    new = after[1]
+    assert new.startswith("EXCLUDE USING gist (hashtextextended((slot)"), new
+    assert "tenant WITH =" in new and "slot WITH =" in new and "WITH &&" in new, new
+    with pytest.raises(Exception, match="cm_versions_i1"):
+        _overlapping_copy(pg_url)
+    with Memory(pg_url):  # reopening does not rebuild it again
+        pass
+    assert _i1(pg_url) == after
+    check_invariants(pg_url)

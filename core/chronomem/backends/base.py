@@ -8,12 +8,22 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, event, update
+from sqlalchemy import Connection, Engine, bindparam, event, select, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import ExceptionContext
 
 from ..errors import ChronomemError
-from ..schema import versions
+from ..schema import txclock, versions
+
+CLOCK_START = -(2**62)  # a new clock row's last stamp: before every instant
+_CLOCK_ROW = (
+    select(txclock.c.last_us, txclock.c.registry_us)
+    .where(txclock.c.tenant == bindparam("tenant"))
+    .with_for_update()
+)
+_CLOCK_SET = (
+    update(txclock).where(txclock.c.tenant == bindparam("t")).values(last_us=bindparam("v"))
+)
 
 
 class Backend:
@@ -105,6 +115,22 @@ class Backend:
 
     # -- the dialect's write SQL -------------------------------------------------------
     @classmethod
+    def advance_clock(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> tuple[int, int | None]:
+        """Create (if absent), lock until commit and advance the tenant's clock row;
+        return this write's transaction time (``at``, or ``max(now_us, last + 1)``)
+        and the row's ``registry_us``. The clock never goes back: ``at`` at or
+        before the last stamp is returned but not stored. The plain form: insert
+        if absent, read ``FOR UPDATE``, update."""
+        cls.insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": CLOCK_START}])
+        last, registry_us = conn.execute(_CLOCK_ROW, {"tenant": tenant}).one()
+        value = at if at is not None else max(now_us, last + 1)
+        if value > last:
+            conn.execute(_CLOCK_SET, {"t": tenant, "v": value})
+        return value, registry_us
+
+    @classmethod
     def insert_ignore(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         """INSERT … ON CONFLICT DO NOTHING."""
         if rows:
@@ -169,6 +195,12 @@ class Backend:
         return list(conn.exec_driver_sql(sql, params).fetchall())
 
     @classmethod
+    def one_of(cls, column: Any, values: Sequence[str]) -> Any:
+        """``column`` equals one of ``values`` (a string column, a bounded list: the
+        caller chunks it): ``IN (…)`` by default."""
+        return column.in_(values)
+
+    @classmethod
     def lexical(
         cls,
         conn: Connection,
@@ -219,6 +251,11 @@ class Backend:
         """Schema v1's database-specific objects, after the tables: the text indexes
         (and whatever the database enforces itself)."""
         raise NotImplementedError(f"{cls.name} has no text index")
+
+    @classmethod
+    def reshape_i1(cls, conn: Connection) -> None:
+        """Schema v7: bring the database's own I1 constraint to its current shape
+        (PostgreSQL); nothing where I1 is kept by the write lock alone."""
 
     @classmethod
     def rebuild_text_indexes(

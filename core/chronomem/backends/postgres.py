@@ -6,6 +6,7 @@ current versions ``FOR UPDATE``; invariant I1 is also an exclusion constraint
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
 from collections.abc import Sequence
@@ -14,6 +15,9 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Engine,
+    LargeBinary,
+    Text,
+    any_,
     bindparam,
     create_engine,
     func,
@@ -22,6 +26,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
@@ -49,7 +54,8 @@ PG_RANK_CANDIDATES = 2000
 # The read log's commits need not wait for the WAL flush (``relax_durability``).
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
-_UNNEST: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
+# Inserts: one statement for any number of rows of one tenant (``insert_rows``).
+_SETWISE: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
 
 # Closings: one statement for any number of versions (arrays of ids, successors
 # and reasons zipped by unnest), instead of one Bind/Execute per row.
@@ -62,23 +68,71 @@ _CLOSE = text(
 )
 
 
-def _unnest_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
+# The writer's stamp (``advance_clock``): a new row starts at the write's instant;
+# an existing one moves to max(now, last + 1), or for an import's ``at`` to
+# max(last, at) (the clock never goes back).
+_ADVANCE = text(
+    "INSERT INTO cm_txclock (tenant, last_us) VALUES (:tenant, :now) "
+    "ON CONFLICT (tenant) DO UPDATE SET last_us = GREATEST(cm_txclock.last_us + 1, :now) "
+    "RETURNING last_us, registry_us"
+)
+_ADVANCE_AT = text(
+    "INSERT INTO cm_txclock (tenant, last_us) VALUES (:tenant, :now) "
+    "ON CONFLICT (tenant) DO UPDATE SET last_us = GREATEST(cm_txclock.last_us, :now) "
+    "RETURNING last_us, registry_us"
+)
+
+# Invariant I1 as a database constraint: current versions of a slot never overlap in
+# valid time. The GiST index behind it leads with a 64-bit hash of the slot: equal
+# slots have equal hashes, so the constraint is exactly "same tenant, same slot,
+# overlapping interval", but the tree is organised by a well-spread integer instead
+# of by btree_gist's variable-length keys (one tenant's rows all share the first
+# column). Checking and maintaining it per inserted version cost about half of a
+# LangGraph batch's insert in the v1 shape ``(tenant, slot, range)``, measured on
+# 3,000 rows into 10k (benchmarks/README.md, schema v7).
+I1_COLUMNS = (
+    "hashtextextended(slot, 0) WITH =, tenant WITH =, slot WITH =, "
+    "int8range(valid_from, valid_to) WITH &&"
+)
+I1_COLUMNS_V1 = "tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&"
+
+
+def _add_i1(columns: str) -> Any:
+    return text(
+        f"ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist ({columns}) "
+        "WHERE (superseded_at IS NULL)"
+    )
+
+
+def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
+    """The statement inserting ``cols`` of a JSON array of row objects (typed by the
+    table's own row type), and each column's bind processor."""
     key = (table.name, cols)
-    hit = _UNNEST.get(key)
+    hit = _SETWISE.get(key)
     if hit is None:
         types = [table.c[c].type for c in cols]
-        arrays = ", ".join(
-            f"CAST(:c{i} AS {t.compile(dialect=dialect)}[])" for i, t in enumerate(types)
-        )
         names = ", ".join(cols)
         picked = ", ".join(f"u.{c}" for c in cols)
         stmt = text(
             f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-            f"FROM {txclock.name} AS k, unnest({arrays}) AS u({names}) "
+            f"FROM {txclock.name} AS k, "
+            f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json)) AS u "
             "WHERE k.tenant = :tenant"
         )
-        hit = _UNNEST[key] = (stmt, [t.bind_processor(dialect) for t in types])
+        # binary columns skip the driver's wrapper: JSON carries their bytes as hex
+        procs = [
+            _bytea_hex if isinstance(t, LargeBinary) else t.bind_processor(dialect) for t in types
+        ]
+        hit = _SETWISE[key] = (stmt, procs)
     return hit
+
+
+def _bytea_hex(value: Any) -> Any:
+    """Bytes as bytea's hex input form (how JSON carries them to
+    ``json_populate_recordset``); None stays None."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
+    return value
 
 
 def _lexical(
@@ -192,19 +246,36 @@ class PostgresBackend(Backend):
 
     # -- the dialect's write SQL -------------------------------------------------------
     @classmethod
+    def advance_clock(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> tuple[int, int | None]:
+        """One upsert creates, locks (``ON CONFLICT DO UPDATE`` locks the row until
+        commit, re-reading it after a concurrent writer commits) and advances the
+        clock row, and returns it: one round trip where the plain form takes three
+        per write."""
+        row = conn.execute(
+            _ADVANCE_AT if at is not None else _ADVANCE,
+            {"tenant": tenant, "now": now_us if at is None else at},
+        ).one()
+        return (at if at is not None else int(row[0])), row[1]
+
+    @classmethod
     def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert many rows of one tenant (the same keys in every row) in one statement:
-        ``INSERT … SELECT k.tenant, u.… FROM cm_txclock k, unnest(<one array per
-        column>) u WHERE k.tenant = :tenant``, one round trip whatever the number of
-        rows, with a constant text that psycopg and the server parse once.
-        psycopg's ``executemany`` sends and dumps each row separately, and
-        SQLAlchemy's multi-row VALUES makes psycopg rewrite a statement with
-        thousands of placeholders on every call; both cost more than the database
-        work itself. The tenant comes from the tenant's clock row (which every
-        write stamps first), so the statement is routed to one tenant (one shard
-        on Citus, colocated). If that row is absent the statement inserts nothing
-        and the rows go in with a plain insert instead: never a lost row. Values
-        pass through each column's own bind processing (``SafeText`` escaping)
+        ``INSERT … SELECT k.tenant, u.… FROM cm_txclock k,
+        json_populate_recordset(NULL::<table>, <the rows as one JSON array>) u WHERE
+        k.tenant = :tenant``, one round trip whatever the number of rows, with a
+        constant text that psycopg and the server parse once, and one parameter that
+        the json module encodes in C. psycopg's ``executemany`` sends and dumps each
+        row separately, SQLAlchemy's multi-row VALUES makes psycopg rewrite a
+        statement with thousands of placeholders on every call, and one text array
+        per column (the previous form) made psycopg quote every element with a
+        regular expression; all cost more than the database work itself. The
+        tenant comes from the tenant's clock row (which every write stamps first),
+        so the statement is routed to one tenant (one shard on Citus, colocated).
+        If that row is absent the statement inserts nothing and the rows go in with
+        a plain insert instead: never a lost row. Values pass through each column's
+        own bind processing (``SafeText`` escaping, so no NUL reaches the JSON)
         first, as with a plain insert."""
         if not rows:
             return
@@ -212,12 +283,17 @@ class PostgresBackend(Backend):
         if any(r["tenant"] != tenant for r in rows):
             super().insert_rows(conn, table, rows)
             return
-        cols = [c for c in rows[0] if c != "tenant"]
-        stmt, procs = _unnest_insert(conn.dialect, table, tuple(cols))
-        params: dict[str, Any] = {"tenant": tenant}
-        for i, (c, proc) in enumerate(zip(cols, procs, strict=True)):
-            values = [r[c] for r in rows]
-            params[f"c{i}"] = [proc(v) for v in values] if proc is not None else values
+        cols = tuple(c for c in rows[0] if c != "tenant")
+        stmt, procs = _setwise_insert(conn.dialect, table, cols)
+        plain = [c for c, p in zip(cols, procs, strict=True) if p is None]
+        converted = [(c, p) for c, p in zip(cols, procs, strict=True) if p is not None]
+        payload = []
+        for r in rows:
+            item = {c: r[c] for c in plain}
+            for c, p in converted:
+                item[c] = p(r[c])
+            payload.append(item)
+        params = {"tenant": tenant, "rows": json.dumps(payload, ensure_ascii=False)}
         if conn.execute(stmt, params).rowcount != len(rows):
             super().insert_rows(conn, table, rows)
 
@@ -250,6 +326,13 @@ class PostgresBackend(Backend):
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
+    def one_of(cls, column: Any, values: Sequence[str]) -> Any:
+        """``column = ANY(<one text array>)``: one parameter, where ``IN (…)`` of 500
+        values made SQLAlchemy render and psycopg re-parse 500 placeholders per
+        statement (a fifth of a LangGraph batch's client time)."""
+        return column == any_(bindparam(None, list(values), type_=ARRAY(Text)))
+
+    @classmethod
     def lexical(
         cls,
         conn: Connection,
@@ -277,17 +360,11 @@ class PostgresBackend(Backend):
 
     @classmethod
     def create_v1_objects(cls, conn: Connection) -> None:
-        # I1 as a database constraint: current versions of a slot never overlap in
-        # valid time. It needs btree_gist; a server without it (e.g. the pgvector
+        # I1 as a database constraint (I1_COLUMNS): current versions of a slot never
+        # overlap in valid time. It needs btree_gist; a server without it (e.g. the pgvector
         # test server) keeps I1 by slot locks alone, as SQLite does, and says so.
         if _extension(conn, "btree_gist"):
-            conn.execute(
-                text(
-                    "ALTER TABLE cm_versions ADD CONSTRAINT cm_versions_i1 EXCLUDE USING gist "
-                    "(tenant WITH =, slot WITH =, int8range(valid_from, valid_to) WITH &&) "
-                    "WHERE (superseded_at IS NULL)"
-                )
-            )
+            conn.execute(_add_i1(I1_COLUMNS_V1))  # v7 (reshape_i1) replaces it
         else:
             log.warning("btree_gist is not available: invariant I1 is kept by slot locks only")
             conn.execute(meta.insert().values(key="i1_constraint", value="absent"))
@@ -305,6 +382,22 @@ class PostgresBackend(Backend):
             )
         )
         conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+
+    @classmethod
+    def reshape_i1(cls, conn: Connection) -> None:
+        """Schema v7: the I1 constraint's index leads with a 64-bit hash of the slot
+        (``I1_COLUMNS``); a constraint of the v1 shape is replaced, a missing one
+        (no ``btree_gist``) stays missing."""
+        row = conn.execute(
+            text(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+                "WHERE conname = 'cm_versions_i1' AND conrelid = 'cm_versions'::regclass"
+            )
+        ).first()
+        if row is None or "hashtextextended" in row[0]:
+            return
+        conn.execute(text("ALTER TABLE cm_versions DROP CONSTRAINT cm_versions_i1"))
+        conn.execute(_add_i1(I1_COLUMNS))
 
     @classmethod
     def rebuild_text_indexes(

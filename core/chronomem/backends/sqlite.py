@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, create_engine, event, literal_column
+from sqlalchemy import Connection, Engine, create_engine, event, insert, literal_column
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
 from ..errors import ChronomemError, CorruptStore, ReadOnlyStore, StoreUnavailable
+from ..schema import SafeText
 from . import fts5
 from .base import Backend
 from .fts5 import FTS_TABLES
@@ -27,6 +28,12 @@ REBUILD_AT_LEVELS = 500
 BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
+# insert_rows: the compiled INSERT text of (table, columns) and each column's bind processor.
+_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+_CLOSE = (
+    "UPDATE cm_versions SET superseded_at = ?, superseded_by = ?, closed_reason = ? "
+    "WHERE tenant = ? AND id = ?"
+)
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -248,6 +255,50 @@ class SqliteBackend(Backend):
                     "erase: a reader held the WAL; erased bytes stay in %s-wal until the next checkpoint",
                     self.engine.url.database,
                 )
+
+    # -- the dialect's write SQL -------------------------------------------------------
+    @classmethod
+    def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert many rows (the same keys in every row): one ``executemany`` of a
+        prepared INSERT over plain tuples. sqlite3 steps the statement in C; the
+        generic form added SQLAlchemy building a parameter dict per row
+        (``construct_params``: 0.18 s against SQLite's own 0.57 s in a profiled
+        1,000-put LangGraph batch). Values pass through each column's bind
+        processing first, as with ``table.insert()``."""
+        if not rows:
+            return
+        cols = tuple(rows[0])
+        key = (table.name, cols)
+        hit = _INSERTS.get(key)
+        if hit is None:
+            stmt = insert(table).compile(dialect=conn.dialect, column_keys=list(cols))
+            order = list(stmt.positiontup or ())
+            if order != list(cols):  # never expected: the compiled order is the keys' order
+                super().insert_rows(conn, table, rows)
+                return
+            # SafeText binds unchanged outside PostgreSQL: its processor is skipped
+            procs = [
+                None if isinstance(t, SafeText) else t.bind_processor(conn.dialect)
+                for t in (table.c[c].type for c in cols)
+            ]
+            hit = _INSERTS[key] = (str(stmt), procs)
+        sql, procs = hit
+        if any(p is not None for p in procs):
+            pairs = list(zip(cols, procs, strict=True))
+            params = [tuple(p(r[c]) if p is not None else r[c] for c, p in pairs) for r in rows]
+        else:
+            params = [tuple(r[c] for c in cols) for r in rows]
+        conn.exec_driver_sql(sql, params)
+
+    @classmethod
+    def close_versions(
+        cls, conn: Connection, tenant: str, tx: int, closes: list[dict[str, Any]]
+    ) -> None:
+        """The same UPDATE as the base form, stepped by sqlite3 over plain tuples."""
+        if closes:
+            conn.exec_driver_sql(
+                _CLOSE, [(tx, c["by"], c["reason"], tenant, c["vid"]) for c in closes]
+            )
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
