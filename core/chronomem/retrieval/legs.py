@@ -307,7 +307,8 @@ BATCH_DECAY = 0.3  # a batch's k-th best pooled turn adds DECAY**(k-1) of its sc
 
 def batch_leg(mirror: TenantMirror, pool: Ranking, n: int) -> Ranking:
     """Pooled lexical hits ranked by their batch's score (score = the batch's
-    rank, which fusion votes at); a batch of one turn scores as the turn does."""
+    rank, which fusion votes at); only batches with at least two pooled turns vote,
+    so a store written one episode per call gets nothing from this leg."""
     m = mirror.e
     groups: dict[tuple[int, int, int, int], list[float]] = {}
     key_of: dict[str, tuple[int, int, int, int]] = {}
