@@ -22,9 +22,11 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import common, recall  # noqa: E402
 
-# measured at this test's commit: R@10 62.7, R@20 74.1, MRR 41.8 (hashing embedder, k=20;
-# the lexical leg alone: 59.4, 67.1, 43.4)
-FLOORS = {"R@10": 60.0, "R@20": 71.0, "MRR": 39.5}
+# measured when this test was written: R@10 62.7, R@20 74.1, MRR 41.8 (hashing embedder,
+# k=20; the lexical leg alone: 59.4, 67.1, 43.4). With the batch leg and query time
+# windows (issue #13, second round): R@10 61.2, R@20 71.1, MRR 43.6 on this conversation
+# (the tuning split as a whole: R@10 63.1 -> 65.2); only the MRR floor moved (up).
+FLOORS = {"R@10": 60.0, "R@20": 71.0, "MRR": 42.5}
 
 
 @pytest.fixture(scope="module")

@@ -119,7 +119,7 @@ def lexical(
     # "lives in" of every fifth fact) is left out while a rarer query term exists:
     # FTS5 then scores hundreds of rows, not tens of thousands. When that finds
     # fewer than n rows, every term is searched again (below).
-    cap = max(SQLITE_CANDIDATES, 10 * n)
+    cap = max(SQLITE_CANDIDATES, 5 * n)
     focused = focused_match(conn, tbl.name, terms)
     rows = conn.execute(lexical_select(tbl, terms, filters, n, tiebreak, cap, focused)).all()
     if len(rows) < n:

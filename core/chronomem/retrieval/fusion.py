@@ -35,8 +35,11 @@ US_PER_DAY = 86_400_000_000
 RECENCY_WEIGHT = 0.2  # final = rrf * (1 - w + w * recency)
 
 LEXICAL_WEIGHT = 1.0
-RANKED_BY_SCORE = frozenset({"episode_context"})  # the leg's score is the rank it votes at
+RANKED_BY_SCORE = frozenset(
+    {"episode_context", "episode_batch"}
+)  # the leg's score is the rank it votes at
 CONTEXT_WEIGHT = 1.0  # a short turn after a lexical hit (legs.episode_successors)
+BATCH_WEIGHT = 1.0  # the turns of the best-matching conversations (legs.batch_leg); LoCoMo 0-4
 GRAPH_WEIGHT = 0.25
 GRAPH_CAP = 5  # entity-graph facts that vote at all
 HASHING_VECTOR_WEIGHT = 0.1  # measured on LoCoMo conversations 0-4 (tuning split)
@@ -63,6 +66,7 @@ def leg_weights(embedder: Any) -> dict[str, float]:
         "episode_vector": w,
         "entity_graph": GRAPH_WEIGHT,
         "episode_context": CONTEXT_WEIGHT,
+        "episode_batch": BATCH_WEIGHT,
     }
 
 
@@ -75,14 +79,18 @@ class Fused:
     recency: float = 1.0
     score: float = 0.0
     tiebreak: str = ""
+    in_window: bool | None = None  # inside the time the query names (None: it names none)
 
     def explain(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "legs": self.legs,
             "rrf": self.rrf,
             "recency": self.recency,
             "score": self.score,
         }
+        if self.in_window is not None:
+            out["in_time_window"] = self.in_window
+        return out
 
 
 def recency(age_us: int, half_life_days: float | None) -> float:
@@ -109,7 +117,29 @@ def fuse(
     return out
 
 
-def finish(f: Fused, recency_factor: float, tiebreak: str) -> None:
+# A query naming a time ("in July 2023", "last May", "yesterday": querytime.time_window)
+# multiplies the score of a hit inside that time by 1 + TIME_BOOST: an episode that
+# occurred then (or up to TIME_SLACK_DAYS later: a conversation mentions an event
+# after it), a fact valid at some point of it. A boost, not a filter.
+TIME_BOOST = 0.5
+TIME_SLACK_DAYS = 0
+
+
+def finish(f: Fused, recency_factor: float, tiebreak: str, in_window: bool | None = None) -> None:
     f.recency = recency_factor
     f.score = f.rrf * (1.0 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_factor)
     f.tiebreak = tiebreak
+    f.in_window = in_window
+    if in_window:
+        f.score *= 1.0 + TIME_BOOST
+
+
+def in_window(start: int, end: int, window: tuple[int, int] | None, point: bool) -> bool | None:
+    """Whether [start, end) (a fact's validity) or the instant ``start`` (an episode,
+    ``point``) falls in the query's ``window`` (None when the query names no time)."""
+    if window is None:
+        return None
+    lo, hi = window
+    if point:
+        return lo <= start < hi + int(TIME_SLACK_DAYS * US_PER_DAY)
+    return start < hi and end > lo

@@ -291,3 +291,44 @@ def episode_successors(
             seen.add(x)
             out.append((x, float(rank)))
     return out[:n]
+
+
+# -- conversations (episodes recorded together) ---------------------------------------
+
+# One ``add_episodes`` call is one transaction: its episodes share a recorded_at
+# (and a scope). Such a batch is usually one conversation or one session, and a
+# question's words are often spread over several of its turns. The batch leg
+# scores each batch by the lexical scores of its turns in the lexical leg's pool
+# (the best ``BATCH_POOL`` matches) and ranks every pooled turn at its batch's
+# rank: the turns of the conversation that matches best as a whole move up.
+BATCH_POOL = 200
+BATCH_DECAY = 0.3  # a batch's k-th best pooled turn adds DECAY**(k-1) of its score
+
+
+def batch_leg(mirror: TenantMirror, pool: Ranking, n: int) -> Ranking:
+    """Pooled lexical hits ranked by their batch's score (score = the batch's
+    rank, which fusion votes at); only batches with at least two pooled turns vote,
+    so a store written one episode per call gets nothing from this leg."""
+    m = mirror.e
+    groups: dict[tuple[int, int, int, int], list[float]] = {}
+    key_of: dict[str, tuple[int, int, int, int]] = {}
+    for i, score in pool:
+        p = m.pos.get(i)
+        if p is None or score <= 0:
+            continue
+        key = (int(m.rec.a[p]), int(m.user.a[p]), int(m.agent.a[p]), int(m.session.a[p]))
+        key_of[i] = key
+        groups.setdefault(key, []).append(score)
+    # a turn alone in its batch (or the only pooled one) has no conversation to lift it
+    groups = {g: v for g, v in groups.items() if len(v) >= 2}
+    if not groups:
+        return []
+    total = {
+        g: sum(s * BATCH_DECAY**j for j, s in enumerate(sorted(v, reverse=True)))
+        for g, v in groups.items()
+    }
+    order = sorted(total, key=lambda g: (-total[g], g))
+    rank = {g: r for r, g in enumerate(order, start=1)}
+    out = [(i, float(rank[key_of[i]])) for i, _ in pool if key_of.get(i) in rank]
+    out.sort(key=lambda x: x[1])  # stable: within a batch, the lexical order
+    return out[:n]

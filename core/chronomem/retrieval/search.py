@@ -19,11 +19,13 @@ from ..model import Episode, Fact, State, parse_states
 from ..predicates import Volatility
 from ..schema import episodes as episodes_table
 from ..schema import versions
+from ..timeutil import MAX_US
 from . import legs
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
-from .fusion import GRAPH_CAP, Fused, HitKind, finish, fuse, leg_weights, recency
+from .fusion import GRAPH_CAP, Fused, HitKind, finish, fuse, in_window, leg_weights, recency
 from .indexing import Indexer
+from .querytime import time_window
 from .rerank import Reranker
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ log = logging.getLogger("chronomem.search")
 
 FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
 MAX_CANDIDATES = 100_000
-EPISODE_LEGS = ("episode_lexical", "episode_vector", "episode_context")
+EPISODE_LEGS = ("episode_lexical", "episode_vector", "episode_context", "episode_batch")
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -153,6 +155,14 @@ def search(
         mirror = r.mirrors.get(scope.tenant)
 
         mirror.sync(conn)  # once, before any leg: every leg sees the same state
+        # A kind the tenant holds no row of (as of the sync) has no leg to run: an
+        # episodes-only store spends nothing on the three fact legs. (On PostgreSQL a
+        # row committed after the sync is then not found, as if the search had run
+        # just before that commit.)
+        if mirror.v.n == 0:
+            wanted -= set(FACT_LEGS)
+        if mirror.e.n == 0:
+            wanted -= set(EPISODE_LEGS)
 
         # Where a failed statement aborts the transaction (PostgreSQL), the SQL legs run
         # in a savepoint each, so one failure stays one leg's. SQLite does not need it.
@@ -246,13 +256,23 @@ def search(
             lambda: legs.graph_leg(mirror, fact_mask(), query, min(n, GRAPH_CAP)),
             sql=False,
         )
-        run(
-            "episode_lexical",
-            HitKind.EPISODE,
-            lambda: legs.lexical_episodes(conn, scope, terms, tf, n),
-        )
+        # The lexical leg reads a deeper pool than it votes with: the batch leg
+        # scores whole conversations (episodes recorded together) from it.
+        pool: list[tuple[str, float]] = []
+
+        def lexical_episodes() -> list[tuple[str, float]]:
+            pool.extend(legs.lexical_episodes(conn, scope, terms, tf, max(n, legs.BATCH_POOL)))
+            return pool[:n]
+
+        run("episode_lexical", HitKind.EPISODE, lexical_episodes)
         if "episode_lexical" in rankings:
             lexical_hits = rankings["episode_lexical"][1]
+            run(
+                "episode_batch",
+                HitKind.EPISODE,
+                lambda: legs.batch_leg(mirror, pool, n),
+                sql=False,
+            )
             run(
                 "episode_context",
                 HitKind.EPISODE,
@@ -268,7 +288,8 @@ def search(
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
-        _score(engine.registry, scope.tenant, conn, mirror, fused, v)
+        window = time_window(query, v)  # relative times count from the search's valid time
+        _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
         keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
@@ -288,9 +309,11 @@ def _score(
     mirror: TenantMirror,
     fused: list[Fused],
     valid_at: int,
+    window: tuple[int, int] | None = None,
 ) -> None:
     """Final scores from the mirror (recency needs valid_from and the predicate;
-    ties need the content hash), so only the top k rows are ever fetched."""
+    ties need the content hash; the query's time window the validity or the
+    occurrence), so only the top k rows are ever fetched."""
     half: dict[str, float | None] = {}
     missing: list[Fused] = []
     for f in fused:
@@ -306,21 +329,29 @@ def _score(
                 f,
                 recency(age, _half_life(registry, tenant, conn, pred, half)),
                 f"{mirror.v.hashes[p]}:{p:012d}",
+                in_window(int(mirror.v.start.a[p]), int(mirror.v.end.a[p]), window, False),
             )
         else:
             p = mirror.e.pos.get(f.id)
             if p is None:
                 missing.append(f)
                 continue
-            finish(f, 1.0, f"{mirror.e.hashes[p]}:{int(mirror.e.start.a[p]):020d}:{p:012d}")
+            at = int(mirror.e.start.a[p])
+            finish(
+                f, 1.0, f"{mirror.e.hashes[p]}:{at:020d}:{p:012d}", in_window(at, at, window, True)
+            )
     for f in missing:  # committed after the mirror's sync (PostgreSQL, read committed)
         row: Any
         if f.kind == HitKind.FACT:
             row = conn.execute(
-                select(versions.c.valid_from, versions.c.predicate, versions.c.content_hash).where(
-                    versions.c.tenant == tenant, versions.c.id == f.id
-                )
+                select(
+                    versions.c.valid_from,
+                    versions.c.valid_to,
+                    versions.c.predicate,
+                    versions.c.content_hash,
+                ).where(versions.c.tenant == tenant, versions.c.id == f.id)
             ).one()
+            end = MAX_US if row.valid_to is None else row.valid_to
             finish(
                 f,
                 recency(
@@ -328,6 +359,7 @@ def _score(
                     _half_life(registry, tenant, conn, row.predicate, half),
                 ),
                 row.content_hash,
+                in_window(row.valid_from, end, window, False),
             )
         else:
             row = conn.execute(
@@ -335,7 +367,12 @@ def _score(
                     episodes_table.c.tenant == tenant, episodes_table.c.id == f.id
                 )
             ).one()
-            finish(f, 1.0, f"{row.content_hash}:{row.occurred_at:020d}:{f.id}")
+            finish(
+                f,
+                1.0,
+                f"{row.content_hash}:{row.occurred_at:020d}:{f.id}",
+                in_window(row.occurred_at, row.occurred_at, window, True),
+            )
 
 
 def _materialize(
