@@ -87,8 +87,8 @@ from .errors import ChronomemError, InvalidInput, NotFound
 from .identity import require_id
 from .model import CloseReason, Episode, Fact, State
 from .prepared import Prepared
-from .schema import SafeText, read_items, read_log, txclock, versions
 from .schema import episodes as episodes_table
+from .schema import read_items, read_log, txclock, versions
 from .scope import Scope
 from .statemachine import new_id
 from .timeutil import from_us, to_us
@@ -354,19 +354,6 @@ _INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
 _INSTANT_PREPARED = Prepared(
     select(txclock.c.last_us).where(txclock.c.tenant == bindparam("tenant"))
 )
-_INSERT_READ = text(
-    "INSERT INTO cm_reads (tenant, id, user_id, agent_id, session_id, at_us, op, args, run, tag, "
-    "erased) VALUES (:tenant, :id, :user_id, :agent_id, :session_id, :at_us, :op, :args, :run, "
-    ":tag, :erased)"
-).bindparams(
-    bindparam("args", type_=SafeText()),
-    bindparam("run", type_=SafeText()),
-    bindparam("tag", type_=SafeText()),
-)
-_INSERT_ITEMS = text(
-    "INSERT INTO cm_read_items (tenant, read_id, pos, kind, item_id, score, state, erased) "
-    "VALUES (:tenant, :read_id, :pos, :kind, :item_id, :score, :state, :erased)"
-)
 
 
 def _instant(conn: Connection, tenant: str, now: int) -> int:
@@ -566,9 +553,10 @@ def _write(conn: Connection, entries: list[_Entry]) -> None:
             }
             for i, (kind, item, score, state) in enumerate(e.items)
         )
-    conn.execute(_INSERT_READ, reads_rows)
-    if item_rows:
-        conn.execute(_INSERT_ITEMS, item_rows)
+    # the backend's bulk insert (SQLAlchemy built a parameter dict per row)
+    backend = backends.of(conn)
+    backend.insert_rows(conn, read_log, reads_rows)
+    backend.insert_rows(conn, read_items, item_rows)
 
 
 def _flush_into(conn: Connection) -> None:
