@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from chronomem import Memory
 from chronomem.reads import subject_range
-from chronomem.schema import SUBJECT_HEAD
+from chronomem.schema import SCHEMA_VERSION, SUBJECT_HEAD
 
 from .reliability._support import raw
 
@@ -116,7 +116,7 @@ def test_an_older_store_gets_the_index_and_prefix_reads_use_it(durable_url: str)
         version = conn.execute(
             text("SELECT value FROM cm_meta WHERE key = 'schema_version'")
         ).scalar()
-        assert version == "6"
+        assert version == str(SCHEMA_VERSION)
         if conn.dialect.name == "sqlite":
             plan = conn.exec_driver_sql(
                 "EXPLAIN QUERY PLAN SELECT id FROM cm_versions WHERE tenant = 'default' "

@@ -347,6 +347,10 @@ def list_count(values: Sequence[Any] | None) -> int | None:
 def _in_list(column: ColumnElement[Any], name: str, count: int) -> ColumnElement[bool]:
     if count == EXPANDING:
         return column.in_(bindparam(name, expanding=True))
+    if (
+        count == 0
+    ):  # nothing matches an empty list (SQLAlchemy's empty IN is a literal-execute bind)
+        return false()
     # typed as the column, so a SafeText value is escaped as the column stores it
     return column.in_([bindparam(f"{name}_{i}", type_=column.type) for i in range(count)])
 

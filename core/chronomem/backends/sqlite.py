@@ -29,7 +29,7 @@ BUSY_TIMEOUT_S = 30.0
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
 # insert_rows: the compiled INSERT text of (table, columns) and each column's bind processor.
-_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...], list[Any]]] = {}
 _CLOSE = (
     "UPDATE cm_versions SET superseded_at = ?, superseded_by = ?, closed_reason = ? "
     "WHERE tenant = ? AND id = ?"
@@ -272,22 +272,23 @@ class SqliteBackend(Backend):
         hit = _INSERTS.get(key)
         if hit is None:
             stmt = insert(table).compile(dialect=conn.dialect, column_keys=list(cols))
-            order = list(stmt.positiontup or ())
-            if order != list(cols):  # never expected: the compiled order is the keys' order
+            # the placeholders follow the table's column order, not the keys'
+            order = tuple(stmt.positiontup or ())
+            if sorted(order) != sorted(cols):  # never expected: a key that is no column
                 super().insert_rows(conn, table, rows)
                 return
             # SafeText binds unchanged outside PostgreSQL: its processor is skipped
             procs = [
                 None if isinstance(t, SafeText) else t.bind_processor(conn.dialect)
-                for t in (table.c[c].type for c in cols)
+                for t in (table.c[c].type for c in order)
             ]
-            hit = _INSERTS[key] = (str(stmt), procs)
-        sql, procs = hit
+            hit = _INSERTS[key] = (str(stmt), order, procs)
+        sql, order, procs = hit
         if any(p is not None for p in procs):
-            pairs = list(zip(cols, procs, strict=True))
+            pairs = list(zip(order, procs, strict=True))
             params = [tuple(p(r[c]) if p is not None else r[c] for c, p in pairs) for r in rows]
         else:
-            params = [tuple(r[c] for c in cols) for r in rows]
+            params = [tuple(r[c] for c in order) for r in rows]
         conn.exec_driver_sql(sql, params)
 
     @classmethod
