@@ -586,6 +586,15 @@ def _flush_all() -> None:
             _flush(p)
 
 
+# which of a batch's served ids are still stored (built once: it runs in every flush)
+_PRESENT = {
+    kind: select(table.c.id).where(
+        table.c.tenant == bindparam("tenant"), table.c.id.in_(bindparam("ids", expanding=True))
+    )
+    for kind, table in (("v", versions), ("e", episodes_table))
+}
+
+
 def _missing(conn: Connection, entries: list[_Entry]) -> set[tuple[str, str, str]]:
     """The served (tenant, kind, id)s no longer in the store."""
     wanted: dict[tuple[str, str], set[str]] = {}
@@ -594,8 +603,9 @@ def _missing(conn: Connection, entries: list[_Entry]) -> set[tuple[str, str, str
             wanted.setdefault((e.tenant, kind), set()).add(item)
     gone: set[tuple[str, str, str]] = set()
     for (tenant, kind), ids in wanted.items():
-        table = versions if kind == "v" else episodes_table
-        present = set(_by_id(conn, tenant, table, ids, columns=(table.c.id,)))
+        present: set[str] = set()
+        for chunk in chunks(sorted(ids)):
+            present.update(conn.execute(_PRESENT[kind], {"tenant": tenant, "ids": chunk}).scalars())
         gone.update((tenant, kind, i) for i in ids - present)
     return gone
 
