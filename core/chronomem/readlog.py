@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Connection, bindparam, delete, event, select, text, update
+from sqlalchemy import Connection, bindparam, delete, event, select, update
 
 from . import backends
 from . import reads as reads_sql
@@ -345,47 +345,37 @@ def _decode(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# The log's statements as pre-built ``text()`` (compiled once, cached by
-# SQLAlchemy): a read's cost is mostly statement construction, not the database.
-_INSTANT = text("SELECT last_us FROM cm_txclock WHERE tenant = :tenant")
-# the same, compiled once per dialect and run on the driver's cursor: it runs in
-# every logged read's commit, where SQLAlchemy's execution path cost as much as
-# a point read's own statement (``chronomem.prepared``)
-_INSTANT_PREPARED = Prepared(
-    select(txclock.c.last_us).where(txclock.c.tenant == bindparam("tenant"))
-)
+# The tenant's clock: compiled once per dialect and run on the driver's cursor
+# (``chronomem.prepared``). It runs in every logged read, where SQLAlchemy's
+# execution path cost as much as a point read's own statement.
+_INSTANT = Prepared(select(txclock.c.last_us).where(txclock.c.tenant == bindparam("tenant")))
 
 
 def _instant(conn: Connection, tenant: str, now: int) -> int:
     """A tenant that never wrote has no clock row: it gets one here (once), so every
     later write is stamped after this read's instant."""
-    at = conn.execute(_INSTANT, {"tenant": tenant}).scalar()
+    at = _INSTANT.scalar(conn, {"tenant": tenant})
     if at is None:
         return stamp(conn, tenant, now)
     return int(at)
 
 
-def _on_commit(conn: Connection) -> None:
+def instant_hook(conn: Connection) -> None:
     """The read's transaction-clock instant: the tenant's last transaction time,
-    read in the read's own transaction as it commits (an engine ``commit``
-    listener; the latest of the read's transactions counts). Every write the read
-    saw is stamped at or before it; every later write is stamped after it
-    (``writer.stamp``: strictly after the last). On SQLite the read's snapshot
-    holds the clock too, so the instant is exactly the read's; on PostgreSQL
-    (read committed) it is read after the read's statements. The clock is not
-    ticked (the search mirrors, which follow the clock, do not resync after a
-    read) and the read writes nothing."""
+    read in the read's own snapshot as it ends — an engine ``commit`` listener,
+    and ``Backend.point_read``'s ``on_end`` for a point read whose snapshot
+    SQLAlchemy does not see (the latest of the read's snapshots counts). Every
+    write the read saw is stamped at or before it; every later write is stamped
+    after it (``writer.stamp``: strictly after the last). On SQLite the read's
+    snapshot holds the clock too, so the instant is exactly the read's; on
+    PostgreSQL (read committed) it is read after the read's statements. The clock
+    is not ticked (the search mirrors, which follow the clock, do not resync after
+    a read) and the read writes nothing."""
     want = _clock.get()
     if want is not None:
-        at = _INSTANT_PREPARED.scalar(conn, {"tenant": want[0]})
+        at = _INSTANT.scalar(conn, {"tenant": want[0]})
         if at is not None:
             want[1].append(int(at))
-
-
-def instant_hook(conn: Connection) -> None:
-    """``_on_commit`` for a point read whose snapshot SQLAlchemy does not see
-    (``Backend.point_read``'s ``on_end``): the same lookup, in that snapshot."""
-    _on_commit(conn)
 
 
 def _read_instant(mem: Memory) -> int:
@@ -394,7 +384,7 @@ def _read_instant(mem: Memory) -> int:
     t = mem.scope.tenant
     backend = mem._engine.backend
     with backend.read() as conn:
-        at = conn.execute(_INSTANT, {"tenant": t}).scalar()
+        at = _INSTANT.scalar(conn, {"tenant": t})
     if at is not None:
         return int(at)
     with backend.write() as conn:
@@ -440,7 +430,7 @@ def _pending(engine: Engine) -> _Pending:
         with _setup:
             p = engine.read_log_pending
             if p is None:
-                event.listen(engine.backend.engine, "commit", _on_commit)
+                event.listen(engine.backend.engine, "commit", instant_hook)
                 p = engine.read_log_pending = _Pending(engine)
                 _stores.add(p)
     return cast(_Pending, p)
