@@ -19,3 +19,37 @@ def test_search_benchmark_runs_and_reports_every_figure(tmp_path) -> None:
     assert row["size"] == 300 and 0 < row["versions"] <= 300  # repeats are `unchanged`
     for key in ("search_p50_ms", "search_p95_ms", "current_p50_ms", "as_of_p50_ms", "peak_rss_mb"):
         assert row[key] > 0, key
+
+
+def test_writers_benchmark_counts_every_fact_of_every_writer(tmp_path) -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.speed import workload
+    from benchmarks.writers import run_one
+    from chronomem import Memory
+
+    r = run_one("sqlite", "chronomem", 2, 7, "own", 40, str(tmp_path))
+    assert r["facts"] == 40 and r["per_s"] > 0
+    (db,) = tmp_path.glob("chronomem-*.db")
+    subjects = {f.subject for f in workload(40, 0, 0, 0).facts}
+    seen: list[set[str]] = []
+    for tenant in ("tenant0", "tenant1"):
+        with Memory(str(db), tenant=tenant) as m:
+            seen.append({f.subject for f in m.facts()})
+    assert seen[0] and seen[1] and not (seen[0] & seen[1])  # each writer its own tenant
+    assert seen[0] | seen[1] == subjects
+    with Memory(str(db)) as m:
+        assert m.facts() == []  # nothing landed in the default tenant
+
+
+def test_writers_shares_split_by_subject() -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.speed import workload
+    from benchmarks.writers import shares
+
+    facts = workload(200, 0, 0, 0).facts
+    parts = shares(facts, 3)
+    assert sorted(f.i for p in parts for f in p) == sorted(f.i for f in facts)
+    owners = [{f.subject for f in p} for p in parts]
+    assert (
+        not (owners[0] & owners[1]) and not (owners[1] & owners[2]) and not (owners[0] & owners[2])
+    )
