@@ -172,6 +172,7 @@ def run_one(
                     [sys.executable, __file__, "--worker", json.dumps(spec)],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
                     text=True,
                 )
             )
@@ -183,14 +184,27 @@ def run_one(
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        rows = []
+        rows, failed = [], []
         for p in procs:
-            out, _ = p.communicate(timeout=1800)
+            out, err = p.communicate(timeout=1800)
             if p.returncode:
-                raise SystemExit(f"a {system} writer failed ({p.returncode})")
-            rows.append(json.loads(out.strip().splitlines()[-1]))
+                failed.append(err.strip().splitlines()[-1] if err.strip() else str(p.returncode))
+            else:
+                rows.append(json.loads(out.strip().splitlines()[-1]))
     finally:
         cleanup()
+    if failed:
+        if system == "chronomem":
+            raise SystemExit(f"a chronomem writer failed: {failed[0]}")
+        # a peer that cannot take several writers is reported as such, not as a rate
+        return {
+            "backend": backend,
+            "system": system,
+            "writers": writers,
+            "batch": batch,
+            "tenancy": tenancy,
+            "failed": failed[0],
+        }
     wall = max(r["end"] for r in rows) - min(r["start"] for r in rows)
     n = sum(r["n"] for r in rows)
     return {
@@ -207,13 +221,20 @@ def run_one(
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    one = {(r["system"], r["batch"], r["tenancy"]): r["per_s"] for r in rows if r["writers"] == 1}
-    peer = {(r["writers"], r["batch"]): r["per_s"] for r in rows if r["system"] != "chronomem"}
+    ok = [r for r in rows if "per_s" in r]  # a peer that failed has no rate
+    one = {(r["system"], r["batch"], r["tenancy"]): r["per_s"] for r in ok if r["writers"] == 1}
+    peer = {(r["writers"], r["batch"]): r["per_s"] for r in ok if r["system"] != "chronomem"}
     lines = [
         "| system | tenancy | batch | writers | facts/s | x one writer | x peer (same writers, batch) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if "failed" in r:
+            lines.append(
+                f"| {r['system']} | {r['tenancy']} | {r['batch']} | {r['writers']} | "
+                f"failed: {r['failed'][:80]} | - | - |"
+            )
+            continue
         base = one.get((r["system"], r["batch"], r["tenancy"]))
         p = peer.get((r["writers"], r["batch"]))
         vs_peer = r["per_s"] / p if p and r["system"] == "chronomem" else None
@@ -248,17 +269,22 @@ def main() -> int:
                         for w in counts:
                             r = run_one(backend, system, w, batch, tenancy, args.facts, workdir)
                             rows.append(r)
+                            figure = (
+                                f"{r['per_s']:8,.0f} facts/s"
+                                if "per_s" in r
+                                else f"failed: {r['failed']}"
+                            )
                             print(
                                 f"{backend:8} {system:20} {tenancy:6} batch {batch:4} "
-                                f"writers {w}: {r['per_s']:8,.0f} facts/s",
+                                f"writers {w}: {figure}",
                                 flush=True,
                             )
-            print(f"\n{backend}\n" + table(rows) + "\n")
             if not args.no_write:
                 path = common.write_json(
                     f"writers-{backend}.json", {**common.stamp(), "rows": rows}
                 )
                 print(f"wrote {path}")
+            print(f"\n{backend}\n" + table(rows) + "\n")
     return 0
 
 

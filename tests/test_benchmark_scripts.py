@@ -53,3 +53,23 @@ def test_writers_shares_split_by_subject() -> None:
     assert (
         not (owners[0] & owners[1]) and not (owners[1] & owners[2]) and not (owners[0] & owners[2])
     )
+
+
+def test_writers_table_reports_a_failed_peer_and_ratios() -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.writers import table
+
+    def row(system: str, w: int, tenancy: str, **kw: object) -> dict[str, object]:
+        return {"system": system, "writers": w, "batch": 1, "tenancy": tenancy, **kw}
+
+    out = table(
+        [
+            row("chronomem", 1, "own", per_s=100.0),
+            row("chronomem", 2, "own", per_s=150.0),
+            row("peer", 1, "-", per_s=50.0),
+            row("peer", 2, "-", failed="database is locked"),
+        ]
+    ).splitlines()
+    assert out[3].split("|")[6:8] == [" 1.50 ", " - "]  # vs one writer; the peer failed
+    assert out[2].split("|")[7] == " 2.00 "  # one writer vs the peer's one writer
+    assert "failed: database is locked" in out[5]
