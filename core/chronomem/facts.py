@@ -15,7 +15,7 @@ from .arguments import names
 from .engine import Engine
 from .errors import InvalidInput, InvalidType, NotFound
 from .identity import fold, require_text
-from .model import ALL_STATES, Fact, State
+from .model import ALL_STATES, Fact, FactRow, State
 from .schema import versions
 from .scope import Scope
 from .writer import missing_fact
@@ -86,6 +86,44 @@ def read(
             limit=check_limit(limit),
         )
         return q.facts(conn, valid_at)
+
+
+LIVE = frozenset({State.LIVE})
+
+
+def rows(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subjects: object,
+    *,
+    exact: bool = False,
+) -> list[FactRow]:
+    """``Memory.rows`` (see there) at resolved instants: one prepared statement
+    per ``reads.INLINE`` subjects; up to that many, a point read (one statement,
+    no transaction), more in one read transaction (one snapshot)."""
+    given = names(subjects, "subjects")
+    wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
+    if not wanted:
+        return []
+    step = reads.INLINE
+    queries = [
+        reads.facts_query(
+            scope,
+            valid_at=valid_at,
+            known_at=known_at,
+            states=LIVE,
+            subject_keys=wanted[i : i + step],
+            light=True,
+        )
+        for i in range(0, len(wanted), step)
+    ]
+    backend = engine.backend
+    with backend.point_read() if len(queries) == 1 else backend.read() as conn:
+        if len(queries) == 1:
+            return queries[0].rows(conn)
+        return [row for q in queries for row in q.rows(conn)]
 
 
 def versions_of(

@@ -23,6 +23,7 @@ from .model import (
     Episode,
     ExtractionReceipt,
     Fact,
+    FactRow,
     Provenance,
     Receipt,
     State,
@@ -533,6 +534,43 @@ class Memory:
             exact=exact,
             subjects=subjects,
         )
+
+    def rows(
+        self,
+        subjects: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        exact: bool = False,
+    ) -> list[FactRow]:
+        """The live facts of a few subjects as lightweight ``FactRow`` values: a
+        point read for callers that need a fact's slot, object and validity only
+        (an adapter's ``get``). The same facts as ``facts(subjects=…)`` at the same
+        instants, each subject's rows together (by predicate, then valid from),
+        without sources, metadata or scope: one prepared statement per 8 subjects.
+        With the served-read log on it is served (and logged) as that ``facts``
+        read."""
+        self._check_open()
+        if self._engine.read_log:
+            found = self.facts(
+                subjects=subjects, valid_at=valid_at, known_at=known_at, as_of=as_of, exact=exact
+            )
+            return [
+                FactRow(
+                    f.id,
+                    f.version_id,
+                    f.subject,
+                    f.subject_key,
+                    f.predicate,
+                    f.object,
+                    f.valid_from,
+                    f.valid_to,
+                )
+                for f in found
+            ]
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.rows(self._engine, self.scope, v, k, subjects, exact=exact)
 
     def history(
         self,

@@ -43,7 +43,7 @@ from sqlalchemy.ext.compiler import compiles
 
 from .batching import chunks
 from .identity import key_hash
-from .model import CloseReason, Episode, Fact, State
+from .model import CloseReason, Episode, Fact, FactRow, State
 from .prepared import Prepared
 from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .schema import episodes as episodes_table
@@ -381,6 +381,7 @@ class _FactsShape:
     # else the id of one of its versions), resolved inside the statement
     fact_ref: int = 0
     sources: bool = False  # each row also carries one of its fact's source episodes
+    light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
 
     @property
     def inline(self) -> bool:
@@ -398,6 +399,17 @@ _VERSION_ORDER = (
 # What ``to_fact`` reads of a version (not the slot, the hashes or the indexed text)
 _READ_COLUMNS = tuple(
     c for c in versions.c if c.name not in ("slot", "subject_hash", "content_hash", "index_text")
+)
+# What a ``FactRow`` is made of, in its order (``light`` shapes select these alone)
+ROW_COLUMNS = (
+    "fact_id",
+    "id",
+    "subject",
+    "subject_key",
+    "predicate",
+    "object",
+    "valid_from",
+    "valid_to",
 )
 _BY_FACT = versions.alias("by_fact")
 _BY_VERSION = versions.alias("by_version")
@@ -473,7 +485,13 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     valid_at = bindparam("valid_at", type_=BigInteger())
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
     retracted_row = _retracted_by(known_at).label("_r")
-    if shape.sources:
+    if shape.light:
+        q = (
+            select(*(c[name] for name in ROW_COLUMNS))
+            .where(*filters, temporal(shape.states, valid_at, known_at))
+            .order_by(*_VERSION_ORDER)
+        )
+    elif shape.sources:
         # the fact's source episodes ride along (one row per version and source, in
         # the order ``sources_of`` gives them): ``get`` is then one statement
         s = sources_table.c
@@ -520,6 +538,16 @@ class FactsQuery:
             return [dict(zip(names, row, strict=True)) for row in prepared.rows(conn, self.params)]
         return [dict(r) for r in conn.execute(self.statement, self.params).mappings()]
 
+    def rows(self, conn: Connection) -> list[FactRow]:
+        """A ``light`` read's rows as ``FactRow`` values (inline shapes only)."""
+        assert self.shape.light and self.shape.inline
+        return [
+            FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+            for fid, vid, subj, skey, pred, obj, vf, vt in _facts_prepared(self.shape).rows(
+                conn, self.params
+            )
+        ]
+
     def facts(self, conn: Connection, valid_at: int) -> list[Fact]:
         """The facts read, with their sources (in the statement's rows when its
         shape joins them, else from one more statement)."""
@@ -563,6 +591,7 @@ def facts_query(
     fact_ref: str | None = None,
     ref_is_fact_id: bool = False,
     with_sources: bool | None = None,
+    light: bool = False,
 ) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
     and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
@@ -571,7 +600,8 @@ def facts_query(
     read is one statement. By default a point read (a fact, a subject, a few
     subjects or fact ids; no limit, which would count the joined rows) joins
     them; a wide read (a prefix, a whole scope) reads them in a second statement,
-    one row per fact instead of one per version."""
+    one row per fact instead of one per version. ``light``: only ``ROW_COLUMNS``,
+    no sources (``Memory.rows``; run it with ``FactsQuery.rows``)."""
     levels = (scope.user, scope.agent, scope.session)
     params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
     params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
@@ -600,7 +630,9 @@ def facts_query(
         _bind_list(params, "subject_keys", subject_keys, n_subjects)
     if limit is not None:
         params["limit"] = limit
-    if with_sources is None:
+    if light:
+        with_sources = False
+    elif with_sources is None:
         with_sources = limit is None and (
             fact_ref is not None
             or subject_key is not None
@@ -621,6 +653,7 @@ def facts_query(
         limit=limit is not None,
         fact_ref=0 if fact_ref is None else 1 if ref_is_fact_id else 2,
         sources=with_sources,
+        light=light,
     )
     return FactsQuery(shape, params)
 

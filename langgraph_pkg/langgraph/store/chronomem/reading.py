@@ -67,13 +67,27 @@ class Reader:
     def record(self, subject: str) -> Record | None:
         return self.items([subject])[subject]
 
-    def items(self, subjects: Iterable[str]) -> dict[str, Record | None]:
+    def items(self, subjects: Iterable[str], *, light: bool = False) -> dict[str, Record | None]:
         """The live record of each subject (``None``: no such item), in one query
-        per ``SUBJECTS_PER_QUERY`` subjects."""
+        per ``SUBJECTS_PER_QUERY`` subjects. ``light``: read as ``FactRow`` values
+        (``Memory.rows``, a point read: what a ``get`` needs), not ``Fact`` values."""
         wanted = list(dict.fromkeys(subjects))
         found: dict[str, Record] = {}
         for i in range(0, len(wanted), SUBJECTS_PER_QUERY):
-            found.update(group(self._facts(subjects=wanted[i : i + SUBJECTS_PER_QUERY])))
+            chunk = wanted[i : i + SUBJECTS_PER_QUERY]
+            if light:
+                found.update(
+                    group(
+                        self.memory.rows(
+                            chunk,
+                            valid_at=from_us(self.valid_at),
+                            known_at=opt_dt(self.known_at),
+                            exact=True,
+                        )
+                    )
+                )
+            else:
+                found.update(group(self._facts(subjects=chunk)))
         return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
     def records(self, prefix: tuple[str, ...]) -> list[Record]:

@@ -355,10 +355,12 @@ class ChronomemStore(BaseStore):
         # every item the batch gets or puts, in one read (a pinned run's puts are
         # planned against the present, where they are written)
         put_subjects = [put.subject for put in puts.values()]
-        items = reader.items(
-            [keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)]
-            + ([] if pinned else put_subjects)
-        )
+        get_subjects = [
+            keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)
+        ]
+        # a batch that only reads gets its items as rows (``Memory.rows``, a point
+        # read); one that puts reads them as facts, which the put plans use
+        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=not puts)
         if pinned and put_subjects:
             items.update(self._reader().items(put_subjects))
         results: list[Result] = []
@@ -379,6 +381,13 @@ class ChronomemStore(BaseStore):
             else:
                 results.append(None)
         if self._pin is None:
+            # a TTL refresh re-puts the item: read as facts (a get read it as rows)
+            light = [s for s, r in touched.items() if r.light and r.marker and r.marker.ttl]
+            for s, rec in reader.items(light).items():
+                if rec is None:
+                    touched.pop(s)
+                else:
+                    touched[s] = rec
             self._write(puts, items, touched, ctx)
         return results
 
