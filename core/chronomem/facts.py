@@ -98,26 +98,33 @@ def rows(
     known_at: int | None,
     subjects: object,
     *,
+    subject_prefix: str | None = None,
     exact: bool = False,
 ) -> list[FactRow]:
     """``Memory.rows`` (see there) at resolved instants: one prepared statement
-    per ``reads.INLINE`` subjects; up to that many, a point read (one statement,
-    no transaction), more in one read transaction (one snapshot)."""
-    given = names(subjects, "subjects")
-    wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
-    if not wanted:
-        return []
-    step = reads.INLINE
+    per ``reads.INLINE`` subjects (or one for a prefix); one statement is a point
+    read (no transaction), more run in one read transaction (one snapshot)."""
+    if subject_prefix is not None and not isinstance(subject_prefix, str):
+        raise InvalidType("subject_prefix must be a str")
+    groups: list[list[str] | None] = [None]
+    if subjects is not None:
+        given = names(subjects, "subjects")
+        wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
+        if not wanted:
+            return []
+        step = reads.INLINE
+        groups = [wanted[i : i + step] for i in range(0, len(wanted), step)]
     queries = [
         reads.facts_query(
             scope,
             valid_at=valid_at,
             known_at=known_at,
             states=LIVE,
-            subject_keys=wanted[i : i + step],
+            subject_keys=group,
+            subject_prefix=subject_prefix,
             light=True,
         )
-        for i in range(0, len(wanted), step)
+        for group in groups
     ]
     backend = engine.backend
     with backend.point_read() if len(queries) == 1 else backend.read() as conn:

@@ -34,6 +34,7 @@ from sqlalchemy import (
     case,
     exists,
     false,
+    func,
     literal,
     or_,
     select,
@@ -48,6 +49,7 @@ from .prepared import Prepared
 from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
+from .schema import vectors as vectors_table
 from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
@@ -329,6 +331,37 @@ def subject_range(prefix: str) -> tuple[str, str | None] | None:
     return low, None
 
 
+@functools.cache
+def _range_count(bounded: bool) -> Prepared:
+    """How many versions (any state, any scope of the tenant) have a subject head
+    in ``[head_from, head_to)`` (``bounded``; else from ``head_from`` on), counted
+    up to ``cap``: a walk of the subject head index alone, no table row read."""
+    head = SubjectHead(versions.c.subject_key)
+    conds = [versions.c.tenant == bindparam("tenant"), head >= bindparam("head_from")]
+    if bounded:
+        conds.append(head < bindparam("head_to"))
+    inner = (
+        select(literal(1).label("one"))
+        .select_from(versions)
+        .where(*conds)
+        .limit(bindparam("cap", type_=BigInteger()))
+        .subquery("in_range")
+    )
+    return Prepared(select(func.count()).select_from(inner))
+
+
+def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:
+    """An upper bound on the versions whose subject key starts with ``prefix``
+    (every version in its head range, counted up to ``cap``), or None when the
+    index gives the prefix no range (``subject_range``)."""
+    found = subject_range(prefix)
+    if found is None:
+        return None
+    low, high = found
+    params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
+    return int(_range_count(high is not None).scalar(conn, params) or 0)
+
+
 # A list parameter of up to INLINE values is bound value by value (``IN (?, ?)``),
 # so its statement compiles once and runs as a ``Prepared`` one (a point read
 # names one fact, one predicate, one subject); a longer one binds as an
@@ -382,6 +415,8 @@ class _FactsShape:
     fact_ref: int = 0
     sources: bool = False  # each row also carries one of its fact's source episodes
     light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
+    # also what the search legs read: ``content_hash``, ``index_text``, the vector
+    text: bool = False
 
     @property
     def inline(self) -> bool:
@@ -505,6 +540,26 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             .where(*filters, temporal(shape.states, valid_at, known_at))
             .order_by(*_VERSION_ORDER, s.recorded_at, s.episode_id)
         )
+    elif shape.text:
+        # and each version's stored vector, through its primary key (None: it has none)
+        v = vectors_table.c
+        q = (
+            select(
+                *_READ_COLUMNS,
+                c.content_hash,
+                c.index_text,
+                v.vec.label("_vec"),
+                retracted_row,
+            )
+            .select_from(
+                versions.outerjoin(
+                    vectors_table, and_(v.tenant == c.tenant, v.kind == "v", v.item_id == c.id)
+                )
+            )
+            .where(*filters, temporal(shape.states, valid_at, known_at))
+            # unordered: a capped read (``retrieval.within``) stops at its limit
+            # instead of sorting every row of the range first
+        )
     else:
         q = (
             select(*_READ_COLUMNS, retracted_row)
@@ -592,6 +647,7 @@ def facts_query(
     ref_is_fact_id: bool = False,
     with_sources: bool | None = None,
     light: bool = False,
+    with_text: bool = False,
 ) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
     and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
@@ -601,7 +657,9 @@ def facts_query(
     subjects or fact ids; no limit, which would count the joined rows) joins
     them; a wide read (a prefix, a whole scope) reads them in a second statement,
     one row per fact instead of one per version. ``light``: only ``ROW_COLUMNS``,
-    no sources (``Memory.rows``; run it with ``FactsQuery.rows``)."""
+    no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
+    the rows also carry ``content_hash``, ``index_text`` and the version's stored
+    vector as ``_vec`` (a read without its sources joined: ``retrieval.within``)."""
     levels = (scope.user, scope.agent, scope.session)
     params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
     params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
@@ -654,6 +712,7 @@ def facts_query(
         fact_ref=0 if fact_ref is None else 1 if ref_is_fact_id else 2,
         sources=with_sources,
         light=light,
+        text=with_text and not with_sources and not light,
     )
     return FactsQuery(shape, params)
 

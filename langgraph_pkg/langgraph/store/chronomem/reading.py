@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
 
-from chronomem import Fact, Memory
+from chronomem import Fact, FactRow, Memory
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, keys, namespaces, scoring
@@ -76,22 +76,19 @@ class Reader:
         for i in range(0, len(wanted), SUBJECTS_PER_QUERY):
             chunk = wanted[i : i + SUBJECTS_PER_QUERY]
             if light:
-                found.update(
-                    group(
-                        self.memory.rows(
-                            chunk,
-                            valid_at=from_us(self.valid_at),
-                            known_at=opt_dt(self.known_at),
-                            exact=True,
-                        )
-                    )
-                )
+                found.update(group(self._rows(subjects=chunk)))
             else:
                 found.update(group(self._facts(subjects=chunk)))
         return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
+    def _rows(self, **kw: Any) -> list[FactRow]:
+        return self.memory.rows(
+            valid_at=from_us(self.valid_at), known_at=opt_dt(self.known_at), exact=True, **kw
+        )
+
     def records(self, prefix: tuple[str, ...]) -> list[Record]:
-        return alive(group(self._facts(subject_prefix=keys.namespace_prefix(prefix))))
+        """The live items under ``prefix`` (read as ``FactRow`` values)."""
+        return alive(group(self._rows(subject_prefix=keys.namespace_prefix(prefix))))
 
     def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
@@ -137,7 +134,7 @@ class Reader:
         k = max(end, 1) * SEARCH_POOL
         while k <= MAX_POOL:
             n_hits, best = self._best_per_item(op, k)
-            records = self.items(best)
+            records = self.items(best, light=True)
             ranked = sorted(
                 (
                     s
