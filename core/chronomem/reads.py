@@ -273,11 +273,15 @@ def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[s
     out: dict[str, list[str]] = {}
     if not ids:
         return out
-    if len(ids) <= INLINE:
-        params: dict[str, Any] = {"tenant": tenant}
-        _bind_list(params, "fact_ids", ids, len(ids))
-        for fid, eid in _sources_prepared(len(ids)).rows(conn, params):
-            out.setdefault(fid, []).append(eid)
+    if len(ids) <= 4 * INLINE:
+        # a few ids (a search's hits): prepared statements of up to INLINE ids each
+        # cost less than SQLAlchemy rewriting an expanding IN for one
+        for i in range(0, len(ids), INLINE):
+            part = ids[i : i + INLINE]
+            params: dict[str, Any] = {"tenant": tenant}
+            _bind_list(params, "fact_ids", part, len(part))
+            for fid, eid in _sources_prepared(len(part)).rows(conn, params):
+                out.setdefault(fid, []).append(eid)
         return out
     for chunk in chunks(ids):
         rows = conn.execute(_SOURCES, {"tenant": tenant, "fact_ids": chunk})
@@ -541,25 +545,21 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             .order_by(*_VERSION_ORDER, s.recorded_at, s.episode_id)
         )
     elif shape.text:
-        # and each version's stored vector, through its primary key (None: it has none)
+        # and each version's stored vector (None: it has none), looked up by its
+        # primary key in a correlated subquery: as a join, PostgreSQL planned it from
+        # stale statistics as a walk of the tenant's vectors for every row
         v = vectors_table.c
-        q = (
-            select(
-                *_READ_COLUMNS,
-                c.content_hash,
-                c.index_text,
-                v.vec.label("_vec"),
-                retracted_row,
-            )
-            .select_from(
-                versions.outerjoin(
-                    vectors_table, and_(v.tenant == c.tenant, v.kind == "v", v.item_id == c.id)
-                )
-            )
-            .where(*filters, temporal(shape.states, valid_at, known_at))
-            # unordered: a capped read (``retrieval.within``) stops at its limit
-            # instead of sorting every row of the range first
+        vec = (
+            select(v.vec)
+            .where(v.tenant == c.tenant, v.kind == "v", v.item_id == c.id)
+            .correlate(versions)
+            .scalar_subquery()
         )
+        # unordered: a capped read (``retrieval.within``) stops at its limit instead
+        # of sorting every row of the range first
+        q = select(
+            *_READ_COLUMNS, c.content_hash, c.index_text, vec.label("_vec"), retracted_row
+        ).where(*filters, temporal(shape.states, valid_at, known_at))
     else:
         q = (
             select(*_READ_COLUMNS, retracted_row)

@@ -18,8 +18,9 @@ tenant-wide search runs as before. Otherwise, over those rows only:
   probe costs 50-100 µs per row at 30k versions (each call seeks every term's
   posting list and bm25 counts its documents again), ms per namespace.
 * ``fact_vector``: the exact cosine of the query's embedding with each row's
-  stored vector (``cm_vectors``, read by version id), as the mirror's vector leg
-  computes it — no mirror of the tenant is synced or scanned.
+  stored vector (``cm_vectors``, looked up by primary key in the same range read),
+  as the mirror's vector leg computes it — no mirror of the tenant is synced or
+  scanned.
 * ``entity_graph``: the same one- and two-hop walk as ``legs.graph_leg``, over the
   subject and object keys of the prefix's rows.
 
@@ -30,6 +31,7 @@ them can differ (the lexical statistics and stemming above)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
@@ -65,6 +67,7 @@ FACT_LEGS = frozenset({"fact_lexical", "fact_vector", "entity_graph"})
 Ranking = list[tuple[str, float]]
 
 
+@functools.lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
     """``word`` without a plural, ``-ed`` or ``-ing`` ending (so "studies" and
     "study", "visited" and "visits" meet); short words are kept whole."""

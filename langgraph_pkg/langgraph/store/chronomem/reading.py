@@ -134,6 +134,8 @@ class Reader:
         k = max(end, 1) * SEARCH_POOL
         while k <= MAX_POOL:
             n_hits, best = self._best_per_item(op, k)
+            if n_hits < k and len(best) < end:
+                return best  # every hit there is names fewer items than the page holds
             records = self.items(best, light=True)
             ranked = sorted(
                 (
