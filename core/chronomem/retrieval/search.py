@@ -159,7 +159,14 @@ def search(
             exact=exact,
         )
         if found is not None:
-            return found
+            if found.every_leg_failed:
+                raise SearchFailed(f"every search leg failed: {found.failed}")
+            hits = [Hit(fact, None, score, explain) for fact, score, explain in found.kept]
+            if r.reranker is not None and hits:
+                hits = list(r.reranker.rerank(query, hits))
+            for h in hits[:k]:
+                h.explain["degraded"] = bool(found.failed)
+            return SearchResult(hits[:k], found.failed)
     with engine.backend.read() as conn:
         preds = None
         skey = None

@@ -37,6 +37,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +46,7 @@ from sqlalchemy import Connection
 from .. import backends, reads
 from ..embedding import embed_query_checked
 from ..identity import fold
-from ..model import State
+from ..model import Fact, State
 from ..predicates import Volatility
 from ..timeutil import MAX_US
 from .fusion import GRAPH_CAP, HitKind, finish, fuse, in_window, leg_weights, recency
@@ -56,7 +57,6 @@ from .querytime import query_terms, time_window, words
 if TYPE_CHECKING:
     from ..engine import Engine
     from ..scope import Scope
-    from .search import SearchResult
 
 log = logging.getLogger("chronomem.search")
 
@@ -195,6 +195,17 @@ def prefix_rows(
     return None if len(rows) > ROW_CAP else rows
 
 
+@dataclass
+class Within:
+    """What a search within a prefix found: the hits kept for the reranker and the
+    cut, best first, as (fact, score, explain); the legs that failed; whether every
+    requested leg did (``retrieval.search`` then raises ``SearchFailed``)."""
+
+    kept: list[tuple[Fact, float, dict[str, Any]]]
+    failed: dict[str, str]
+    every_leg_failed: bool = False
+
+
 def applies(subject_prefix: str | None, tf: TimeFilter, wanted: set[str]) -> bool:
     """Whether a search may run within its prefix: a prefix the index can bound,
     no retracted versions asked for (they are found by another predicate), and no
@@ -221,11 +232,9 @@ def search(
     subject: str | None,
     predicates: Sequence[str] | None,
     exact: bool,
-) -> SearchResult | None:
+) -> Within | None:
     """``Memory.search`` within the prefix's rows (see the module docstring), or
-    None when the prefix holds more than ``ROW_CAP`` of them."""
-    from .search import Hit, SearchFailed, SearchResult
-
+    None when the prefix holds more than ``ROW_CAP`` rows."""
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     terms = query_terms(query)
@@ -262,7 +271,7 @@ def search(
             run("fact_vector", lambda: vector(rows, embed_query_checked(r.embedder, query), n))
             run("entity_graph", lambda: graph(rows, query, min(n, GRAPH_CAP)))
             if not rankings and failed:
-                raise SearchFailed(f"every search leg failed: {failed}")
+                return Within([], failed, every_leg_failed=True)
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         by_id = {row["id"]: row for row in rows}
         window = time_window(query, tf.valid_at)
@@ -286,18 +295,12 @@ def search(
         keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
         kept = [by_id[f.id] for f in keep]
         src = reads.sources_of(conn, scope.tenant, (row["fact_id"] for row in kept))
-        hits = [
-            Hit(
+        found = [
+            (
                 reads.to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
-                None,
                 f.score,
                 {**f.explain(), "tiebreak": f.tiebreak},
             )
             for f, row in zip(keep, kept, strict=True)
         ]
-    if r.reranker is not None and hits:
-        hits = list(r.reranker.rerank(query, hits))
-    out = hits[:k]
-    for h in out:
-        h.explain["degraded"] = bool(failed)
-    return SearchResult(out, failed)
+        return Within(found, failed)
