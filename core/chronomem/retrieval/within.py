@@ -36,14 +36,13 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection
 
-from .. import backends, reads
+from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
 from ..model import Fact, State
@@ -251,17 +250,16 @@ def search(
         rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey)
         if rows is None:
             return None
-        contain = backends.of(conn).failed_statement_aborts
 
-        def run(name: str, fn: Callable[[], Ranking], sql: bool = False) -> None:
+        def run(name: str, fn: Callable[[], Ranking]) -> None:
+            # each leg in its own error boundary; none runs SQL (the rows are read)
             if name not in wanted:
                 return
             try:
-                with conn.begin_nested() if sql and contain else nullcontext():
-                    hook = r.fail.get(name)
-                    if hook is not None:
-                        hook()
-                    rankings[name] = (HitKind.FACT, fn())
+                hook = r.fail.get(name)
+                if hook is not None:
+                    hook()
+                rankings[name] = (HitKind.FACT, fn())
             except Exception as exc:  # a failing leg is reported, not fatal
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
