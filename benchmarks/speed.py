@@ -15,6 +15,8 @@ subprocess so peak RSS belongs to that configuration alone:
 * search: 200 queries after 10 warm-ups, k=10, p50/p95 ms (chronomem: hybrid fact
   search; LangGraph: ``store.search(ns, query=...)`` with the vector index; memvara:
   ``search``);
+* LangGraph stores only: a query search inside one subject's namespace
+  (``store.search(("facts", subject), query=..., limit=10)``), p50/p95 ms;
 * get by id, current read of one slot, as-of read of one slot (as of an instant
   captured half-way through the ingest): p50/p95 ms over 300 calls each;
 * peak RSS (``ru_maxrss``) of the worker process, and its RSS before the store existed.
@@ -414,6 +416,8 @@ class Driver:
         raise NotImplementedError
 
     current: Callable[[str, str], Any] | None = None
+    # a query search bounded by one subject's namespace: (subject, query)
+    ns_search: Callable[[str, str], Any] | None = None
     as_of: Callable[[str, str, Any], Any] | None = None
     can_search = True
 
@@ -460,6 +464,10 @@ class LangGraphDriver(Driver):
         self.current = lambda s, p: self.store.search(
             ("facts", s.lower().replace(" ", "_")), limit=50
         )
+        if can_search:
+            self.ns_search = lambda s, q: self.store.search(
+                ("facts", s.lower().replace(" ", "_")), query=q, limit=10
+            )
 
     def load(self, facts: Sequence[FactSpec]) -> list[Any]:
         from langgraph.store.base import PutOp
@@ -653,6 +661,14 @@ def _other_phases(
             driver.search(q)
         out["search"] = lat(timed_all(wl.queries[10:], driver.search, budget))
         out["search"]["hits_per_query"] = sum(len(driver.search(q)) for q in wl.queries[10:15]) / 5
+    if driver.ns_search is not None:
+        nss = driver.ns_search
+        templates = {p: t for p, _, t in PREDICATES}
+        pairs = [(s, templates[p].format(s=s)) for s, p in wl.slots]
+        for s, q in pairs[:10]:
+            nss(s, q)
+        out["ns_search"] = lat(timed_all(pairs, lambda sq: nss(*sq), budget))
+        out["ns_search"]["hits_per_query"] = sum(len(nss(s, q)) for s, q in pairs[:5]) / 5
     rng = random.Random(11)
     picks = [handles[rng.randrange(len(handles))] for _ in range(cfg["reads"])] if handles else []
     if picks:
@@ -861,7 +877,7 @@ def results_table(results: list[dict[str, Any]]) -> str:
     rows = []
     for r in results:
         if "error" in r:
-            rows.append([label(r), r["size"], *(["-"] * 10), "ERROR: " + r["error"][:60]])
+            rows.append([label(r), r["size"], *(["-"] * 11), "ERROR: " + r["error"][:60]])
             continue
         rows.append(
             [
@@ -871,6 +887,7 @@ def results_table(results: list[dict[str, Any]]) -> str:
                 g(r, "single_write", "per_s"),
                 g(r, "search", "p50_ms"),
                 g(r, "search", "p95_ms"),
+                g(r, "ns_search", "p50_ms"),
                 g(r, "get", "p50_ms"),
                 g(r, "current_read", "p50_ms"),
                 g(r, "as_of_read", "p50_ms"),
@@ -888,6 +905,7 @@ def results_table(results: list[dict[str, Any]]) -> str:
             "single/s",
             "search p50",
             "p95",
+            "ns-search p50",
             "get p50",
             "current p50",
             "as-of p50",
@@ -922,6 +940,9 @@ def ratio_rows(results: list[dict[str, Any]], backend: str) -> list[dict[str, An
                     ),
                     "search_p50_x": ratio(g(ours, "search", "p50_ms"), g(peer, "search", "p50_ms")),
                     "search_p95_x": ratio(g(ours, "search", "p95_ms"), g(peer, "search", "p95_ms")),
+                    "ns_search_p50_x": ratio(
+                        g(ours, "ns_search", "p50_ms"), g(peer, "ns_search", "p50_ms")
+                    ),
                     "get_p50_x": ratio(g(ours, "get", "p50_ms"), g(peer, "get", "p50_ms")),
                     "current_p50_x": ratio(
                         g(ours, "current_read", "p50_ms"), g(peer, "current_read", "p50_ms")
@@ -942,6 +963,7 @@ def ratio_table(rows: list[dict[str, Any]]) -> str:
             "single write x",
             "search p50 x",
             "search p95 x",
+            "ns-search p50 x",
             "get p50 x",
             "current p50 x",
             "RSS x",
@@ -955,6 +977,7 @@ def ratio_table(rows: list[dict[str, Any]]) -> str:
                 r["single_write_x"],
                 r["search_p50_x"],
                 r["search_p95_x"],
+                r["ns_search_p50_x"],
                 r["get_p50_x"],
                 r["current_p50_x"],
                 r["rss_peak_x"],
@@ -979,6 +1002,41 @@ def targets(results: list[dict[str, Any]], backend: str) -> list[dict[str, Any]]
                 "met": None if x is None else x <= 0.05,
             }
         )
+    lg = "chronomem-langgraph"
+    mem10k = ok.get(("langgraph-memory", "memory", 10_000))
+    x = ratio(g(ok.get((lg, backend, 10_000)), "search", "p50_ms"), g(mem10k, "search", "p50_ms"))
+    if x is not None:
+        out.append(
+            {
+                "target": "LangGraph search across namespaces p50 @10k <= 0.05x langgraph-memory",
+                "measured_x": x,
+                "met": x <= 0.05,
+            }
+        )
+    for size in sorted({r["size"] for r in results}):
+        o = ok.get((lg, backend, size))
+        ms = g(o, "ns_search", "p50_ms")
+        if ms is not None and size >= 100_000:
+            out.append(
+                {
+                    "target": f"LangGraph search inside a namespace p50 @{size:,} <= 2 ms (ms)",
+                    "measured_x": ms,
+                    "met": ms <= 2.0,
+                }
+            )
+        if backend == "sqlite":
+            x = ratio(
+                g(o, "get", "p50_ms"),
+                g(ok.get(("langgraph-sqlite", backend, size)), "get", "p50_ms"),
+            )
+            if x is not None:
+                out.append(
+                    {
+                        "target": f"LangGraph get p50 @{size:,} <= 3x langgraph-sqlite",
+                        "measured_x": x,
+                        "met": x <= 3.0,
+                    }
+                )
     peer_names = (
         ("langgraph-sqlite", "langgraph-sqlite-kv")
         if backend == "sqlite"

@@ -24,7 +24,16 @@ from .errors import (
     UnknownPredicate,
 )
 from .memory import Memory
-from .model import Episode, ExtractionReceipt, Fact, Provenance, Receipt, State, Stats
+from .model import (
+    Episode,
+    ExtractionReceipt,
+    Fact,
+    FactRow,
+    Provenance,
+    Receipt,
+    State,
+    Stats,
+)
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .readlog import ErasedRead, Read, Served
@@ -45,6 +54,7 @@ __all__ = [
     "ErasedRead",
     "ExtractionReceipt",
     "Fact",
+    "FactRow",
     "InvalidInput",
     "InvalidInterval",
     "InvalidTimeSelector",

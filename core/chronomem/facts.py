@@ -15,7 +15,7 @@ from .arguments import names
 from .engine import Engine
 from .errors import InvalidInput, InvalidType, NotFound
 from .identity import fold, require_text
-from .model import ALL_STATES, Fact, State
+from .model import ALL_STATES, Fact, FactRow, State
 from .schema import versions
 from .scope import Scope
 from .writer import missing_fact
@@ -86,6 +86,51 @@ def read(
             limit=check_limit(limit),
         )
         return q.facts(conn, valid_at)
+
+
+LIVE = frozenset({State.LIVE})
+
+
+def rows(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subjects: object,
+    *,
+    subject_prefix: str | None = None,
+    exact: bool = False,
+) -> list[FactRow]:
+    """``Memory.rows`` (see there) at resolved instants: one prepared statement
+    per ``reads.INLINE`` subjects (or one for a prefix); one statement is a point
+    read (no transaction), more run in one read transaction (one snapshot)."""
+    if subject_prefix is not None and not isinstance(subject_prefix, str):
+        raise InvalidType("subject_prefix must be a str")
+    groups: list[list[str] | None] = [None]
+    if subjects is not None:
+        given = names(subjects, "subjects")
+        wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
+        if not wanted:
+            return []
+        step = reads.INLINE
+        groups = [wanted[i : i + step] for i in range(0, len(wanted), step)]
+    queries = [
+        reads.facts_query(
+            scope,
+            valid_at=valid_at,
+            known_at=known_at,
+            states=LIVE,
+            subject_keys=group,
+            subject_prefix=subject_prefix,
+            light=True,
+        )
+        for group in groups
+    ]
+    backend = engine.backend
+    with backend.point_read() if len(queries) == 1 else backend.read() as conn:
+        if len(queries) == 1:
+            return queries[0].rows(conn)
+        return [row for q in queries for row in q.rows(conn)]
 
 
 def versions_of(

@@ -23,6 +23,7 @@ from .model import (
     Episode,
     ExtractionReceipt,
     Fact,
+    FactRow,
     Provenance,
     Receipt,
     State,
@@ -532,6 +533,52 @@ class Memory:
             subject_prefix=subject_prefix,
             exact=exact,
             subjects=subjects,
+        )
+
+    def rows(
+        self,
+        subjects: Sequence[str] | None = None,
+        *,
+        subject_prefix: str | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        exact: bool = False,
+    ) -> list[FactRow]:
+        """The live facts of a few subjects (and/or of the subjects starting with
+        ``subject_prefix``) as lightweight ``FactRow`` values: a point read for
+        callers that need a fact's slot, object and validity only (an adapter's
+        ``get``). The same facts as ``facts(subjects=…, subject_prefix=…)`` at the
+        same instants, each subject's rows together (by predicate, then valid
+        from), without sources, metadata or scope: one prepared statement per 8
+        subjects. With the served-read log on it is served (and logged) as that
+        ``facts`` read."""
+        self._check_open()
+        if self._engine.read_log:
+            found = self.facts(
+                subjects=subjects,
+                subject_prefix=subject_prefix,
+                valid_at=valid_at,
+                known_at=known_at,
+                as_of=as_of,
+                exact=exact,
+            )
+            return [
+                FactRow(
+                    f.id,
+                    f.version_id,
+                    f.subject,
+                    f.subject_key,
+                    f.predicate,
+                    f.object,
+                    f.valid_from,
+                    f.valid_to,
+                )
+                for f in found
+            ]
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.rows(
+            self._engine, self.scope, v, k, subjects, subject_prefix=subject_prefix, exact=exact
         )
 
     def history(

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import InvalidTimeSelector
 
@@ -88,6 +88,21 @@ class Fact:
             f"{self.subject} {self.predicate} {self.object} "
             f"(since {self.valid_from.date().isoformat()}{until}; {self.state.value})"
         )
+
+
+class FactRow(NamedTuple):
+    """A live fact as a point read needs it (``Memory.rows``): its identity, its
+    slot, its object and its validity, without the sources, metadata, scope or
+    transaction times a ``Fact`` carries (its state is live)."""
+
+    id: str  # the logical fact id, as ``Fact.id``
+    version_id: str
+    subject: str  # as written
+    subject_key: str  # the folded identity key (as given, for exact writes)
+    predicate: str
+    object: str
+    valid_from: datetime
+    valid_to: datetime | None  # None: open-ended
 
 
 @dataclass(frozen=True)

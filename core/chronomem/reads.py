@@ -34,6 +34,7 @@ from sqlalchemy import (
     case,
     exists,
     false,
+    func,
     literal,
     or_,
     select,
@@ -43,11 +44,12 @@ from sqlalchemy.ext.compiler import compiles
 
 from .batching import chunks
 from .identity import key_hash
-from .model import CloseReason, Episode, Fact, State
+from .model import CloseReason, Episode, Fact, FactRow, State
 from .prepared import Prepared
 from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
+from .schema import vectors as vectors_table
 from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
@@ -271,11 +273,15 @@ def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[s
     out: dict[str, list[str]] = {}
     if not ids:
         return out
-    if len(ids) <= INLINE:
-        params: dict[str, Any] = {"tenant": tenant}
-        _bind_list(params, "fact_ids", ids, len(ids))
-        for fid, eid in _sources_prepared(len(ids)).rows(conn, params):
-            out.setdefault(fid, []).append(eid)
+    if len(ids) <= 4 * INLINE:
+        # a few ids (a search's hits): prepared statements of up to INLINE ids each
+        # cost less than SQLAlchemy rewriting an expanding IN for one
+        for i in range(0, len(ids), INLINE):
+            part = ids[i : i + INLINE]
+            params: dict[str, Any] = {"tenant": tenant}
+            _bind_list(params, "fact_ids", part, len(part))
+            for fid, eid in _sources_prepared(len(part)).rows(conn, params):
+                out.setdefault(fid, []).append(eid)
         return out
     for chunk in chunks(ids):
         rows = conn.execute(_SOURCES, {"tenant": tenant, "fact_ids": chunk})
@@ -327,6 +333,37 @@ def subject_range(prefix: str) -> tuple[str, str | None] | None:
             return low, rest[:-1] + chr(0xE000 if 0xD800 <= last <= 0xDFFF else last)
         rest = rest[:-1]
     return low, None
+
+
+@functools.cache
+def _range_count(bounded: bool) -> Prepared:
+    """How many versions (any state, any scope of the tenant) have a subject head
+    in ``[head_from, head_to)`` (``bounded``; else from ``head_from`` on), counted
+    up to ``cap``: a walk of the subject head index alone, no table row read."""
+    head = SubjectHead(versions.c.subject_key)
+    conds = [versions.c.tenant == bindparam("tenant"), head >= bindparam("head_from")]
+    if bounded:
+        conds.append(head < bindparam("head_to"))
+    inner = (
+        select(literal(1).label("one"))
+        .select_from(versions)
+        .where(*conds)
+        .limit(bindparam("cap", type_=BigInteger()))
+        .subquery("in_range")
+    )
+    return Prepared(select(func.count()).select_from(inner))
+
+
+def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:
+    """An upper bound on the versions whose subject key starts with ``prefix``
+    (every version in its head range, counted up to ``cap``), or None when the
+    index gives the prefix no range (``subject_range``)."""
+    found = subject_range(prefix)
+    if found is None:
+        return None
+    low, high = found
+    params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
+    return int(_range_count(high is not None).scalar(conn, params) or 0)
 
 
 # A list parameter of up to INLINE values is bound value by value (``IN (?, ?)``),
@@ -381,6 +418,9 @@ class _FactsShape:
     # else the id of one of its versions), resolved inside the statement
     fact_ref: int = 0
     sources: bool = False  # each row also carries one of its fact's source episodes
+    light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
+    # also what the search legs read: ``content_hash``, ``index_text``, the vector
+    text: bool = False
 
     @property
     def inline(self) -> bool:
@@ -398,6 +438,17 @@ _VERSION_ORDER = (
 # What ``to_fact`` reads of a version (not the slot, the hashes or the indexed text)
 _READ_COLUMNS = tuple(
     c for c in versions.c if c.name not in ("slot", "subject_hash", "content_hash", "index_text")
+)
+# What a ``FactRow`` is made of, in its order (``light`` shapes select these alone)
+ROW_COLUMNS = (
+    "fact_id",
+    "id",
+    "subject",
+    "subject_key",
+    "predicate",
+    "object",
+    "valid_from",
+    "valid_to",
 )
 _BY_FACT = versions.alias("by_fact")
 _BY_VERSION = versions.alias("by_version")
@@ -473,7 +524,13 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     valid_at = bindparam("valid_at", type_=BigInteger())
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
     retracted_row = _retracted_by(known_at).label("_r")
-    if shape.sources:
+    if shape.light:
+        q = (
+            select(*(c[name] for name in ROW_COLUMNS))
+            .where(*filters, temporal(shape.states, valid_at, known_at))
+            .order_by(*_VERSION_ORDER)
+        )
+    elif shape.sources:
         # the fact's source episodes ride along (one row per version and source, in
         # the order ``sources_of`` gives them): ``get`` is then one statement
         s = sources_table.c
@@ -487,6 +544,22 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             .where(*filters, temporal(shape.states, valid_at, known_at))
             .order_by(*_VERSION_ORDER, s.recorded_at, s.episode_id)
         )
+    elif shape.text:
+        # and each version's stored vector (None: it has none), looked up by its
+        # primary key in a correlated subquery: as a join, PostgreSQL planned it from
+        # stale statistics as a walk of the tenant's vectors for every row
+        v = vectors_table.c
+        vec = (
+            select(v.vec)
+            .where(v.tenant == c.tenant, v.kind == "v", v.item_id == c.id)
+            .correlate(versions)
+            .scalar_subquery()
+        )
+        # unordered: a capped read (``retrieval.within``) stops at its limit instead
+        # of sorting every row of the range first
+        q = select(
+            *_READ_COLUMNS, c.content_hash, c.index_text, vec.label("_vec"), retracted_row
+        ).where(*filters, temporal(shape.states, valid_at, known_at))
     else:
         q = (
             select(*_READ_COLUMNS, retracted_row)
@@ -519,6 +592,16 @@ class FactsQuery:
             names = prepared.columns
             return [dict(zip(names, row, strict=True)) for row in prepared.rows(conn, self.params)]
         return [dict(r) for r in conn.execute(self.statement, self.params).mappings()]
+
+    def rows(self, conn: Connection) -> list[FactRow]:
+        """A ``light`` read's rows as ``FactRow`` values (inline shapes only)."""
+        assert self.shape.light and self.shape.inline
+        return [
+            FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+            for fid, vid, subj, skey, pred, obj, vf, vt in _facts_prepared(self.shape).rows(
+                conn, self.params
+            )
+        ]
 
     def facts(self, conn: Connection, valid_at: int) -> list[Fact]:
         """The facts read, with their sources (in the statement's rows when its
@@ -563,6 +646,8 @@ def facts_query(
     fact_ref: str | None = None,
     ref_is_fact_id: bool = False,
     with_sources: bool | None = None,
+    light: bool = False,
+    with_text: bool = False,
 ) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
     and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
@@ -571,7 +656,10 @@ def facts_query(
     read is one statement. By default a point read (a fact, a subject, a few
     subjects or fact ids; no limit, which would count the joined rows) joins
     them; a wide read (a prefix, a whole scope) reads them in a second statement,
-    one row per fact instead of one per version."""
+    one row per fact instead of one per version. ``light``: only ``ROW_COLUMNS``,
+    no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
+    the rows also carry ``content_hash``, ``index_text`` and the version's stored
+    vector as ``_vec`` (a read without its sources joined: ``retrieval.within``)."""
     levels = (scope.user, scope.agent, scope.session)
     params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
     params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
@@ -600,7 +688,9 @@ def facts_query(
         _bind_list(params, "subject_keys", subject_keys, n_subjects)
     if limit is not None:
         params["limit"] = limit
-    if with_sources is None:
+    if light:
+        with_sources = False
+    elif with_sources is None:
         with_sources = limit is None and (
             fact_ref is not None
             or subject_key is not None
@@ -621,6 +711,8 @@ def facts_query(
         limit=limit is not None,
         fact_ref=0 if fact_ref is None else 1 if ref_is_fact_id else 2,
         sources=with_sources,
+        light=light,
+        text=with_text and not with_sources and not light,
     )
     return FactsQuery(shape, params)
 

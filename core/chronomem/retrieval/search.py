@@ -20,7 +20,7 @@ from ..predicates import Volatility
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import legs
+from . import legs, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import GRAPH_CAP, Fused, HitKind, finish, fuse, in_window, leg_weights, recency
@@ -142,6 +142,31 @@ def search(
     rankings: dict[str, tuple[HitKind, list[tuple[str, float]]]] = {}
     failed: dict[str, str] = {}
     qvec: np.ndarray | None = None
+    if subject_prefix and within.applies(subject_prefix, tf, wanted):
+        # a prefix holding few rows is searched within them (retrieval/within.py)
+        found = within.search(
+            engine,
+            scope,
+            query,
+            tf,
+            k=k,
+            n=n,
+            wanted=wanted,
+            min_score=min_score,
+            subject_prefix=subject_prefix,
+            subject=subject,
+            predicates=predicates,
+            exact=exact,
+        )
+        if found is not None:
+            if found.every_leg_failed:
+                raise SearchFailed(f"every search leg failed: {found.failed}")
+            hits = [Hit(fact, None, score, explain) for fact, score, explain in found.kept]
+            if r.reranker is not None and hits:
+                hits = list(r.reranker.rerank(query, hits))
+            for h in hits[:k]:
+                h.explain["degraded"] = bool(found.failed)
+            return SearchResult(hits[:k], found.failed)
     with engine.backend.read() as conn:
         preds = None
         skey = None

@@ -50,6 +50,8 @@ def _escape_key(key: str) -> str:
 
 
 def _unescape_key(text: str) -> str:
+    if "\\" not in text:
+        return text  # nothing escaped (the common case): no walk over the characters
     out: list[str] = []
     i = 0
     while i < len(text):

@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
 
-from chronomem import Fact, Memory
+from chronomem import Fact, FactRow, Memory
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, keys, namespaces, scoring
@@ -67,17 +67,28 @@ class Reader:
     def record(self, subject: str) -> Record | None:
         return self.items([subject])[subject]
 
-    def items(self, subjects: Iterable[str]) -> dict[str, Record | None]:
+    def items(self, subjects: Iterable[str], *, light: bool = False) -> dict[str, Record | None]:
         """The live record of each subject (``None``: no such item), in one query
-        per ``SUBJECTS_PER_QUERY`` subjects."""
+        per ``SUBJECTS_PER_QUERY`` subjects. ``light``: read as ``FactRow`` values
+        (``Memory.rows``, a point read: what a ``get`` needs), not ``Fact`` values."""
         wanted = list(dict.fromkeys(subjects))
         found: dict[str, Record] = {}
         for i in range(0, len(wanted), SUBJECTS_PER_QUERY):
-            found.update(group(self._facts(subjects=wanted[i : i + SUBJECTS_PER_QUERY])))
+            chunk = wanted[i : i + SUBJECTS_PER_QUERY]
+            if light:
+                found.update(group(self._rows(subjects=chunk)))
+            else:
+                found.update(group(self._facts(subjects=chunk)))
         return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
+    def _rows(self, **kw: Any) -> list[FactRow]:
+        return self.memory.rows(
+            valid_at=from_us(self.valid_at), known_at=opt_dt(self.known_at), exact=True, **kw
+        )
+
     def records(self, prefix: tuple[str, ...]) -> list[Record]:
-        return alive(group(self._facts(subject_prefix=keys.namespace_prefix(prefix))))
+        """The live items under ``prefix`` (read as ``FactRow`` values)."""
+        return alive(group(self._rows(subject_prefix=keys.namespace_prefix(prefix))))
 
     def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
@@ -123,7 +134,9 @@ class Reader:
         k = max(end, 1) * SEARCH_POOL
         while k <= MAX_POOL:
             n_hits, best = self._best_per_item(op, k)
-            records = self.items(best)
+            if n_hits < k and len(best) < end:
+                return best  # every hit there is names fewer items than the page holds
+            records = self.items(best, light=True)
             ranked = sorted(
                 (
                     s

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from chronomem import Fact, InvalidType
+from chronomem import Fact, FactRow, InvalidType
 from chronomem.identity import encodable
 from chronomem.timeutil import from_us, to_us
 
@@ -72,6 +72,11 @@ class Marker:
         )
 
 
+# A live fact as a record holds it: a ``Fact``, or the ``FactRow`` of a point read
+# (``Memory.rows``), which has every attribute a record and a put plan use.
+Live = Fact | FactRow
+
+
 @dataclass
 class Record:
     """The facts of one item live at a read's instants."""
@@ -79,10 +84,10 @@ class Record:
     subject: str
     namespace: tuple[str, ...]
     key: str
-    marker_fact: Fact | None = None
-    facts: dict[str, Fact] = field(default_factory=dict)  # predicate -> fact (not the marker)
+    marker_fact: Live | None = None
+    facts: dict[str, Live] = field(default_factory=dict)  # predicate -> fact (not the marker)
     # the marker fact last decoded, and what it said (a get reads it three times)
-    _decoded: tuple[Fact, Marker] | None = field(default=None, repr=False, compare=False)
+    _decoded: tuple[Live, Marker] | None = field(default=None, repr=False, compare=False)
 
     @property
     def marker(self) -> Marker | None:
@@ -129,14 +134,19 @@ class Record:
     def updated_at(self) -> datetime:
         return from_us(self.updated_us)
 
-    def all_facts(self) -> list[Fact]:
+    @property
+    def light(self) -> bool:
+        """Read as ``FactRow`` values (a point read), not as ``Fact`` values."""
+        return isinstance(self.marker_fact, FactRow)
+
+    def all_facts(self) -> list[Live]:
         out = list(self.facts.values())
         if self.marker_fact is not None:
             out.append(self.marker_fact)
         return out
 
 
-def group(facts: Iterable[Fact]) -> dict[str, Record]:
+def group(facts: Iterable[Live]) -> dict[str, Record]:
     """Live facts grouped into records by subject (facts of other subjects are skipped)."""
     out: dict[str, Record] = {}
     for f in facts:

@@ -18,6 +18,7 @@ from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
+    Item,
     ListNamespacesOp,
     Op,
     PutOp,
@@ -349,16 +350,20 @@ class ChronomemStore(BaseStore):
             return self._run(ops, ctx)
 
     def _run(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
+        if len(ops) == 1 and type(ops[0]) is GetOp:
+            return [self._get(ops[0], ctx)]
         puts = self._prepare(ops)
         reader = self._reader(ctx)
         pinned = reader.known_at is not None and self._pin is None
         # every item the batch gets or puts, in one read (a pinned run's puts are
         # planned against the present, where they are written)
         put_subjects = [put.subject for put in puts.values()]
-        items = reader.items(
-            [keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)]
-            + ([] if pinned else put_subjects)
-        )
+        get_subjects = [
+            keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)
+        ]
+        # a batch that only reads gets its items as rows (``Memory.rows``, a point
+        # read); one that puts reads them as facts, which the put plans use
+        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=not puts)
         if pinned and put_subjects:
             items.update(self._reader().items(put_subjects))
         results: list[Result] = []
@@ -379,8 +384,41 @@ class ChronomemStore(BaseStore):
             else:
                 results.append(None)
         if self._pin is None:
-            self._write(puts, items, touched, ctx)
+            self._refresh_and_write(reader, puts, items, touched, ctx)
         return results
+
+    def _get(self, op: GetOp, ctx: pinning.RunContext | None) -> Item | None:
+        """A batch of one ``get`` (what ``store.get`` sends): ``_run`` without the
+        batch's bookkeeping."""
+        validate_op_namespace(op)
+        subject = keys.subject(tuple(op.namespace), _check_key(op.key))
+        reader = self._reader(ctx)
+        rec = reader.items([subject], light=True)[subject]
+        if rec is None:
+            return None
+        item = to_item(rec)
+        pinned = reader.known_at is not None and self._pin is None
+        m = rec.marker
+        if op.refresh_ttl and not pinned and self._pin is None and m is not None and m.ttl:
+            self._refresh_and_write(reader, {}, {subject: rec}, {subject: rec}, ctx)
+        return item
+
+    def _refresh_and_write(
+        self,
+        reader: Reader,
+        puts: dict[int, PreparedPut],
+        items: dict[str, Record | None],
+        touched: dict[str, Record],
+        ctx: pinning.RunContext | None,
+    ) -> None:
+        # a TTL refresh re-puts the item: read as facts (a get read it as rows)
+        light = [s for s, r in touched.items() if r.light and r.marker and r.marker.ttl]
+        for s, rec in reader.items(light).items():
+            if rec is None:
+                touched.pop(s)
+            else:
+                touched[s] = rec
+        self._write(puts, items, touched, ctx)
 
     def _write(
         self,

@@ -1,0 +1,184 @@
+"""A search bounded by a subject prefix that holds few rows runs within them
+(``chronomem.retrieval.within``, issue #19). It must find what the tenant-wide
+search finds under the same prefix and filters: the same facts from the vector
+and entity-graph legs (their scores are computed the same way, over the same
+rows), only facts under the prefix that are live at the search's instants, and
+nothing from a sibling scope. ``within.ROW_CAP = 0`` forces the tenant-wide path
+for the comparison."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chronomem import EndOp, Memory, SearchFailed, reads
+from chronomem.retrieval import within
+from chronomem.retrieval.legs import TimeFilter
+from chronomem.retrieval.search import search as run_search
+
+from .conftest import ManualClock
+
+counter = itertools.count()
+WORDS = ["tea", "coffee", "paris", "berlin", "study", "studies", "botany", "visited", "chess"]
+SUBJECTS = ["ns.a.x", "ns.a.y", "ns.ab.z", "ns.b.w", "other"]
+
+facts = st.lists(
+    st.tuples(
+        st.sampled_from(SUBJECTS),
+        st.sampled_from(["likes", "lives_in", "studies"]),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+        st.sampled_from(["keep", "end", "retract"]),
+    ),
+    min_size=1,
+    max_size=14,
+)
+queries = st.lists(st.sampled_from([*WORDS, "ns.a.x", "what", "does"]), min_size=1, max_size=4)
+
+
+def _put(m: Memory, subject: str, predicate: str, obj: str) -> str:
+    return m.apply([m.assertion(subject, predicate, obj, exact=True)]).fact_ids[0]
+
+
+def _end(m: Memory, subject: str, predicate: str, obj: str) -> None:
+    m.apply([EndOp(subject, predicate, obj, None, exact=True)])
+
+
+def _run(m: Memory, query: str, prefix: str, legs: list[str] | None, **kw: object) -> list[str]:
+    hits = run_search(
+        m._engine, m.scope, query, k=50, subject_prefix=prefix, exact=True, legs_enabled=legs, **kw
+    )
+    return [h.fact.version_id for h in hits if h.fact is not None]
+
+
+def _both(
+    m: Memory, monkeypatch: pytest.MonkeyPatch, query: str, prefix: str, legs: list[str] | None
+) -> tuple[list[str], list[str]]:
+    bounded = _run(m, query, prefix, legs)
+    with monkeypatch.context() as patch:
+        patch.setattr(within, "ROW_CAP", 0)
+        wide = _run(m, query, prefix, legs)
+    return bounded, wide
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(spec=facts, words=queries, prefix=st.sampled_from(["ns.", "ns.a.", "ns.a.x", "ns.b"]))
+def test_within_finds_what_the_tenant_wide_search_finds(
+    memory: Memory,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    spec: list[tuple[str, str, str, str]],
+    words: list[str],
+    prefix: str,
+) -> None:
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    for subject, predicate, obj, then in spec:
+        fid = _put(m, subject, predicate, obj)
+        clock.advance(seconds=1)
+        if then == "end":
+            _end(m, subject, predicate, obj)
+        elif then == "retract":
+            m.retract(fid)
+        clock.advance(seconds=1)
+    query = " ".join(words)
+    live = {
+        f.version_id for f in m.facts(subject_prefix=prefix) if f.subject_key.startswith(prefix)
+    }
+    for legs in (["fact_vector"], ["entity_graph"]):
+        bounded, wide = _both(m, monkeypatch, query, prefix, legs)
+        # the same scores over the same rows: the same facts, in the same order
+        assert bounded == wide, legs
+    bounded, wide = _both(m, monkeypatch, query, prefix, None)
+    assert set(bounded) <= live
+    assert set(wide) <= live
+    vector_only, _ = _both(m, monkeypatch, query, prefix, ["fact_vector"])
+    assert set(vector_only) <= set(bounded)
+
+
+def test_within_reads_at_the_searchs_instants(memory: Memory, clock: ManualClock) -> None:
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    _put(m, "ns.a", "likes", "green tea")
+    clock.advance(seconds=10)
+    then = clock()
+    clock.advance(seconds=10)
+    _put(m, "ns.a", "likes", "black tea")
+    _end(m, "ns.a", "likes", "green tea")
+    clock.advance(seconds=10)
+    now = {h.fact.object for h in m.search("tea", subject_prefix="ns.") if h.fact}
+    past = {h.fact.object for h in m.search("tea", subject_prefix="ns.", as_of=then) if h.fact}
+    assert now == {"black tea"}
+    assert past == {"green tea"}
+    belief = m.search("tea", subject_prefix="ns.", known_at=then, valid_at=clock())
+    assert {h.fact.object for h in belief if h.fact} == {"green tea"}
+    assert m.search("tea", subject_prefix="ns.", valid_at=then - timedelta(days=1)) == []
+
+
+def test_within_keeps_to_the_scope(url: str | None, clock: ManualClock) -> None:
+    with Memory(url, clock=clock) as base:
+        mine, theirs = base.scoped(user="me"), base.scoped(user="them")
+        _put(mine, "doc.1", "says", "chess openings")
+        _put(theirs, "doc.2", "says", "chess endgames")
+        _put(base, "doc.3", "says", "chess history")
+        got = {h.fact.object for h in mine.search("chess", subject_prefix="doc.") if h.fact}
+        assert got == {"chess openings", "chess history"}
+        got = {h.fact.object for h in base.search("chess", subject_prefix="doc.") if h.fact}
+        assert got == {"chess history"}
+
+
+def test_a_large_prefix_goes_tenant_wide(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    m.apply([m.assertion(f"big.{i}", "says", f"word{i} chess", exact=True) for i in range(6)])
+    calls: list[str] = []
+    real = within.prefix_rows
+
+    def spy(*args: object, **kw: object) -> object:
+        out = real(*args, **kw)  # type: ignore[arg-type]
+        calls.append("within" if out is not None else "wide")
+        return out
+
+    monkeypatch.setattr(within, "prefix_rows", spy)
+    monkeypatch.setattr(within, "ROW_CAP", 5)
+    assert len(m.search("chess", subject_prefix="big.", k=10)) == 6
+    monkeypatch.setattr(within, "ROW_CAP", 6)
+    assert len(m.search("chess", subject_prefix="big.", k=10)) == 6
+    assert calls == ["wide", "within"]
+    # a prefix the index cannot bound, retracted versions, episodes: tenant-wide
+    assert reads.subject_range("big\\") is None
+    assert not within.applies("big\\", TimeFilter(0, None, frozenset()), set())
+
+
+def test_a_failing_leg_within_is_reported(memory: Memory) -> None:
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    _put(m, "ns.d", "speaks", "Portuguese")
+    r = m._retrieval
+
+    def boom() -> None:
+        raise RuntimeError("leg down")
+
+    r.fail["fact_vector"] = boom
+    try:
+        res = m.search("portuguese", subject_prefix="ns.")
+        assert res.degraded and set(res.failed_legs) == {"fact_vector"}
+        assert [h.fact.object for h in res if h.fact] == ["Portuguese"]
+        for leg in ("fact_lexical", "entity_graph"):
+            r.fail[leg] = boom
+        with pytest.raises(SearchFailed):
+            m.search("portuguese", subject_prefix="ns.")
+    finally:
+        r.fail.clear()
+
+
+def test_light_stem_joins_plurals_and_tenses() -> None:
+    stem = within.light_stem
+    assert stem("studies") == stem("study") == "study"
+    assert stem("visited") == stem("visits") == "visit"
+    assert stem("boxes") == "box"
+    assert stem("chess") == "chess"
+    assert stem("is") == "is"
