@@ -1,7 +1,7 @@
 """Search and read latency of chronomem at growing store sizes (issue: retrieval).
 
     python benchmarks/search.py                       # 1k, 10k, 100k facts on SQLite
-    python benchmarks/search.py --sizes 1000000       # 1M (opt-in: minutes, ~1.5 GB RSS)
+    python benchmarks/search.py --sizes 1000000       # 1M (opt-in: minutes)
     python benchmarks/search.py --backend postgres    # PostgreSQL (CHRONOMEM_PG_URL)
 
 Each size runs in its own subprocess so peak RSS is per size. Reports p50/p95
@@ -82,7 +82,9 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
         )
         for _ in range(queries)
     ]
+    t = time.perf_counter()
     m.search(qs[0][0])  # first call builds the in-process mirror; measured separately
+    first_search_s = time.perf_counter() - t
     timings: dict[str, list[float]] = {"search": [], "current": [], "as_of": []}
     for query, subject in qs:
         for name, fn in (
@@ -105,7 +107,9 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
     out: dict[str, object] = {
         "size": size,
         "versions": stats.versions,
+        "ingest_s": round(ingest_s, 1),
         "ingest_facts_per_s": round(size / ingest_s, 1),
+        "first_search_s": round(first_search_s, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     for name, values in timings.items():
@@ -125,6 +129,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--out", help="results file (default benchmarks/results/search-<backend>.json)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child process: one size
     args = ap.parse_args()
     if args.one:
@@ -163,13 +168,15 @@ def main() -> None:
             "platform": platform.platform(),
         },
         "embedder": "hashing-v1-256",
+        "pg_url": PG_URL if args.backend == "postgres" else None,
+        "loadavg": os.getloadavg(),
         "queries": args.queries,
         "rows": rows,
     }
-    out = HERE / "results" / f"search-{args.backend}.json"
+    out = Path(args.out).resolve() if args.out else HERE / "results" / f"search-{args.backend}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out.relative_to(HERE.parent)}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
