@@ -241,6 +241,7 @@ def search(
                     subject_prefix=subject_prefix,
                     predicates=preds,
                     subject_key=skey,
+                    rows_in_tenant=mirror.v.n,
                 ),
             )
         else:
