@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
 from ..batching import chunks
 from ..schema import episodes, txclock, vectors, versions
@@ -206,7 +206,7 @@ class Quantized:
         safe = np.where(scale > 0, scale, 1).astype(np.float32)
         codes = np.clip(np.rint(vecs / safe[:, None]), -127, 127).astype(np.int8)
         # a non-zero component never rounds to 0: a row's codes are zero on a query's
-        # dimensions exactly when its vector is (its score is then exactly 0)
+        # dimensions exactly when its vector is (its score is then exactly 0: touched)
         tiny = (codes == 0) & (vecs != 0)
         codes[tiny] = np.sign(vecs[tiny]).astype(np.int8)
         resid = np.abs(vecs - codes.astype(np.float32) * scale[:, None]).max(axis=1, initial=0)
@@ -222,17 +222,13 @@ class Quantized:
             self.blocks[b][:, off : off + take] = codes[done : done + take].T
             done += take
 
-    def approx(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate cosine of the query with every row (float32), and which rows
-        have a non-zero code on a non-zero dimension of the query (the others score
-        exactly 0)."""
+    def approx(self, q: np.ndarray) -> np.ndarray:
+        """Approximate cosine of the query with every row (float32)."""
         n = self.n
         out = np.zeros(n, dtype=np.float32)
         nz = np.flatnonzero(q)
         sparse = len(nz) * 4 <= self.dim
-        touched = np.zeros(n, dtype=bool) if sparse else np.ones(n, dtype=bool)
         tmp = np.empty(BLOCK, dtype=np.float32)
-        hit = np.empty(BLOCK, dtype=bool)
         for b, block in enumerate(self.blocks):
             lo = b * BLOCK
             cnt = min(BLOCK, n - lo)
@@ -241,19 +237,27 @@ class Quantized:
             dst = out[lo : lo + cnt]
             if sparse:
                 # one contiguous multiply-add per non-zero dimension of the query
-                t, h, seen = tmp[:cnt], hit[:cnt], touched[lo : lo + cnt]
+                t = tmp[:cnt]
                 for j in nz:
-                    row = block[j, :cnt]
-                    np.multiply(row, q[j], out=t)
+                    np.multiply(block[j, :cnt], q[j], out=t)
                     dst += t
-                    np.not_equal(row, 0, out=h)
-                    seen |= h
             else:
                 for s in range(0, cnt, 8192):
                     e = min(cnt, s + 8192)
                     dst[s:e] = q @ block[:, s:e].astype(np.float32)
         out *= self.scale.view
-        return out, touched
+        return out
+
+    def touched(self, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Whether each row at ``positions`` has a non-zero code on a non-zero
+        dimension of the query (a row that has not scores exactly 0)."""
+        nz = np.flatnonzero(q)
+        out = np.zeros(len(positions), dtype=bool)
+        blk, off = np.divmod(positions, BLOCK)
+        for b in np.unique(blk):
+            sel = blk == b
+            out[sel] = (self.blocks[int(b)][nz][:, off[sel]] != 0).any(axis=0)
+        return out
 
     def bound(self, q: np.ndarray) -> np.ndarray:
         """Per row, how far ``approx`` can be from the float32 score (|q|_1 * resid,
@@ -262,6 +266,14 @@ class Quantized:
         return (l1 * (self.resid.view + 1e-6 * self.dim * self.scale.view * 127) + 1e-6).astype(
             np.float32
         )
+
+
+# the stored float32 vectors of some rows (compiled once; the id list expands)
+_EXACT = select(vectors.c.item_id, vectors.c.vec).where(
+    vectors.c.tenant == bindparam("t"),
+    vectors.c.kind == bindparam("k"),
+    vectors.c.item_id.in_(bindparam("ids", expanding=True)),
+)
 
 
 @dataclass
@@ -308,9 +320,8 @@ class Mirror:
         if self.with_vectors:
             self.vecs.reserve(cap)
 
-    def scores(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate cosine similarity of the query with every row (int8 codes),
-        and the rows that can score non-zero (``Quantized.approx``)."""
+    def scores(self, q: np.ndarray) -> np.ndarray:
+        """Approximate cosine similarity of the query with every row (int8 codes)."""
         return self.vecs.approx(q)
 
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
@@ -319,14 +330,8 @@ class Mirror:
         ids = [self.ids[p] for p in positions]
         found: dict[str, bytes] = {}
         for part in chunks(ids):
-            rows = conn.execute(
-                select(vectors.c.item_id, vectors.c.vec).where(
-                    vectors.c.tenant == self.tenant,
-                    vectors.c.kind == self.kind,
-                    vectors.c.item_id.in_(part),
-                )
-            )
-            found.update((i, v) for i, v in rows)
+            args = {"t": self.tenant, "k": self.kind, "ids": part}
+            found.update((i, v) for i, v in conn.execute(_EXACT, args))
         out = np.full(len(ids), -np.inf, dtype=np.float32)
         mat = np.zeros((len(ids), self.dim), dtype=np.float32)
         have = np.zeros(len(ids), dtype=bool)

@@ -172,10 +172,10 @@ def episode_mask(mirror: TenantMirror, scope: Scope, tf: TimeFilter) -> np.ndarr
 # -- vector and graph legs (mirror) -----------------------------------------------------
 
 
-# Candidates re-scored exactly per vector leg: the top RESCORE (or 4 n) by the
+# Candidates re-scored exactly per vector leg: the top RESCORE (or 2 n) by the
 # int8 approximation, then every row whose error bound could still reach the
 # n-th best exact score.
-RESCORE = 64
+RESCORE = 32
 
 
 def vector_leg(
@@ -189,12 +189,12 @@ def vector_leg(
     approximate scores rank."""
     if m.n == 0 or n <= 0:
         return []
-    approx, touched = m.scores(q)
+    approx = m.scores(q)
     upper = approx + m.vecs.bound(q)
-    idx = np.flatnonzero(mask & m.has_vec.view & touched & (upper > 0))
+    idx = np.flatnonzero(mask & m.has_vec.view & (upper > 0))
     if len(idx) == 0:
         return []
-    take = min(len(idx), max(4 * n, RESCORE))
+    take = min(len(idx), max(2 * n, RESCORE))
     a = approx[idx]
     cand = idx if take == len(idx) else idx[np.argpartition(-a, take - 1)[:take]]
     if conn is None:
@@ -205,8 +205,12 @@ def vector_leg(
         best = sorted((s for s in score.values() if s > 0), reverse=True)
         # rows outside the candidates whose bound reaches the floor (ties included;
         # with fewer than n positive scores, every admitted row that may be positive)
-        sel = upper[idx] >= best[n - 1] if len(best) >= n else upper[idx] > 0
-        rest = [int(j) for j in idx[sel] if int(j) not in score]
+        far = idx[upper[idx] >= best[n - 1]] if len(best) >= n else idx
+        # a row whose codes miss every query dimension scores exactly 0: never a hit
+        zero = far[approx[far] == 0]
+        if len(zero):
+            far = np.union1d(far[approx[far] != 0], zero[m.vecs.touched(q, zero)])
+        rest = [int(j) for j in far if int(j) not in score]
         if rest:
             score.update(zip(rest, m.exact(conn, rest, q).tolist(), strict=True))
     # ties: content hash, then position (insertion order): no dependence on scan order
