@@ -49,7 +49,11 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
         schema = f"bench_{os.getpid()}"
         eng = create_engine(PG_URL)
         with eng.connect() as c:
-            c.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"))
+            for ext in ("btree_gist", "vector"):  # those the server has (pgvector: HNSW legs)
+                if c.execute(
+                    text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": ext}
+                ).scalar():
+                    c.execute(text(f"CREATE EXTENSION IF NOT EXISTS {ext} SCHEMA public"))
             c.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"))
             c.commit()
         url = f"{PG_URL}?options=-csearch_path%3D{schema},public"
@@ -107,6 +111,7 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
     out: dict[str, object] = {
         "size": size,
         "versions": stats.versions,
+        "pgvector": bool(m._retrieval.pgvector),
         "ingest_s": round(ingest_s, 1),
         "ingest_facts_per_s": round(size / ingest_s, 1),
         "first_search_s": round(first_search_s, 2),
