@@ -222,3 +222,17 @@ def test_entity_index_matches_a_scan(monkeypatch: pytest.MonkeyPatch) -> None:
         for c in range(10):
             want = sorted(int(p) for p in np.flatnonzero((m.subj.view == c) | (m.obj.view == c)))
             assert list(m.by_entity.get(c, ())) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300_000), st.integers(1, 200), st.integers(0, 2**31), st.booleans())
+def test_top_finds_the_largest_values(n: int, take: int, seed: int, coarse: bool) -> None:
+    rnd = np.random.default_rng(seed)
+    a = rnd.normal(size=n).astype(np.float32)
+    if coarse:  # many ties and masked rows
+        a = np.round(a * 2).astype(np.float32)
+        a[rnd.random(n) < 0.3] = -np.inf
+    take = min(take, n)
+    got = legs._top(a, take)
+    assert len(got) == take == len(set(got.tolist()))
+    assert np.array_equal(np.sort(a[got]), np.sort(a)[n - take :])

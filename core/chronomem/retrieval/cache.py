@@ -181,15 +181,15 @@ class Codes:
 class Quantized:
     """Vectors as int8 codes (``round(v / scale)``, ``scale = max|v| / 127`` per
     vector), column-major in blocks of ``BLOCK`` rows, with each vector's scale and
-    its largest rounding error ``resid`` (``max |v - codes * scale|``). For a query
-    ``q`` the approximate score is off the float32 one by at most
-    ``|q|_1 * resid`` (plus float rounding): ``bound``."""
+    its largest rounding error (``max |v - codes * scale|``, kept as ``slack`` with
+    float rounding added). For a query ``q`` the approximate score is off the
+    float32 one by at most ``|q|_1 * slack``: ``bound``."""
 
     def __init__(self, dim: int):
         self.dim = dim
         self.blocks: list[np.ndarray] = []
         self.scale = Grow(np.float32)
-        self.resid = Grow(np.float32)
+        self.slack = Grow(np.float32)  # per vector: its rounding error bound
 
     @property
     def n(self) -> int:
@@ -197,7 +197,7 @@ class Quantized:
 
     def reserve(self, cap: int) -> None:
         self.scale.reserve(cap)
-        self.resid.reserve(cap)
+        self.slack.reserve(cap)
 
     def extend(self, vecs: np.ndarray) -> None:
         first = self.n
@@ -210,8 +210,10 @@ class Quantized:
         tiny = (codes == 0) & (vecs != 0)
         codes[tiny] = np.sign(vecs[tiny]).astype(np.int8)
         resid = np.abs(vecs - codes.astype(np.float32) * scale[:, None]).max(axis=1, initial=0)
+        # plus float32 rounding of a dim-term sum of products of size <= max|v|
+        slack = resid + 1e-6 * self.dim * amax
         self.scale.extend(scale)
-        self.resid.extend(resid.astype(np.float32))
+        self.slack.extend(slack.astype(np.float32))
         done = 0
         while done < len(vecs):
             p = first + done
@@ -260,12 +262,10 @@ class Quantized:
         return out
 
     def bound(self, q: np.ndarray) -> np.ndarray:
-        """Per row, how far ``approx`` can be from the float32 score (|q|_1 * resid,
-        plus float32 rounding of a dim-term sum)."""
-        l1 = float(np.abs(q).sum())
-        return (l1 * (self.resid.view + 1e-6 * self.dim * self.scale.view * 127) + 1e-6).astype(
-            np.float32
-        )
+        """Per row, how far ``approx`` can be from the float32 score: ``|q|_1`` times
+        the row's ``slack`` (its largest rounding error plus float32 rounding of a
+        dim-term sum), plus a constant for the query's own rounding."""
+        return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
 
 
 # the stored float32 vectors of some rows (compiled once; the id list expands)

@@ -178,6 +178,24 @@ def episode_mask(mirror: TenantMirror, scope: Scope, tf: TimeFilter) -> np.ndarr
 RESCORE = 32
 
 
+def _top(a: np.ndarray, take: int) -> np.ndarray:
+    """Positions of the ``take`` largest values of ``a`` (any order among them). On
+    a large array a threshold from an evenly spaced sample first cuts it to the few
+    rows at or above it (all of the top when at least ``take`` are), so the
+    partition runs over those, not over every row."""
+    n = len(a)
+    if take >= n:
+        return np.arange(n)
+    if n > 65_536 and n > 64 * take:
+        sample = a[:: n // 16_384]
+        m = min(len(sample), max(8, 4 * take * len(sample) // n))
+        thr = np.partition(sample, len(sample) - m)[len(sample) - m]
+        sel = np.flatnonzero(a >= thr)
+        if take <= len(sel) < n // 4:
+            return sel[np.argpartition(-a[sel], take - 1)[:take]]
+    return np.argpartition(-a, take - 1)[:take]
+
+
 def vector_leg(
     m: Mirror, mask: np.ndarray, q: np.ndarray, n: int, conn: Connection | None = None
 ) -> Ranking:
@@ -189,23 +207,26 @@ def vector_leg(
     approximate scores rank."""
     if m.n == 0 or n <= 0:
         return []
-    approx = m.scores(q)
-    upper = approx + m.vecs.bound(q)
-    idx = np.flatnonzero(mask & m.has_vec.view & (upper > 0))
-    if len(idx) == 0:
-        return []
-    take = min(len(idx), max(2 * n, RESCORE))
-    a = approx[idx]
-    cand = idx if take == len(idx) else idx[np.argpartition(-a, take - 1)[:take]]
+    ok = mask & m.has_vec.view
+    approx = np.where(ok, m.scores(q), np.float32(-np.inf))
+    bound = m.vecs.bound(q)
+    take = max(2 * n, RESCORE)
+    if np.count_nonzero(ok) * 4 < m.n:  # a selective mask: partition the admitted only
+        idx = np.flatnonzero(ok)
+        cand = idx[_top(approx[idx], min(len(idx), take))]
+    else:
+        cand = _top(approx, min(m.n, take))
+    cand = cand[approx[cand] + bound[cand] > 0]  # a row that cannot score > 0 is out
     if conn is None:
         score = {int(j): float(approx[j]) for j in cand}
     else:
         cl = cand.tolist()
         score = dict(zip(cl, m.exact(conn, cl, q).tolist(), strict=True))
         best = sorted((s for s in score.values() if s > 0), reverse=True)
-        # rows outside the candidates whose bound reaches the floor (ties included;
-        # with fewer than n positive scores, every admitted row that may be positive)
-        far = idx[upper[idx] >= best[n - 1]] if len(best) >= n else idx
+        # rows outside the candidates whose bound reaches the n-th best exact score
+        # (ties included; with fewer than n positive scores, any that may be positive)
+        upper = approx + bound
+        far = np.flatnonzero(upper >= best[n - 1] if len(best) >= n else upper > 0)
         # a row whose codes miss every query dimension scores exactly 0: never a hit
         zero = far[approx[far] == 0]
         if len(zero):
