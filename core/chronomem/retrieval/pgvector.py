@@ -5,7 +5,6 @@ fills the top k (pgvector >= 0.8)."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,13 +85,6 @@ def ensure_column(conn: Connection, dim: int) -> None:
         )
 
 
-# cm_vectors is analyzed by the writer (like cm_versions) after every doubling of
-# the vectors this process wrote: without statistics PostgreSQL plans the vector leg
-# as if the table were tiny (a scan of every vector and a sort, never the HNSW index).
-ANALYZE_FIRST = 2000
-_written: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
-
-
 def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
     """Set ``embedding`` of the given (tenant ``t``, kind ``k``, item ``i``) rows to
     ``e`` (a vector literal): one ``UPDATE … FROM unnest(…)`` per tenant and kind,
@@ -109,11 +101,6 @@ def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
             ),
             {"t": tenant, "k": kind, "ids": [r["i"] for r in rows], "es": [r["e"] for r in rows]},
         )
-    state = _written.setdefault(conn.engine, [0, ANALYZE_FIRST])
-    state[0] += len(params)
-    if state[0] >= state[1]:
-        state[1] = state[0] * 2
-        conn.execute(text("ANALYZE cm_vectors"))
 
 
 def _prepare(conn: Connection) -> None:
