@@ -8,11 +8,13 @@ code of an erased row behind."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
 
 from chronomem import Memory
 from chronomem.retrieval import cache, legs, search
@@ -236,3 +238,39 @@ def test_top_finds_the_largest_values(n: int, take: int, seed: int, coarse: bool
     got = legs._top(a, take)
     assert len(got) == take == len(set(got.tolist()))
     assert np.array_equal(np.sort(a[got]), np.sort(a)[n - take :])
+
+
+@pytest.mark.parametrize("backend", ["pgvector"])
+def test_pgvector_hnsw_order_finds_what_the_exact_scan_finds(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Above EXACT_BELOW the leg orders by the distance alone (what HNSW can serve) and
+    # sorts ties itself; on a small store HNSW (ef_search 100) finds the exact top n.
+    from chronomem.retrieval import pgvector as pgv
+
+    memory.remember_many(
+        [{"subject": f"u{i}", "predicate": "likes", "obj": f"tea {i % 9} pot"} for i in range(60)]
+    )
+    q = memory._retrieval.embedder.embed(["tea 3 pot"])[0]
+    tf = legs.TimeFilter(2**62, None, frozenset({legs.State.LIVE}))
+    with memory._engine.backend.read() as conn:
+        exact = pgv.fact_leg(conn, memory.scope, tf, q, 10, rows_in_tenant=0)
+        monkeypatch.setattr(pgv, "EXACT_BELOW", 0)
+        seen: list[tuple[str, Any]] = []
+
+        def capture(c: Any, cur: Any, stmt: str, params: Any, ctx: Any, many: bool) -> None:
+            if "<=>" in stmt:
+                seen.append((stmt, params))
+
+        event.listen(conn, "before_cursor_execute", capture)
+        hnsw = pgv.fact_leg(conn, memory.scope, tf, q, 10, rows_in_tenant=10**6)
+        event.remove(conn, "before_cursor_execute", capture)
+        # the leg's own statement can be served by the index (a multi-key ORDER BY
+        # could not, whatever the planner was told); a tiny table favours a scan and
+        # a sort, so both are switched off to ask
+        conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+        conn.exec_driver_sql("SET LOCAL enable_sort = off")
+        plan = str(conn.exec_driver_sql("EXPLAIN " + seen[0][0], seen[0][1]).all())
+    assert [i for i, _ in hnsw] == [i for i, _ in exact]
+    assert np.allclose([s for _, s in hnsw], [s for _, s in exact], atol=1e-6)
+    assert "cm_vectors_hnsw" in plan
