@@ -1,7 +1,7 @@
 """Search and read latency of chronomem at growing store sizes (issue: retrieval).
 
     python benchmarks/search.py                       # 1k, 10k, 100k facts on SQLite
-    python benchmarks/search.py --sizes 1000000       # 1M (opt-in: minutes, ~1.5 GB RSS)
+    python benchmarks/search.py --sizes 1000000       # 1M (opt-in: minutes)
     python benchmarks/search.py --backend postgres    # PostgreSQL (CHRONOMEM_PG_URL)
 
 Each size runs in its own subprocess so peak RSS is per size. Reports p50/p95
@@ -39,8 +39,11 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def measure(size: int, backend: str, queries: int) -> dict[str, object]:
+def measure(
+    size: int, backend: str, queries: int, hnsw_after_load: bool = False
+) -> dict[str, object]:
     from chronomem import Memory
+    from chronomem.retrieval import search as retrieval_search
 
     schema = None
     if backend == "postgres":
@@ -49,13 +52,21 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
         schema = f"bench_{os.getpid()}"
         eng = create_engine(PG_URL)
         with eng.connect() as c:
-            c.execute(text("CREATE EXTENSION IF NOT EXISTS btree_gist SCHEMA public"))
+            for ext in ("btree_gist", "vector"):  # those the server has (pgvector: HNSW legs)
+                if c.execute(
+                    text("SELECT 1 FROM pg_available_extensions WHERE name = :n"), {"n": ext}
+                ).scalar():
+                    c.execute(text(f"CREATE EXTENSION IF NOT EXISTS {ext} SCHEMA public"))
             c.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"))
             c.commit()
         url = f"{PG_URL}?options=-csearch_path%3D{schema},public"
     else:
         url = str(Path(tempfile.mkdtemp()) / "bench.db")
     m = Memory(url)
+    bulk = hnsw_after_load and m._retrieval.pgvector
+    if bulk:  # load without the HNSW index, build it once after (CREATE INDEX)
+        with m._engine.backend.write() as c:
+            c.exec_driver_sql("DROP INDEX IF EXISTS cm_vectors_hnsw")
     rnd = random.Random(size)
     subjects = max(1, size // 5)
     t0 = time.perf_counter()
@@ -74,6 +85,17 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
         if midpoint is None and start >= size // 2:
             midpoint = receipt.recorded_at
     ingest_s = time.perf_counter() - t0
+    index_s = None
+    if bulk:
+        t = time.perf_counter()
+        with m._engine.backend.write() as c:
+            c.exec_driver_sql("SET LOCAL maintenance_work_mem = '2GB'")
+            c.exec_driver_sql(
+                "CREATE INDEX cm_vectors_hnsw ON cm_vectors USING hnsw (embedding vector_cosine_ops)"
+            )
+            c.exec_driver_sql("ANALYZE cm_vectors")
+            c.exec_driver_sql("ANALYZE cm_versions")
+        index_s = time.perf_counter() - t
     as_of = midpoint or datetime.now(timezone.utc)
     qs = [
         (
@@ -82,7 +104,9 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
         )
         for _ in range(queries)
     ]
+    t = time.perf_counter()
     m.search(qs[0][0])  # first call builds the in-process mirror; measured separately
+    first_search_s = time.perf_counter() - t
     timings: dict[str, list[float]] = {"search": [], "current": [], "as_of": []}
     for query, subject in qs:
         for name, fn in (
@@ -93,6 +117,15 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
             t = time.perf_counter()
             fn()
             timings[name].append((time.perf_counter() - t) * 1000)
+    # each vector or lexical leg alone (the same queries, fewer of them)
+    legs_p50: dict[str, float] = {}
+    for leg in ("fact_lexical", "fact_vector", "entity_graph"):
+        ts = []
+        for query, _ in qs[: max(20, queries // 4)]:
+            t = time.perf_counter()
+            retrieval_search(m._engine, m.scope, query, k=10, legs_enabled=[leg])
+            ts.append((time.perf_counter() - t) * 1000)
+        legs_p50[leg] = round(statistics.median(ts), 3)
     stats = m.stats()
     m.close()
     if schema:
@@ -105,12 +138,17 @@ def measure(size: int, backend: str, queries: int) -> dict[str, object]:
     out: dict[str, object] = {
         "size": size,
         "versions": stats.versions,
+        "pgvector": bool(m._retrieval.pgvector),
+        "ingest_s": round(ingest_s, 1),
         "ingest_facts_per_s": round(size / ingest_s, 1),
+        "hnsw_built_after_load_s": None if index_s is None else round(index_s, 1),
+        "first_search_s": round(first_search_s, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     for name, values in timings.items():
         out[f"{name}_p50_ms"] = round(statistics.median(values), 3)
         out[f"{name}_p95_ms"] = round(pct(values, 0.95), 3)
+    out["one_leg_search_p50_ms"] = legs_p50
     out["as_of_over_current_p50"] = round(
         float(out["as_of_p50_ms"]) / max(float(out["current_p50_ms"]), 1e-9),
         2,  # type: ignore[arg-type]
@@ -125,15 +163,22 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--out", help="results file (default benchmarks/results/search-<backend>.json)")
+    ap.add_argument(
+        "--hnsw-after-load",
+        action="store_true",
+        help="pgvector: load without the HNSW index and build it once after (bulk load)",
+    )
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child process: one size
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.backend, args.queries)))
+        print(json.dumps(measure(args.one, args.backend, args.queries, args.hnsw_after_load)))
         return
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         res = subprocess.run(
-            [sys.executable, __file__, "--one", str(size), "--backend", args.backend, "--queries", str(args.queries)],
+            [sys.executable, __file__, "--one", str(size), "--backend", args.backend, "--queries", str(args.queries)]
+            + (["--hnsw-after-load"] if args.hnsw_after_load else []),
             capture_output=True, text=True, check=True,
         )  # fmt: skip
         row = json.loads(res.stdout.strip().splitlines()[-1])
@@ -163,13 +208,16 @@ def main() -> None:
             "platform": platform.platform(),
         },
         "embedder": "hashing-v1-256",
+        "pg_url": PG_URL if args.backend == "postgres" else None,
+        "loadavg": os.getloadavg(),
         "queries": args.queries,
+        "hnsw_after_load": args.hnsw_after_load,
         "rows": rows,
     }
-    out = HERE / "results" / f"search-{args.backend}.json"
+    out = Path(args.out).resolve() if args.out else HERE / "results" / f"search-{args.backend}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out.relative_to(HERE.parent)}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

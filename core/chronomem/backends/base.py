@@ -186,6 +186,10 @@ class Backend:
     def after_insert_versions(cls, conn: Connection, n_inserted: int) -> None:
         """Planner upkeep after a write inserted ``n_inserted`` versions."""
 
+    @classmethod
+    def after_insert_vectors(cls, conn: Connection, n_inserted: int) -> None:
+        """Planner upkeep after a write inserted ``n_inserted`` vectors."""
+
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
     def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:

@@ -46,6 +46,7 @@ TEXT_CONFIG = "simple"
 TEXT_CONFIG_STEMMED = "english"
 log = logging.getLogger("chronomem.schema")  # migration messages
 _inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
+_vectors_inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
 
 # PostgreSQL ranks at most this many GIN matches (the most recently recorded):
 # ts_rank_cd reads every ranked row's tsvector, so ranking every row that shares
@@ -323,6 +324,19 @@ class PostgresBackend(Backend):
         if state[0] >= state[1]:
             state[1] = state[0] * 2
             conn.exec_driver_sql("ANALYZE cm_versions")
+
+    @classmethod
+    def after_insert_vectors(cls, conn: Connection, n_inserted: int) -> None:
+        """``ANALYZE cm_vectors`` after each doubling, as for versions: unanalyzed,
+        the vector leg's re-score lookup (``item_id IN …``) was planned as a scan of
+        every vector of the tenant, and pgvector's leg as a scan and sort."""
+        if n_inserted <= 0:
+            return
+        state = _vectors_inserted.setdefault(conn.engine, [0, ANALYZE_FIRST])
+        state[0] += n_inserted
+        if state[0] >= state[1]:
+            state[1] = state[0] * 2
+            conn.exec_driver_sql("ANALYZE cm_vectors")
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod

@@ -37,7 +37,8 @@ def attach(engine: Engine, embedder: Any = None, *, reembed: bool = False) -> Re
             from .pgvector import ensure_column
 
             ensure_column(conn, emb.dim)
-    r = Retrieval(emb, Indexer(emb, pgvector=pgvector), MirrorSet(emb.dim), pgvector=pgvector)
+    mirrors = MirrorSet(emb.dim, with_vectors=not pgvector)  # pgvector ranks vectors in SQL
+    r = Retrieval(emb, Indexer(emb, pgvector=pgvector), mirrors, pgvector=pgvector)
     engine.retrieval = r
     engine.hooks.append(r.indexer.on_versions)
     engine.episode_hooks.append(r.indexer.on_episodes)

@@ -1,11 +1,21 @@
-"""An in-process mirror of one tenant's versions and episodes, for the vector
-and entity-graph legs: time, scope and entity columns as numpy arrays, and
-the vectors as one matrix.
+"""An in-process mirror of one tenant's versions and episodes, for the vector,
+entity-graph and batch legs and for the final scores: time, scope and entity
+columns as numpy arrays, and the vectors quantised to int8.
+
+Bounded (issue #19): every column is a fixed-width numpy array (ids and content
+hashes as bytes, no Python object per row), the id -> position map and the
+entity -> facts map are sorted arrays plus a small tail, and each vector is kept
+as int8 codes with a per-vector scale (a quarter of float32). The vector leg
+scans the codes and re-scores its candidates exactly from the float32 vectors in
+``cm_vectors``; the quantisation error of every row is bounded, so the re-scored
+ranking is the one an exact float32 scan gives (``vector_leg``). At 1M facts of
+the 256-dim hashing embedder that is ~256 MB of codes instead of ~1 GB.
 
 It is synced incrementally by transaction time: every write bumps the
 tenant's clock row, so a search reads that one row and fetches only versions
-recorded or superseded since the last sync (works across processes). Erasure
-bumps an erase marker, which forces a full reload."""
+recorded or superseded since the last sync (works across processes), streamed
+in chunks (a full load never holds every row at once). Erasure bumps an erase
+marker, which forces a full reload."""
 
 from __future__ import annotations
 
@@ -15,34 +25,140 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, or_, select
+from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
+from ..batching import chunks
 from ..schema import episodes, txclock, vectors, versions
 
 MAX = np.iinfo(np.int64).max
+BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
+SYNC_CHUNK = 20_000  # rows per fetched partition of a sync
+TAIL = 4_096  # unindexed rows an index tolerates before it re-sorts (at least)
+DENSE_SLAB = 1_024  # rows of codes converted to float32 at once for a dense query
 
 
 class Grow:
-    """A 1-d numpy array with amortised appends."""
+    """A 1-d numpy array with amortised appends (x1.5; ``reserve`` sizes exactly)."""
 
     def __init__(self, dtype: Any, fill: Any = 0):
         self.a = np.full(64, fill, dtype=dtype)
         self.n = 0
         self.fill = fill
 
-    def extend(self, values: list[Any]) -> None:
-        need = self.n + len(values)
-        if need > len(self.a):
-            cap = max(need, 2 * len(self.a))
+    def reserve(self, cap: int) -> None:
+        if cap > len(self.a):
             b = np.full(cap, self.fill, dtype=self.a.dtype)
             b[: self.n] = self.a[: self.n]
             self.a = b
+
+    def extend(self, values: Any) -> None:
+        need = self.n + len(values)
+        if need > len(self.a):
+            self.reserve(max(need, len(self.a) + len(self.a) // 2))
         self.a[self.n : need] = values
         self.n = need
 
     @property
     def view(self) -> np.ndarray:
         return self.a[: self.n]
+
+
+class Strs(Grow):
+    """ASCII-ish strings as fixed-width bytes (UTF-8; the width grows to the longest)."""
+
+    def __init__(self) -> None:
+        super().__init__("S1", b"")
+
+    def extend(self, values: Any) -> None:
+        enc = [s.encode("utf-8", "surrogatepass") for s in values]
+        width = max((len(b) for b in enc), default=1)
+        if width > self.a.dtype.itemsize:
+            self.a = self.a.astype(f"S{width}")
+        super().extend(enc)
+
+    def __getitem__(self, p: Any) -> str:
+        return bytes(self.a[p]).decode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class Ids(Strs):
+    """Row ids with ``get(id) -> position``: a sorted copy of the first ``base`` ids
+    (binary search) and a dict for the rows appended since; the sorted part is
+    rebuilt when the tail outgrows ``max(TAIL, base / 8)`` (amortised O(log n))."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # (sorted ids, their positions, tail id -> position), replaced as a whole
+        self._state: tuple[np.ndarray, np.ndarray, dict[str, int]] = (
+            np.empty(0, dtype="S1"),
+            np.empty(0, dtype=np.int64),
+            {},
+        )
+        self._upto = 0  # rows the state covers
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+        if self._upto == self.n:
+            return self._state
+        with self._lock:
+            n = self.n
+            keys, _, tail = self._state
+            if n - len(keys) > max(TAIL, len(keys) // 8):
+                order = np.argsort(self.a[:n], kind="stable")
+                self._state = (self.a[:n][order], order, {})
+            else:
+                for p in range(self._upto, n):
+                    tail[self[p]] = p
+            self._upto = n
+            return self._state
+
+    def get(self, s: str, default: int | None = None) -> int | None:
+        keys, order, tail = self._refresh()
+        p = tail.get(s)
+        if p is not None:
+            return p
+        b = s.encode("utf-8", "surrogatepass")
+        if not b or len(b) > keys.dtype.itemsize:
+            return default
+        i = int(np.searchsorted(keys, b))
+        if i < len(keys) and keys[i] == b:
+            return int(order[i])
+        return default
+
+    def __contains__(self, s: object) -> bool:
+        return isinstance(s, str) and self.get(s) is not None
+
+
+class EntityIndex:
+    """Entity code -> positions of the versions whose subject or object it is:
+    the codes of the first ``base`` rows sorted once (and re-sorted as the
+    ``Ids`` tail is), the rows after them scanned."""
+
+    def __init__(self, subj: Grow, obj: Grow):
+        self.subj, self.obj = subj, obj
+        # (sorted codes, their positions, rows covered), replaced as a whole
+        self._state: tuple[np.ndarray, np.ndarray, int] = (
+            np.empty(0, dtype=np.int32),
+            np.empty(0, dtype=np.int64),
+            0,
+        )
+        self._lock = threading.Lock()
+
+    def get(self, code: int, default: Any = ()) -> Any:
+        n = self.subj.n
+        if n - self._state[2] > max(TAIL, self._state[2] // 8):
+            with self._lock:
+                if n - self._state[2] > max(TAIL, self._state[2] // 8):
+                    both = np.concatenate([self.subj.a[:n], self.obj.a[:n]])
+                    order = np.argsort(both, kind="stable")
+                    self._state = (both[order], order % n, n)
+        codes, pos, base = self._state
+        lo, hi = np.searchsorted(codes, [code, code + 1])
+        tail = np.flatnonzero((self.subj.a[base:n] == code) | (self.obj.a[base:n] == code))
+        out = np.unique(np.concatenate([pos[lo:hi], tail + base]))
+        return [int(p) for p in out] if len(out) else default
 
 
 class Codes:
@@ -63,16 +179,119 @@ class Codes:
         return self.index.get(s or "", -1) if s else 0
 
 
+class Quantized:
+    """Vectors as int8 codes (``round(v / scale)``, ``scale = max|v| / 127`` per
+    vector), column-major in blocks of ``BLOCK`` rows, with each vector's scale and
+    its largest rounding error (``max |v - codes * scale|``, kept as ``slack`` with
+    float rounding added). For a query ``q`` the approximate score is off the
+    float32 one by at most ``|q|_1 * slack``: ``bound``."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.blocks: list[np.ndarray] = []
+        self.scale = Grow(np.float32)
+        self.slack = Grow(np.float32)  # per vector: its rounding error bound
+
+    @property
+    def n(self) -> int:
+        return self.scale.n
+
+    def reserve(self, cap: int) -> None:
+        self.scale.reserve(cap)
+        self.slack.reserve(cap)
+
+    def extend(self, vecs: np.ndarray) -> None:
+        first = self.n
+        amax = np.abs(vecs).max(axis=1) if len(vecs) else np.empty(0, np.float32)
+        scale = (amax / 127).astype(np.float32)
+        safe = np.where(scale > 0, scale, 1).astype(np.float32)
+        codes = np.clip(np.rint(vecs / safe[:, None]), -127, 127).astype(np.int8)
+        # a non-zero component never rounds to 0: a row's codes are zero on a query's
+        # dimensions exactly when its vector is (its score is then exactly 0: touched)
+        tiny = (codes == 0) & (vecs != 0)
+        codes[tiny] = np.sign(vecs[tiny]).astype(np.int8)
+        resid = np.abs(vecs - codes.astype(np.float32) * scale[:, None]).max(axis=1, initial=0)
+        # plus float32 rounding of a dim-term sum of products of size <= max|v|
+        slack = resid + 1e-6 * self.dim * amax
+        self.scale.extend(scale)
+        self.slack.extend(slack.astype(np.float32))
+        done = 0
+        while done < len(vecs):
+            p = first + done
+            b, off = divmod(p, BLOCK)
+            if b == len(self.blocks):
+                self.blocks.append(np.zeros((self.dim, BLOCK), dtype=np.int8))
+            take = min(BLOCK - off, len(vecs) - done)
+            self.blocks[b][:, off : off + take] = codes[done : done + take].T
+            done += take
+
+    def approx(self, q: np.ndarray) -> np.ndarray:
+        """Approximate cosine of the query with every row (float32)."""
+        n = self.n
+        out = np.zeros(n, dtype=np.float32)
+        nz = np.flatnonzero(q)
+        sparse = len(nz) * 4 <= self.dim
+        tmp = np.empty(BLOCK, dtype=np.float32)
+        # a dense query: codes converted a cache-sized slab at a time, then one BLAS
+        # product per slab (a larger slab, or the whole block, ran several times slower)
+        slab = np.empty((self.dim, DENSE_SLAB), dtype=np.float32)
+        for b, block in enumerate(self.blocks):
+            lo = b * BLOCK
+            cnt = min(BLOCK, n - lo)
+            if cnt <= 0:
+                break
+            dst = out[lo : lo + cnt]
+            if sparse:
+                # one contiguous multiply-add per non-zero dimension of the query
+                t = tmp[:cnt]
+                for j in nz:
+                    np.multiply(block[j, :cnt], q[j], out=t)
+                    dst += t
+            else:
+                for s in range(0, cnt, DENSE_SLAB):
+                    e = min(cnt, s + DENSE_SLAB)
+                    part = slab[:, : e - s]
+                    np.copyto(part, block[:, s:e], casting="unsafe")
+                    np.matmul(q, part, out=dst[s:e])
+        out *= self.scale.view
+        return out
+
+    def touched(self, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Whether each row at ``positions`` has a non-zero code on a non-zero
+        dimension of the query (a row that has not scores exactly 0)."""
+        nz = np.flatnonzero(q)
+        out = np.zeros(len(positions), dtype=bool)
+        blk, off = np.divmod(positions, BLOCK)
+        for b in np.unique(blk):
+            sel = blk == b
+            out[sel] = (self.blocks[int(b)][nz][:, off[sel]] != 0).any(axis=0)
+        return out
+
+    def bound(self, q: np.ndarray) -> np.ndarray:
+        """Per row, how far ``approx`` can be from the float32 score: ``|q|_1`` times
+        the row's ``slack`` (its largest rounding error plus float32 rounding of a
+        dim-term sum), plus a constant for the query's own rounding."""
+        return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
+
+
+# the stored float32 vectors of some rows (compiled once; the id list expands)
+_EXACT = select(vectors.c.item_id, vectors.c.vec).where(
+    vectors.c.tenant == bindparam("t"),
+    vectors.c.kind == bindparam("k"),
+    vectors.c.item_id.in_(bindparam("ids", expanding=True)),
+)
+
+
 @dataclass
 class Mirror:
     """Rows of one kind ('v' versions, 'e' episodes) of one tenant."""
 
     kind: str
     dim: int
-    ids: list[str] = field(default_factory=list)
-    pos: dict[str, int] = field(default_factory=dict)
-    hashes: list[str] = field(default_factory=list)
-    subjects: list[str] = field(default_factory=list)
+    tenant: str = ""
+    with_vectors: bool = True
+    ids: Ids = field(default_factory=Ids)
+    hashes: Strs = field(default_factory=Strs)
 
     def __post_init__(self) -> None:
         self.start = Grow(np.int64)  # valid_from / occurred_at
@@ -86,37 +305,51 @@ class Mirror:
         self.obj = Grow(np.int32)
         self.pred = Grow(np.int32)
         self.has_vec = Grow(np.bool_, False)
-        # Column-major (dim x capacity): a sparse query (the hashing embedder's)
-        # reads only the rows of its non-zero dimensions.
-        self.mat_t = np.zeros((self.dim, 64), dtype=np.float32)
-        self.by_entity: dict[int, list[int]] = {}  # entity code -> positions (subject or object)
+        self.vecs = Quantized(self.dim)
+        self.by_entity = EntityIndex(self.subj, self.obj)  # entity code -> positions
 
     @property
     def n(self) -> int:
-        return len(self.ids)
+        return self.ids.n
 
-    def add_vectors(self, first: int, vecs: np.ndarray) -> None:
-        need = first + len(vecs)
-        if need > self.mat_t.shape[1]:
-            cap = max(need, 2 * self.mat_t.shape[1])
-            m = np.zeros((self.dim, cap), dtype=np.float32)
-            m[:, :first] = self.mat_t[:, :first]
-            self.mat_t = m
-        self.mat_t[:, first:need] = vecs.T
+    @property
+    def pos(self) -> Ids:
+        """id -> position (``.get``, ``in``)."""
+        return self.ids
+
+    def reserve(self, cap: int) -> None:
+        cols = [self.start, self.end, self.rec, self.sup, self.user, self.agent, self.session]
+        if self.kind == "v":
+            cols += [self.subj, self.obj, self.pred]
+        for g in [*cols, self.has_vec, self.ids, self.hashes]:
+            g.reserve(cap)
+        if self.with_vectors:
+            self.vecs.reserve(cap)
 
     def scores(self, q: np.ndarray) -> np.ndarray:
-        """Cosine similarity of the query with every row (unit vectors)."""
-        n = self.n
-        nz = np.flatnonzero(q)
-        if len(nz) * 4 > self.dim:
-            return q @ self.mat_t[:, :n]
-        # Sparse query: one contiguous multiply-add per non-zero dimension
-        # (a fancy-indexed gather would copy the rows first and cost 4x more).
-        out = np.zeros(n, dtype=np.float32)
-        tmp = np.empty(n, dtype=np.float32)
-        for j in nz:
-            np.multiply(self.mat_t[j, :n], q[j], out=tmp)
-            out += tmp
+        """Approximate cosine similarity of the query with every row (int8 codes)."""
+        return self.vecs.approx(q)
+
+    def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
+        """The float32 cosine of the query with the rows at ``positions``, from the
+        vectors stored in ``cm_vectors`` (-inf where the row has none any more)."""
+        ids = [self.ids[p] for p in positions]
+        found: dict[str, bytes] = {}
+        for part in chunks(ids):
+            args = {"t": self.tenant, "k": self.kind, "ids": part}
+            found.update((i, v) for i, v in conn.execute(_EXACT, args))
+        out = np.full(len(ids), -np.inf, dtype=np.float32)
+        mat = np.zeros((len(ids), self.dim), dtype=np.float32)
+        have = np.zeros(len(ids), dtype=bool)
+        for j, i in enumerate(ids):
+            blob = found.get(i)
+            if blob is not None and len(blob) == 4 * self.dim:
+                mat[j] = np.frombuffer(blob, dtype="<f4")
+                have[j] = True
+        if len(ids):
+            # per row, numpy's pairwise sum of the products: a row's score does not
+            # depend on which other rows are re-scored with it (a BLAS product may)
+            out[have] = (mat * q.astype(np.float32)).sum(axis=1, dtype=np.float32)[have]
         return out
 
 
@@ -124,43 +357,34 @@ class TenantMirror:
     """One tenant's mirror in this process: its versions (``v``) and episodes
     (``e``), with scope, entity and predicate codes shared by both. ``last`` is the
     transaction time synced to and ``erased`` the erase marker last seen; ``sync``
-    (under ``lock``) brings both up to the tenant's clock row."""
+    (under ``lock``) brings both up to the tenant's clock row. Without vectors
+    (``with_vectors=False``: PostgreSQL with pgvector ranks vectors in SQL) the
+    mirror holds the columns only."""
 
-    def __init__(self, tenant: str, dim: int):
+    def __init__(self, tenant: str, dim: int, with_vectors: bool = True):
         self.tenant = tenant
         self.dim = dim
+        self.with_vectors = with_vectors
         self.last = -(2**63)
         self.erased: int | None = None
-        self.v = Mirror("v", dim)
-        self.e = Mirror("e", dim)
+        self.v = Mirror("v", dim, tenant, with_vectors)
+        self.e = Mirror("e", dim, tenant, with_vectors)
         self.scopes = Codes()
         self.entities = Codes()
         self.preds = Codes()
         self.lock = threading.Lock()
 
-    def _vecs(self, conn: Connection, kind: str, ids: list[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for i in range(0, len(ids), 900):
-            rows = conn.execute(
-                select(vectors.c.item_id, vectors.c.vec).where(
-                    vectors.c.tenant == self.tenant,
-                    vectors.c.kind == kind,
-                    vectors.c.item_id.in_(ids[i : i + 900]),
-                )
-            )
-            for item_id, blob in rows:
-                out[item_id] = np.frombuffer(blob, dtype="<f4")
-        return out
+    def _reset(self) -> None:
+        self.__init__(self.tenant, self.dim, self.with_vectors)  # type: ignore[misc]
 
-    def _append(self, m: Mirror, rows: Sequence[Any], conn: Connection) -> None:
-        new = [r for r in rows if r.id not in m.pos]
+    def _append(self, m: Mirror, rows: Sequence[Any], held_upto: int) -> None:
+        """Append the rows not held yet (only one recorded by ``held_upto``, the
+        latest recorded_at held before this sync, can be)."""
+        new = [r for r in rows if r.recorded_at > held_upto or r.id not in m.pos]
         if not new:
             return
-        first = m.n
-        for j, r in enumerate(new):
-            m.pos[r.id] = first + j
-            m.ids.append(r.id)
-            m.hashes.append(r.content_hash)
+        m.ids.extend([r.id for r in new])
+        m.hashes.extend([r.content_hash for r in new])
         sc = self.scopes.code
         m.user.extend([sc(r.user_id) for r in new])
         m.agent.extend([sc(r.agent_id) for r in new])
@@ -174,27 +398,43 @@ class TenantMirror:
             m.subj.extend([ec(r.subject_key) for r in new])
             m.obj.extend([ec(r.object_key) for r in new])
             m.pred.extend([self.preds.code(r.predicate) for r in new])
-            m.subjects.extend([r.subject_key for r in new])
-            for j in range(len(new)):
-                p = first + j
-                for code in {int(m.subj.a[p]), int(m.obj.a[p])}:
-                    m.by_entity.setdefault(code, []).append(p)
         else:
             m.start.extend([r.occurred_at for r in new])
             m.end.extend([MAX] * len(new))
             m.sup.extend([MAX] * len(new))
-        vecs = self._vecs(conn, m.kind, [r.id for r in new])
+        if not self.with_vectors:
+            m.has_vec.extend([False] * len(new))
+            return
+        size = 4 * self.dim
+        flags = [r.vec is not None and len(r.vec) == size for r in new]
         block = np.zeros((len(new), self.dim), dtype=np.float32)
-        flags = []
         for j, r in enumerate(new):
-            vec = vecs.get(r.id)
-            if vec is not None and len(vec) == self.dim:
-                block[j] = vec
-                flags.append(True)
-            else:
-                flags.append(False)
+            if flags[j]:
+                block[j] = np.frombuffer(r.vec, dtype="<f4")
         m.has_vec.extend(flags)
-        m.add_vectors(first, block)
+        m.vecs.extend(block)
+
+    def _rows(self, conn: Connection, tbl: Any, kind: str, cols: list[Any], where: Any) -> Any:
+        """The rows (with their stored vector, when the mirror keeps vectors), in
+        partitions of ``SYNC_CHUNK`` (a full load is never materialised at once)."""
+        if self.with_vectors:
+            join = tbl.outerjoin(
+                vectors,
+                and_(
+                    vectors.c.tenant == tbl.c.tenant,
+                    vectors.c.kind == kind,
+                    vectors.c.item_id == tbl.c.id,
+                ),
+            )
+            stmt = select(*cols, vectors.c.vec).select_from(join)
+        else:
+            stmt = select(*cols)
+        stmt = (
+            stmt.where(where)
+            .order_by(tbl.c.recorded_at, tbl.c.id)
+            .execution_options(yield_per=SYNC_CHUNK)
+        )
+        return conn.execute(stmt).partitions()
 
     def sync(self, conn: Connection) -> None:
         """Bring the mirror up to the database's latest transaction time."""
@@ -206,53 +446,57 @@ class TenantMirror:
             ).first()
             if row is None:  # the tenant was purged (or never written): nothing to mirror
                 if self.v.n or self.e.n:
-                    self.__init__(self.tenant, self.dim)  # type: ignore[misc]
+                    self._reset()
                 return
             last, erased = row[0], row[1]
             if erased != self.erased:
-                self.__init__(self.tenant, self.dim)  # type: ignore[misc]
+                self._reset()
                 self.erased = erased
             if last is None or last == self.last:
                 return
             since = self.last
+            if self.v.n == 0 and self.e.n == 0:  # a full load: size the columns once
+                for m, tbl in ((self.v, versions), (self.e, episodes)):
+                    count = conn.execute(
+                        select(func.count()).select_from(tbl).where(tbl.c.tenant == self.tenant)
+                    ).scalar_one()
+                    m.reserve(int(count))
             vcols = [
                 versions.c.id, versions.c.content_hash, versions.c.user_id, versions.c.agent_id,
                 versions.c.session_id, versions.c.valid_from, versions.c.valid_to,
                 versions.c.recorded_at, versions.c.superseded_at, versions.c.subject_key,
                 versions.c.object_key, versions.c.predicate,
             ]  # fmt: skip
-            rows = conn.execute(
-                select(*vcols)
-                .where(
-                    versions.c.tenant == self.tenant,
-                    or_(versions.c.recorded_at > since, versions.c.superseded_at > since),
-                )
-                .order_by(versions.c.recorded_at, versions.c.id)
-            ).all()
             m = self.v
-            for r in rows:  # closes of versions we already hold
-                p = m.pos.get(r.id)
-                if p is not None and r.superseded_at is not None:
-                    m.sup.a[p] = r.superseded_at
-            self._append(m, rows, conn)
+            held_v = int(m.rec.view.max()) if m.n else -(2**63)
+            held_e = int(self.e.rec.view.max()) if self.e.n else -(2**63)
+            changed = and_(
+                versions.c.tenant == self.tenant,
+                or_(versions.c.recorded_at > since, versions.c.superseded_at > since),
+            )
+            for part in self._rows(conn, versions, "v", vcols, changed):
+                for r in part:  # closes of versions we already hold
+                    if r.superseded_at is not None and r.recorded_at <= held_v:
+                        p = m.pos.get(r.id)
+                        if p is not None:
+                            m.sup.a[p] = r.superseded_at
+                self._append(m, part, held_v)
             ecols = [
                 episodes.c.id, episodes.c.content_hash, episodes.c.user_id, episodes.c.agent_id,
                 episodes.c.session_id, episodes.c.occurred_at, episodes.c.recorded_at,
             ]  # fmt: skip
-            erows = conn.execute(
-                select(*ecols)
-                .where(and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since))
-                .order_by(episodes.c.recorded_at, episodes.c.id)
-            ).all()
-            self._append(self.e, erows, conn)
+            recorded = and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since)
+            for part in self._rows(conn, episodes, "e", ecols, recorded):
+                self._append(self.e, part, held_e)
             self.last = last
 
 
 class MirrorSet:
     """One mirror per tenant, created on first use."""
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, with_vectors: bool = True):
         self.dim = dim
+        self.with_vectors = with_vectors
         self._by_tenant: dict[str, TenantMirror] = {}
         self._lock = threading.Lock()
 
@@ -260,7 +504,7 @@ class MirrorSet:
         with self._lock:
             m = self._by_tenant.get(tenant)
             if m is None:
-                m = self._by_tenant[tenant] = TenantMirror(tenant, self.dim)
+                m = self._by_tenant[tenant] = TenantMirror(tenant, self.dim, self.with_vectors)
             return m
 
     def clear(self) -> None:

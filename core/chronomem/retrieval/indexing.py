@@ -95,6 +95,7 @@ class Indexer:
                     for (r, _), v in zip(keep, vecs, strict=True)
                 ],
             )
+        of(conn).after_insert_vectors(conn, len(keep))  # PostgreSQL: ANALYZE now and then
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         self._write(conn, "v", rows, [fact_text(r) for r in rows])

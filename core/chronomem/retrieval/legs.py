@@ -155,10 +155,9 @@ def fact_mask(
     if subject_key is not None:
         mask &= m.subj.view == mirror.entities.get(subject_key)
     if subject_prefix:
-        idx = np.flatnonzero(mask)
-        keep = [i for i in idx if m.subjects[i].startswith(subject_prefix)]
-        mask = np.zeros(m.n, dtype=bool)
-        mask[keep] = True
+        names = mirror.entities.names
+        codes = [c for c, name in enumerate(names) if name.startswith(subject_prefix)]
+        mask &= np.isin(m.subj.view, codes)
     return mask
 
 
@@ -173,20 +172,71 @@ def episode_mask(mirror: TenantMirror, scope: Scope, tf: TimeFilter) -> np.ndarr
 # -- vector and graph legs (mirror) -----------------------------------------------------
 
 
-def vector_leg(m: Mirror, mask: np.ndarray, q: np.ndarray, n: int) -> Ranking:
-    """Exact cosine search over the rows the mask admits."""
-    if m.n == 0:
+# Candidates re-scored exactly per vector leg: the top RESCORE (or 2 n) by the
+# int8 approximation, then every row whose error bound could still reach the
+# n-th best exact score.
+RESCORE = 32
+
+
+def _top(a: np.ndarray, take: int) -> np.ndarray:
+    """Positions of the ``take`` largest values of ``a`` (any order among them). On
+    a large array a threshold from an evenly spaced sample first cuts it to the few
+    rows at or above it (all of the top when at least ``take`` are), so the
+    partition runs over those, not over every row."""
+    n = len(a)
+    if take >= n:
+        return np.arange(n)
+    if n > 65_536 and n > 64 * take:
+        sample = a[:: n // 16_384]
+        m = min(len(sample), max(8, 4 * take * len(sample) // n))
+        thr = np.partition(sample, len(sample) - m)[len(sample) - m]
+        sel = np.flatnonzero(a >= thr)
+        if take <= len(sel) < n // 4:
+            return sel[np.argpartition(-a[sel], take - 1)[:take]]
+    return np.argpartition(-a, take - 1)[:take]
+
+
+def vector_leg(
+    m: Mirror, mask: np.ndarray, q: np.ndarray, n: int, conn: Connection | None = None
+) -> Ranking:
+    """Cosine search over the rows the mask admits: a scan of the int8 codes, then
+    the candidates re-scored from the float32 vectors in ``cm_vectors`` (``conn``).
+    A row left out can only be one whose approximate score plus its error bound is
+    below the n-th best exact score, so the ranking (ties by content hash, then
+    insertion order) is the one an exact float32 scan gives. Without ``conn`` the
+    approximate scores rank."""
+    if m.n == 0 or n <= 0:
         return []
-    scores = m.scores(q)
-    admitted = mask & m.has_vec.view & (scores > 0)
-    count = int(admitted.sum())
-    if count == 0:
-        return []
-    scores = np.where(admitted, scores, -np.inf)
-    take = min(n, count)
-    part = np.argpartition(-scores, take - 1)[:take] if take < m.n else np.flatnonzero(admitted)
-    top = sorted(part, key=lambda j: (-float(scores[j]), m.hashes[j]))[:take]
-    return [(m.ids[j], float(scores[j])) for j in top]
+    ok = mask & m.has_vec.view
+    approx = np.where(ok, m.scores(q), np.float32(-np.inf))
+    bound = m.vecs.bound(q)
+    take = max(2 * n, RESCORE)
+    if np.count_nonzero(ok) * 4 < m.n:  # a selective mask: partition the admitted only
+        idx = np.flatnonzero(ok)
+        cand = idx[_top(approx[idx], min(len(idx), take))]
+    else:
+        cand = _top(approx, min(m.n, take))
+    cand = cand[approx[cand] + bound[cand] > 0]  # a row that cannot score > 0 is out
+    if conn is None:
+        score = {int(j): float(approx[j]) for j in cand}
+    else:
+        cl = cand.tolist()
+        score = dict(zip(cl, m.exact(conn, cl, q).tolist(), strict=True))
+        best = sorted((s for s in score.values() if s > 0), reverse=True)
+        # rows outside the candidates whose bound reaches the n-th best exact score
+        # (ties included; with fewer than n positive scores, any that may be positive)
+        upper = approx + bound
+        far = np.flatnonzero(upper >= best[n - 1] if len(best) >= n else upper > 0)
+        # a row whose codes miss every query dimension scores exactly 0: never a hit
+        zero = far[approx[far] == 0]
+        if len(zero):
+            far = np.union1d(far[approx[far] != 0], zero[m.vecs.touched(q, zero)])
+        rest = [int(j) for j in far if int(j) not in score]
+        if rest:
+            score.update(zip(rest, m.exact(conn, rest, q).tolist(), strict=True))
+    # ties: content hash, then position (insertion order): no dependence on scan order
+    top = sorted((j for j, s in score.items() if s > 0), key=lambda j: (-score[j], m.hashes[j], j))
+    return [(m.ids[j], score[j]) for j in top[:n]]
 
 
 def _ngrams(words: list[str], max_len: int = 4) -> list[str]:

@@ -37,8 +37,10 @@ def _distance(q: np.ndarray) -> Any:
     return emb.op("<=>")(cast(bindparam("q", vector_literal(q)), Vector()))
 
 
-def _order(dist: Any, rows_in_tenant: int) -> Any:
-    return dist if rows_in_tenant >= EXACT_BELOW else dist + 0
+def _order(dist: Any, rows_in_tenant: int, tiebreak: list[Any]) -> list[Any]:
+    """HNSW: the distance alone (what the index can serve). Exact: the distance
+    hidden from the index, then the tiebreak, so the cut at n is reproducible."""
+    return [dist] if rows_in_tenant >= EXACT_BELOW else [dist + 0, *tiebreak]
 
 
 def vector_literal(v: np.ndarray) -> str:
@@ -84,13 +86,21 @@ def ensure_column(conn: Connection, dim: int) -> None:
 
 
 def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
-    conn.execute(
-        text(
-            "UPDATE cm_vectors SET embedding = CAST(:e AS vector) "
-            "WHERE tenant = :t AND kind = :k AND item_id = :i"
-        ),
-        params,
-    )
+    """Set ``embedding`` of the given (tenant ``t``, kind ``k``, item ``i``) rows to
+    ``e`` (a vector literal): one ``UPDATE … FROM unnest(…)`` per tenant and kind,
+    not one statement per row."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for p in params:
+        groups.setdefault((p["t"], p["k"]), []).append(p)
+    for (tenant, kind), rows in groups.items():
+        conn.execute(
+            text(
+                "UPDATE cm_vectors AS v SET embedding = CAST(u.e AS vector) "
+                "FROM unnest(CAST(:ids AS text[]), CAST(:es AS text[])) AS u(i, e) "
+                "WHERE v.tenant = :t AND v.kind = :k AND v.item_id = u.i"
+            ),
+            {"t": tenant, "k": kind, "ids": [r["i"] for r in rows], "es": [r["e"] for r in rows]},
+        )
 
 
 def _prepare(conn: Connection) -> None:
@@ -114,17 +124,21 @@ def _leg(
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
         tbl.c.id,
     ]
+    # With HNSW, ordered by the distance alone, so the index can serve the order (an
+    # ORDER BY with more keys cannot use it); the filters sit in the same query, so
+    # the iterative index scan goes on until n rows pass them. Ties are ordered here.
     stmt = (
-        select(tbl.c.id, dist.label("d"), tbl.c.content_hash)
+        select(tbl.c.id, dist.label("d"), tbl.c.content_hash, *tiebreak[1:])
         .select_from(
             vectors.join(tbl, and_(tbl.c.tenant == vectors.c.tenant, tbl.c.id == vectors.c.item_id))
         )
         .where(vectors.c.kind == kind, *filters)
-        .order_by(_order(dist, rows_in_tenant), *tiebreak)
+        .order_by(*_order(dist, rows_in_tenant, tiebreak))
         .limit(n)
     )
-    # Best first; equal distances ordered by content hash (reproducible across ingests).
-    rows = sorted(conn.execute(stmt).all(), key=lambda r: (float(r[1]), r[2]))
+    # Best first; equal distances ordered by content hash (reproducible across
+    # ingests), then occurrence and id.
+    rows = sorted(conn.execute(stmt).all(), key=lambda r: (float(r[1]), *r[2:]))
     return [(r[0], 1.0 - float(r[1])) for r in rows if float(r[1]) < 1.0]
 
 

@@ -266,14 +266,14 @@ def search(
                     subject_prefix=subject_prefix,
                     predicates=preds,
                     subject_key=skey,
+                    rows_in_tenant=mirror.v.n,
                 ),
             )
         else:
             run(
                 "fact_vector",
                 HitKind.FACT,
-                lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n),
-                sql=False,
+                lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n, conn),
             )
         run(
             "entity_graph",
@@ -307,9 +307,9 @@ def search(
         def episode_vec() -> list[tuple[str, float]]:
             if r.pgvector:
                 return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
-            return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
+            return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n, conn)
 
-        run("episode_vector", HitKind.EPISODE, episode_vec, sql=r.pgvector)
+        run("episode_vector", HitKind.EPISODE, episode_vec)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
