@@ -12,9 +12,11 @@ the top k."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..predicates import Volatility
 
 RRF_K = 60
 
@@ -91,6 +93,24 @@ class Fused:
         if self.in_window is not None:
             out["in_time_window"] = self.in_window
         return out
+
+
+class HalfLives:
+    """Each predicate's recency half-life (days; None: never decays) for one search,
+    from one registry read made when the first predicate needs it."""
+
+    def __init__(self, load: Callable[[], Mapping[str, Any]]):
+        self._load = load
+        self._index: Mapping[str, Any] | None = None
+        self._memo: dict[str, float | None] = {}
+
+    def __call__(self, predicate: str) -> float | None:
+        if predicate not in self._memo:
+            if self._index is None:
+                self._index = self._load()
+            spec = self._index.get(predicate)
+            self._memo[predicate] = (spec.volatility if spec else Volatility.SLOW).half_life_days
+        return self._memo[predicate]
 
 
 def recency(age_us: int, half_life_days: float | None) -> float:

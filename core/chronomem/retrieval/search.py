@@ -16,14 +16,23 @@ from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
-from ..predicates import Volatility
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
 from . import legs, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
-from .fusion import GRAPH_CAP, Fused, HitKind, finish, fuse, in_window, leg_weights, recency
+from .fusion import (
+    GRAPH_CAP,
+    Fused,
+    HalfLives,
+    HitKind,
+    finish,
+    fuse,
+    in_window,
+    leg_weights,
+    recency,
+)
 from .indexing import Indexer
 from .querytime import time_window
 from .rerank import Reranker
@@ -81,19 +90,6 @@ class Retrieval:
     pgvector: bool = False  # vector legs in SQL (HNSW) instead of the in-process mirror
     # test hook: leg name -> callable raising, to prove failure reporting
     fail: dict[str, Callable[[], None]] = field(default_factory=dict)
-
-
-def _half_life(
-    registry: Registry,
-    tenant: str,
-    conn: Connection,
-    predicate: str,
-    cache: dict[str, float | None],
-) -> float | None:
-    if predicate not in cache:
-        spec = registry.load(conn, tenant).get(predicate)
-        cache[predicate] = (spec.volatility if spec else Volatility.SLOW).half_life_days
-    return cache[predicate]
 
 
 def search(
@@ -339,7 +335,7 @@ def _score(
     """Final scores from the mirror (recency needs valid_from and the predicate;
     ties need the content hash; the query's time window the validity or the
     occurrence), so only the top k rows are ever fetched."""
-    half: dict[str, float | None] = {}
+    half = HalfLives(lambda: registry.load(conn, tenant))
     missing: list[Fused] = []
     for f in fused:
         if f.kind == HitKind.FACT:
@@ -352,7 +348,7 @@ def _score(
             # ties: content hash, then insertion order (the same in every ingest)
             finish(
                 f,
-                recency(age, _half_life(registry, tenant, conn, pred, half)),
+                recency(age, half(pred)),
                 f"{mirror.v.hashes[p]}:{p:012d}",
                 in_window(int(mirror.v.start.a[p]), int(mirror.v.end.a[p]), window, False),
             )
@@ -381,7 +377,7 @@ def _score(
                 f,
                 recency(
                     valid_at - row.valid_from,
-                    _half_life(registry, tenant, conn, row.predicate, half),
+                    half(row.predicate),
                 ),
                 row.content_hash,
                 in_window(row.valid_from, end, window, False),

@@ -46,9 +46,8 @@ from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
 from ..model import Fact, State
-from ..predicates import Volatility
 from ..timeutil import MAX_US
-from .fusion import GRAPH_CAP, HitKind, finish, fuse, in_window, leg_weights, recency
+from .fusion import GRAPH_CAP, HalfLives, HitKind, finish, fuse, in_window, leg_weights, recency
 from .indexing import fact_text
 from .legs import STOPWORDS, TimeFilter
 from .querytime import query_terms, time_window, words
@@ -273,18 +272,13 @@ def search(
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         by_id = {row["id"]: row for row in rows}
         window = time_window(query, tf.valid_at)
-        half: dict[str, float | None] = {}
-        registry = engine.registry.load(conn, scope.tenant) if fused else {}
+        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant))
         for f in fused:
             row = by_id[f.id]
-            pred = row["predicate"]
-            if pred not in half:
-                spec = registry.get(pred)
-                half[pred] = (spec.volatility if spec else Volatility.SLOW).half_life_days
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             finish(
                 f,
-                recency(tf.valid_at - row["valid_from"], half[pred]),
+                recency(tf.valid_at - row["valid_from"], half(row["predicate"])),
                 f"{row['content_hash']}:{row['id']}",
                 in_window(row["valid_from"], end, window, False),
             )
