@@ -266,28 +266,41 @@ def search(
 
         run("episode_lexical", HitKind.EPISODE, lexical_episodes)
         if "episode_lexical" in rankings:
-            lexical_hits = rankings["episode_lexical"][1]
             run(
                 "episode_batch",
                 HitKind.EPISODE,
                 lambda: legs.batch_leg(mirror, pool, n),
                 sql=False,
             )
-            run(
-                "episode_context",
-                HitKind.EPISODE,
-                lambda: legs.episode_successors(conn, scope, tf, lexical_hits, n),
-            )
+
+        emask: np.ndarray | None = None
+
+        def episode_mask() -> np.ndarray:
+            nonlocal emask
+            if emask is None:
+                emask = legs.episode_mask(mirror, scope, tf)
+            return emask
 
         def episode_vec() -> list[tuple[str, float]]:
             if r.pgvector:
                 return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
-            return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n)
+            return legs.vector_leg(mirror.e, episode_mask(), q(), n)
 
         run("episode_vector", HitKind.EPISODE, episode_vec, sql=r.pgvector)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
-        fused = list(fuse(rankings, leg_weights(r.embedder)).values())
+        by_key = fuse(rankings, leg_weights(r.embedder))
+        if "episode_context" in wanted and any(
+            kind == HitKind.EPISODE for kind, _ in rankings.values()
+        ):
+            try:  # the conversational context: the neighbours of the episodes found
+                legs.context_lift(
+                    mirror, episode_mask(), by_key, lambda i: Fused(HitKind.EPISODE, i)
+                )
+            except Exception as exc:  # reported like a failed leg
+                log.warning("search leg episode_context failed: %s", exc)
+                failed["episode_context"] = f"{type(exc).__name__}: {exc}"
+        fused = list(by_key.values())
         window = time_window(query, v)  # relative times count from the search's valid time
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
