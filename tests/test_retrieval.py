@@ -383,3 +383,35 @@ def test_follow_up_context_follows_scope_and_insertion_order(memory: Memory) -> 
     hits = memory.search("zqkite festival", k=3, include_episodes=True)
     assert texts(hits)[:2] == ["Mel: the zqkite festival is in June", "Caro: sounds fun"]
     assert "Caro: lovely" not in texts(hits)
+
+
+def test_a_query_naming_a_speaker_prefers_that_speakers_turns(memory: Memory) -> None:
+    memory.add_episodes(
+        [
+            {"text": "contemporary zqdance is my favourite", "role": "jon"},
+            {"text": "contemporary zqdance is my favourite", "role": "gina"},
+            {"text": "contemporary zqdance is my favourite", "metadata": {"speaker": "Mel"}},
+        ]
+    )
+    for name in ("gina", "jon", "mel"):
+        hits = memory.search(f"What is {name.title()}'s favourite zqdance?", include_episodes=True)
+        top = hits[0]
+        assert "episode_speaker" in top.explain["legs"], name
+        assert (top.episode.metadata.get("speaker") or top.episode.role).casefold() == name
+        assert all("episode_speaker" not in h.explain["legs"] for h in hits[1:])
+        assert top.score > hits[1].score
+    # a query naming nobody: no boost
+    hits = memory.search("favourite zqdance", include_episodes=True)
+    assert all("episode_speaker" not in h.explain["legs"] for h in hits)
+
+
+def test_a_failing_speaker_step_is_reported_not_fatal(memory: Memory) -> None:
+    memory.add_episode("gina loves zqtango", role="gina")
+
+    def boom() -> None:
+        raise RuntimeError("speaker step down")
+
+    memory._retrieval.fail["episode_speaker"] = boom
+    res = memory.search("gina zqtango", include_episodes=True)
+    assert set(res.failed_legs) == {"episode_speaker"}
+    assert texts(res) == ["gina loves zqtango"]

@@ -4,12 +4,14 @@ a list of (item id, score), best first, at most ``n`` long."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from .. import backends, reads
 from ..identity import fold
@@ -107,6 +109,32 @@ def lexical_episodes(
     conn: Connection, scope: Scope, terms: Sequence[str], tf: TimeFilter, n: int
 ) -> Ranking:
     return _lexical(conn, episodes, terms, episode_filters(scope, tf), n)
+
+
+def spoken_by(conn: Connection, scope: Scope, ids: Sequence[str], terms: Sequence[str]) -> set[str]:
+    """Of the episodes ``ids``, those spoken by someone the query names: a word of
+    the episode's speaker is one of the query ``terms`` (casefolded words). The
+    speaker is the episode's ``metadata["speaker"]`` (what ``add`` records for a
+    named message) or else its role."""
+    if not ids or not terms:
+        return set()
+    wanted = set(terms)
+    out = set()
+    rows = conn.execute(
+        select(episodes.c.id, episodes.c.role, episodes.c.metadata).where(
+            episodes.c.tenant == scope.tenant, episodes.c.id.in_(list(ids))
+        )
+    )
+    for eid, role, meta in rows:
+        speaker = role
+        if meta and '"speaker"' in meta:
+            with contextlib.suppress(ValueError, AttributeError):
+                named = json.loads(meta).get("speaker")
+                if isinstance(named, str):
+                    speaker = named
+        if speaker and not wanted.isdisjoint(querytime.words(speaker)):
+            out.add(eid)
+    return out
 
 
 # -- masks over the mirror ------------------------------------------------------------
