@@ -270,7 +270,7 @@ def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ran
 # neighbours, the episodes recorded just after and just before it in the same
 # scope, ``NEXT_SHARE``/``PREV_SHARE`` of those votes; a neighbour whose own
 # direct votes are smaller is lifted to the largest offer (leg ``episode_context``
-# in explain). The mirror holds episodes in recording order (recorded_at, then id,
+# in explain: the lift, the episode it came ``from`` and that one's best rank). The mirror holds episodes in recording order (recorded_at, then id,
 # which sorts in creation order): within one ``add_episodes`` call that is the
 # call's order, and episodes added one call each follow the order they were
 # added in. Done at query time, not by copying a neighbour's text into the
@@ -320,21 +320,22 @@ def context_lift(
     result does not depend on the order of ``fused``."""
     m = mirror.e
     base = sorted(
-        (p, d)
+        (p, d, min(int(v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM))
         for f in fused.values()
         if f.kind == HitKind.EPISODE
         and (p := m.pos.get(f.id)) is not None
         and (d := _direct(f)) > 0
     )
-    offered: dict[int, tuple[float, int]] = {}  # neighbour -> (largest offer, from)
-    for p, d in base:
+    # neighbour -> (largest offer, the position it came from, that one's best direct rank)
+    offered: dict[int, tuple[float, int, int]] = {}
+    for p, d, rank in base:
         for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE)):
             if share <= 0:
                 continue
             q = neighbour(m, mask, p, step)
-            if q is not None and share * d > offered.get(q, (0.0, 0))[0]:
-                offered[q] = (share * d, p)
-    for q, (lift, p) in sorted(offered.items()):
+            if q is not None and share * d > offered.get(q, (0.0, 0, 0))[0]:
+                offered[q] = (share * d, p, rank)
+    for q, (lift, p, rank) in sorted(offered.items()):
         key = (HitKind.EPISODE, m.ids[q])
         g = fused.get(key)
         if g is None:
@@ -342,7 +343,7 @@ def context_lift(
         extra = lift - _direct(g)
         if extra > 0:
             g.rrf += extra
-            g.legs["episode_context"] = {"score": extra, "from": m.ids[p]}
+            g.legs["episode_context"] = {"score": extra, "from": m.ids[p], "rank": rank}
 
 
 # -- conversations (episodes recorded together) ---------------------------------------
