@@ -316,7 +316,63 @@ def test_a_short_follow_up_turn_is_found_through_its_predecessor(memory: Memory)
     order = texts(hits)
     assert order[:2] == ["Mel: did you ever adopt the rescue greyhound?", "Caro: yes, last May!"]
     ctx = hits[1].explain["legs"]["episode_context"]
-    assert ctx["rank"] == hits[0].explain["legs"]["episode_lexical"]["rank"]
+    assert ctx["from"] == hits[0].episode.id and ctx["score"] > 0
+    assert "episode_lexical" not in hits[1].explain["legs"]
+
+
+def test_a_long_answer_and_the_turn_before_a_hit_are_lifted_too(memory: Memory) -> None:
+    answer = "Caro: do your research first, " + "then find an agency and gather documents. " * 12
+    memory.add_episodes(
+        [
+            {"text": "Mel: so how did you feel on the day?"},
+            {"text": "Caro: the zqadoption papers finally came through"},
+            {"text": "Mel: any tips for getting started with zqfostering?"},
+            {"text": answer},
+            {"text": "Mel: I painted a sunrise over the lake yesterday"},
+        ]
+    )
+    hits = memory.search("zqfostering tips", k=3, include_episodes=True)
+    assert texts(hits)[:2] == ["Mel: any tips for getting started with zqfostering?", answer]
+    hits = memory.search("zqadoption papers", k=3, include_episodes=True)
+    assert texts(hits)[0] == "Caro: the zqadoption papers finally came through"
+    # the turn before the hit and the turn after it are both lifted, and the hit stays first
+    assert set(texts(hits)[1:3]) == {
+        "Mel: so how did you feel on the day?",
+        "Mel: any tips for getting started with zqfostering?",
+    }
+
+
+def test_the_context_lift_keeps_to_the_time_filter(memory: Memory) -> None:
+    t0 = utc(2020, 1, 1)
+    memory.add_episode("Mel: when is the zqkite festival?", occurred_at=t0)
+    memory.add_episode("Caro: in June", occurred_at=t0 + timedelta(days=2))
+    before = memory.search(
+        "zqkite festival", k=3, include_episodes=True, valid_at=t0 + timedelta(days=1)
+    )
+    assert texts(before) == ["Mel: when is the zqkite festival?"]  # not occurred by then
+    after = memory.search("zqkite festival", k=3, include_episodes=True)
+    assert texts(after) == ["Mel: when is the zqkite festival?", "Caro: in June"]
+
+
+def test_the_context_lift_offers_the_largest_share_and_never_lowers(memory: Memory) -> None:
+    from chronomem.retrieval import legs
+    from chronomem.retrieval.fusion import Fused, HitKind, fuse
+
+    eps = memory.add_episodes([{"text": f"turn {i} zqword"} for i in range(4)])
+    memory.search("zqword", include_episodes=True)  # syncs the mirror
+    mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
+    ids = [e.id for e in eps]
+    # turn 1 is found at rank 1, turn 3 at rank 2 (more votes than turn 2 can be offered)
+    fused = fuse({"episode_lexical": (HitKind.EPISODE, [(ids[1], 9.0), (ids[3], 8.0)])})
+    mask = np.ones(mirror.e.n, dtype=bool)
+    legs.context_lift(mirror, mask, fused, lambda i: Fused(HitKind.EPISODE, i))
+    got = {i: f for (_, i), f in fused.items()}
+    share = legs.NEXT_SHARE / 61
+    assert got[ids[0]].rrf == pytest.approx(legs.PREV_SHARE / 61)  # before turn 1
+    assert got[ids[2]].rrf == pytest.approx(share)  # after 1 (0.9/61) beats before 3 (0.9/62)
+    assert got[ids[2]].legs["episode_context"]["from"] == ids[1]
+    assert got[ids[1]].rrf == pytest.approx(1 / 61)  # found itself: kept
+    assert got[ids[3]].rrf == pytest.approx(1 / 62) and "episode_context" not in got[ids[3]].legs
 
 
 def test_follow_up_context_follows_scope_and_insertion_order(memory: Memory) -> None:
@@ -327,3 +383,35 @@ def test_follow_up_context_follows_scope_and_insertion_order(memory: Memory) -> 
     hits = memory.search("zqkite festival", k=3, include_episodes=True)
     assert texts(hits)[:2] == ["Mel: the zqkite festival is in June", "Caro: sounds fun"]
     assert "Caro: lovely" not in texts(hits)
+
+
+def test_a_query_naming_a_speaker_prefers_that_speakers_turns(memory: Memory) -> None:
+    memory.add_episodes(
+        [
+            {"text": "contemporary zqdance is my favourite", "role": "jon"},
+            {"text": "contemporary zqdance is my favourite", "role": "gina"},
+            {"text": "contemporary zqdance is my favourite", "metadata": {"speaker": "Mel"}},
+        ]
+    )
+    for name in ("gina", "jon", "mel"):
+        hits = memory.search(f"What is {name.title()}'s favourite zqdance?", include_episodes=True)
+        top = hits[0]
+        assert "episode_speaker" in top.explain["legs"], name
+        assert (top.episode.metadata.get("speaker") or top.episode.role).casefold() == name
+        assert all("episode_speaker" not in h.explain["legs"] for h in hits[1:])
+        assert top.score > hits[1].score
+    # a query naming nobody: no boost
+    hits = memory.search("favourite zqdance", include_episodes=True)
+    assert all("episode_speaker" not in h.explain["legs"] for h in hits)
+
+
+def test_a_failing_speaker_step_is_reported_not_fatal(memory: Memory) -> None:
+    memory.add_episode("gina loves zqtango", role="gina")
+
+    def boom() -> None:
+        raise RuntimeError("speaker step down")
+
+    memory._retrieval.fail["episode_speaker"] = boom
+    res = memory.search("gina zqtango", include_episodes=True)
+    assert set(res.failed_legs) == {"episode_speaker"}
+    assert texts(res) == ["gina loves zqtango"]

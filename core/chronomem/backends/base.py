@@ -219,12 +219,6 @@ class Backend:
         raise NotImplementedError(f"{cls.name} has no text index")
 
     @classmethod
-    def insertion_order(cls, tbl: Any) -> list[Any]:
-        """Columns ordering an episode table (or alias) by occurred_at, then by
-        insertion; the plain form (no rowid) breaks a tie by (recorded_at, id)."""
-        return [tbl.c.occurred_at, tbl.c.recorded_at, tbl.c.id]
-
-    @classmethod
     def relax_durability(cls, conn: Connection) -> None:
         """Let this transaction's commit return before it is durable (for rows whose
         loss in a server crash is acceptable, e.g. the read log); a no-op by default."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, literal_column
+from sqlalchemy import Connection, Engine, create_engine, event, insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -327,10 +327,6 @@ class SqliteBackend(Backend):
     ) -> list[tuple[str, float]]:
         """FTS5's bm25 (``fts5.lexical``); a higher score is better."""
         return fts5.lexical(conn, tbl, terms, filters, n, tiebreak)
-
-    @classmethod
-    def insertion_order(cls, tbl: Any) -> list[Any]:
-        return [tbl.c.occurred_at, literal_column(f"{tbl.name}.rowid")]
 
     @classmethod
     def check_text_indexes(

@@ -40,7 +40,7 @@ def _explain(explain: dict[str, Any]) -> str:
     parts = []
     for leg, info in sorted(legs.items()):
         rank = info.get("rank") if isinstance(info, dict) else info
-        parts.append(f"{leg}#{rank}")
+        parts.append(leg if rank is None else f"{leg}#{rank}")  # a lift or boost has no rank
     return " ".join(parts) or "-"
 
 

@@ -4,12 +4,14 @@ a list of (item id, score), best first, at most ``n`` long."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, func, select, tuple_
+from sqlalchemy import Connection, select
 
 from .. import backends, reads
 from ..identity import fold
@@ -18,6 +20,7 @@ from ..schema import episodes, versions
 from ..scope import Scope
 from . import querytime
 from .cache import MAX, Mirror, TenantMirror
+from .fusion import RRF_K, HitKind
 
 Ranking = list[tuple[str, float]]
 
@@ -106,6 +109,32 @@ def lexical_episodes(
     conn: Connection, scope: Scope, terms: Sequence[str], tf: TimeFilter, n: int
 ) -> Ranking:
     return _lexical(conn, episodes, terms, episode_filters(scope, tf), n)
+
+
+def spoken_by(conn: Connection, scope: Scope, ids: Sequence[str], terms: Sequence[str]) -> set[str]:
+    """Of the episodes ``ids``, those spoken by someone the query names: a word of
+    the episode's speaker is one of the query ``terms`` (casefolded words). The
+    speaker is the episode's ``metadata["speaker"]`` (what ``add`` records for a
+    named message) or else its role."""
+    if not ids or not terms:
+        return set()
+    wanted = set(terms)
+    out = set()
+    rows = conn.execute(
+        select(episodes.c.id, episodes.c.role, episodes.c.metadata).where(
+            episodes.c.tenant == scope.tenant, episodes.c.id.in_(list(ids))
+        )
+    )
+    for eid, role, meta in rows:
+        speaker = role
+        if meta and '"speaker"' in meta:
+            with contextlib.suppress(ValueError, AttributeError):
+                named = json.loads(meta).get("speaker")
+                if isinstance(named, str):
+                    speaker = named
+        if speaker and not wanted.isdisjoint(querytime.words(speaker)):
+            out.add(eid)
+    return out
 
 
 # -- masks over the mirror ------------------------------------------------------------
@@ -285,62 +314,86 @@ def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ran
 
 # -- conversational context (query time) ---------------------------------------------
 
-# A turn this short is often an answer that does not repeat its question's words
-# ("Yes, last May!"): it inherits its predecessor's lexical rank (leg
-# ``episode_context``). Done at query time, not by copying the predecessor's
-# text into the turn's index, so erasing a turn leaves none of its words behind.
-CONTEXT_MAX_CHARS = 300
+# A question's answer is often the turn after the one that repeats the question's
+# words ("Got any tips for getting started?" -> the tips), or the one before.
+# After fusion, each episode the direct legs (``SHARE_FROM``) voted for offers its
+# neighbours, the episodes recorded just after and just before it in the same
+# scope, ``NEXT_SHARE``/``PREV_SHARE`` of those votes; a neighbour whose own
+# direct votes are smaller is lifted to the largest offer (leg ``episode_context``
+# in explain: the lift, the episode it came ``from`` and that one's best rank). The mirror holds episodes in recording order (recorded_at, then id,
+# which sorts in creation order): within one ``add_episodes`` call that is the
+# call's order, and episodes added one call each follow the order they were
+# added in. Done at query time, not by copying a neighbour's text into the
+# turn's index, so erasing a turn leaves none of its words behind; and from the
+# mirror, so it costs no SQL.
+NEXT_SHARE = 0.9
+PREV_SHARE = 0.9
+SHARE_FROM = frozenset({"episode_lexical", "episode_vector"})  # the votes that are offered
+NEIGHBOUR_SCAN = 8  # positions looked at for the next/previous episode of the same scope
 
 
-def episode_successors(
-    conn: Connection, scope: Scope, tf: TimeFilter, ranked: Ranking, n: int
-) -> Ranking:
-    """For each lexical hit, best first, the next episode in the same scope
-    (by occurred_at, then insertion order) when it is short and the lexical leg
-    did not find it itself; its score is the hit's rank (fusion ranks it there).
-    Insertion order is ``Backend.insertion_order``: the rowid on SQLite; PostgreSQL
-    has none, so there turns sharing one occurred_at follow (recorded_at, id)."""
-    if not ranked:
-        return []
-    e = episodes
-    s = episodes.alias("s")
-    h = episodes.alias("h")
-    order = backends.of(conn).insertion_order
-    h_ord, s_ord = order(h), order(s)
-    visible = [
-        s.c.tenant == h.c.tenant,
-        s.c.user_id == h.c.user_id,
-        s.c.agent_id == h.c.agent_id,
-        s.c.session_id == h.c.session_id,
-        s.c.occurred_at <= tf.valid_at,
-        tuple_(*s_ord) > tuple_(*h_ord),
-    ]
-    if tf.known_at is not None:
-        visible.append(s.c.recorded_at <= tf.known_at)
-    nxt = select(s.c.id).where(*visible).order_by(*s_ord).limit(1).correlate(h).scalar_subquery()
-    q = select(h.c.id, nxt.label("nxt")).where(
-        h.c.tenant == scope.tenant, h.c.id.in_([i for i, _ in ranked])
+def _same_scope(m: Mirror, p: int, q: int) -> bool:
+    return bool(
+        m.user.a[p] == m.user.a[q]
+        and m.agent.a[p] == m.agent.a[q]
+        and m.session.a[p] == m.session.a[q]
     )
-    succ = {i: x for i, x in conn.execute(q) if x is not None}
-    if not succ:
-        return []
-    short = set(
-        conn.execute(
-            select(e.c.id).where(
-                e.c.tenant == scope.tenant,
-                e.c.id.in_(list(set(succ.values()))),
-                func.length(e.c.text) <= CONTEXT_MAX_CHARS,
-            )
-        ).scalars()
+
+
+def neighbour(m: Mirror, mask: np.ndarray, p: int, step: int) -> int | None:
+    """The nearest position after (``step`` 1) or before (-1) ``p`` holding an
+    episode of ``p``'s scope, within ``NEIGHBOUR_SCAN`` positions; None when there
+    is none or ``mask`` (scope and time filter) does not admit it."""
+    q = p + step
+    for _ in range(NEIGHBOUR_SCAN):
+        if q < 0 or q >= m.n:
+            return None
+        if _same_scope(m, p, q):
+            return q if mask[q] else None
+        q += step
+    return None
+
+
+def _direct(f: Any) -> float:
+    """The votes of ``f`` from the direct legs (``SHARE_FROM``)."""
+    return float(
+        sum(v["weight"] / (RRF_K + v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM)
     )
-    out: Ranking = []
-    seen = {i for i, _ in ranked}  # a turn the lexical leg found keeps its own rank
-    for rank, (i, _) in enumerate(ranked, start=1):
-        x = succ.get(i)
-        if x is not None and x in short and x not in seen:
-            seen.add(x)
-            out.append((x, float(rank)))
-    return out[:n]
+
+
+def context_lift(
+    mirror: TenantMirror, mask: np.ndarray, fused: dict[Any, Any], make: Callable[[str], Any]
+) -> None:
+    """Lift, in ``fused`` ((kind, id) -> Fused), the neighbours of the episodes the
+    direct legs voted for (see above); ``make(id)`` creates the Fused of an episode
+    no leg found. Offers are made from the votes before any lift is added, so the
+    result does not depend on the order of ``fused``."""
+    m = mirror.e
+    base = sorted(
+        (p, d, min(int(v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM))
+        for f in fused.values()
+        if f.kind == HitKind.EPISODE
+        and (p := m.pos.get(f.id)) is not None
+        and (d := _direct(f)) > 0
+    )
+    # neighbour -> (largest offer, the position it came from, that one's best direct rank)
+    offered: dict[int, tuple[float, int, int]] = {}
+    for p, d, rank in base:
+        for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE)):
+            if share <= 0:
+                continue
+            q = neighbour(m, mask, p, step)
+            if q is not None and share * d > offered.get(q, (0.0, 0, 0))[0]:
+                offered[q] = (share * d, p, rank)
+    for q, (lift, p, rank) in sorted(offered.items()):
+        key = (HitKind.EPISODE, m.ids[q])
+        g = fused.get(key)
+        if g is None:
+            g = fused[key] = make(m.ids[q])
+        extra = lift - _direct(g)
+        if extra > 0:
+            g.rrf += extra
+            g.legs["episode_context"] = {"score": extra, "from": m.ids[p], "rank": rank}
 
 
 # -- conversations (episodes recorded together) ---------------------------------------
@@ -355,18 +408,26 @@ BATCH_POOL = 200
 BATCH_DECAY = 0.3  # a batch's k-th best pooled turn adds DECAY**(k-1) of its score
 
 
+BatchKey = tuple[int, int, int, int]
+
+
+def batch_key(m: Mirror, p: int) -> BatchKey:
+    """An episode's batch: its recorded_at and scope codes (one ``add_episodes`` call)."""
+    return (int(m.rec.a[p]), int(m.user.a[p]), int(m.agent.a[p]), int(m.session.a[p]))
+
+
 def batch_leg(mirror: TenantMirror, pool: Ranking, n: int) -> Ranking:
     """Pooled lexical hits ranked by their batch's score (score = the batch's
     rank, which fusion votes at); only batches with at least two pooled turns vote,
     so a store written one episode per call gets nothing from this leg."""
     m = mirror.e
-    groups: dict[tuple[int, int, int, int], list[float]] = {}
-    key_of: dict[str, tuple[int, int, int, int]] = {}
+    groups: dict[BatchKey, list[float]] = {}
+    key_of: dict[str, BatchKey] = {}
     for i, score in pool:
         p = m.pos.get(i)
         if p is None or score <= 0:
             continue
-        key = (int(m.rec.a[p]), int(m.user.a[p]), int(m.agent.a[p]), int(m.session.a[p]))
+        key = batch_key(m, p)
         key_of[i] = key
         groups.setdefault(key, []).append(score)
     # a turn alone in its batch (or the only pooled one) has no conversation to lift it

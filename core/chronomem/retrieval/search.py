@@ -46,7 +46,18 @@ log = logging.getLogger("chronomem.search")
 
 FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
 MAX_CANDIDATES = 100_000
-EPISODE_LEGS = ("episode_lexical", "episode_vector", "episode_context", "episode_batch")
+# An episode whose role (its speaker) is a word of the query scores 1 + SPEAKER_BOOST
+# times its fused votes: "What is Gina's favourite dance?" prefers Gina's turns.
+# LoCoMo conversations 0-4 (tuning split), hashing: R@10 68.8 -> 71.3 (0.05: 70.1,
+# 0.2: 70.6, 0.4: 70.3).
+SPEAKER_BOOST = 0.1
+EPISODE_LEGS = (
+    "episode_lexical",
+    "episode_vector",
+    "episode_context",
+    "episode_batch",
+    "episode_speaker",
+)
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -287,28 +298,57 @@ def search(
 
         run("episode_lexical", HitKind.EPISODE, lexical_episodes)
         if "episode_lexical" in rankings:
-            lexical_hits = rankings["episode_lexical"][1]
             run(
                 "episode_batch",
                 HitKind.EPISODE,
                 lambda: legs.batch_leg(mirror, pool, n),
                 sql=False,
             )
-            run(
-                "episode_context",
-                HitKind.EPISODE,
-                lambda: legs.episode_successors(conn, scope, tf, lexical_hits, n),
-            )
+
+        emask: np.ndarray | None = None
+
+        def episode_mask() -> np.ndarray:
+            nonlocal emask
+            if emask is None:
+                emask = legs.episode_mask(mirror, scope, tf)
+            return emask
 
         def episode_vec() -> list[tuple[str, float]]:
             if r.pgvector:
                 return pgv.episode_leg(conn, scope, tf, q(), n, rows_in_tenant=mirror.e.n)
-            return legs.vector_leg(mirror.e, legs.episode_mask(mirror, scope, tf), q(), n, conn)
+            return legs.vector_leg(mirror.e, episode_mask(), q(), n, conn)
 
         run("episode_vector", HitKind.EPISODE, episode_vec)
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
-        fused = list(fuse(rankings, leg_weights(r.embedder)).values())
+        by_key = fuse(rankings, leg_weights(r.embedder))
+        if "episode_context" in wanted and any(
+            kind == HitKind.EPISODE for kind, _ in rankings.values()
+        ):
+            try:  # the conversational context: the neighbours of the episodes found
+                legs.context_lift(
+                    mirror, episode_mask(), by_key, lambda i: Fused(HitKind.EPISODE, i)
+                )
+            except Exception as exc:  # reported like a failed leg
+                log.warning("search leg episode_context failed: %s", exc)
+                failed["episode_context"] = f"{type(exc).__name__}: {exc}"
+        fused = list(by_key.values())
+        if "episode_speaker" in wanted and SPEAKER_BOOST > 0 and terms:
+            ep_ids = [f.id for f in fused if f.kind == HitKind.EPISODE]
+            try:  # the episodes spoken by someone the query names ("what did Gina say")
+                with conn.begin_nested() if contain else nullcontext():
+                    hook = r.fail.get("episode_speaker")
+                    if hook is not None:
+                        hook()
+                    spoken = legs.spoken_by(conn, scope, ep_ids, terms)
+            except Exception as exc:  # reported like a failed leg
+                log.warning("search leg episode_speaker failed: %s", exc)
+                failed["episode_speaker"] = f"{type(exc).__name__}: {exc}"
+                spoken = set()
+            for f in fused:
+                if f.kind == HitKind.EPISODE and f.id in spoken:
+                    f.rrf *= 1.0 + SPEAKER_BOOST
+                    f.legs["episode_speaker"] = {"weight": SPEAKER_BOOST}
         window = time_window(query, v)  # relative times count from the search's valid time
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
