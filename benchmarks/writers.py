@@ -193,26 +193,22 @@ def run_one(
                 rows.append(json.loads(out.strip().splitlines()[-1]))
     finally:
         cleanup()
-    if failed:
-        if system == "chronomem":
-            raise SystemExit(f"a chronomem writer failed: {failed[0]}")
-        # a peer that cannot take several writers is reported as such, not as a rate
-        return {
-            "backend": backend,
-            "system": system,
-            "writers": writers,
-            "batch": batch,
-            "tenancy": tenancy,
-            "failed": failed[0],
-        }
-    wall = max(r["end"] for r in rows) - min(r["start"] for r in rows)
-    n = sum(r["n"] for r in rows)
-    return {
+    config = {
         "backend": backend,
         "system": system,
         "writers": writers,
         "batch": batch,
         "tenancy": tenancy,
+    }
+    if failed:
+        if system == "chronomem":
+            raise SystemExit(f"a chronomem writer failed: {failed[0]}")
+        # a peer that cannot take several writers is reported as such, not as a rate
+        return {**config, "failed": failed[0]}
+    wall = max(r["end"] for r in rows) - min(r["start"] for r in rows)
+    n = sum(r["n"] for r in rows)
+    return {
+        **config,
         "facts": n,
         "wall_s": wall,
         "per_s": n / wall,

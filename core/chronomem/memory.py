@@ -563,19 +563,7 @@ class Memory:
                 as_of=as_of,
                 exact=exact,
             )
-            return [
-                FactRow(
-                    f.id,
-                    f.version_id,
-                    f.subject,
-                    f.subject_key,
-                    f.predicate,
-                    f.object,
-                    f.valid_from,
-                    f.valid_to,
-                )
-                for f in found
-            ]
+            return [FactRow.of(f) for f in found]
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.rows(
             self._engine, self.scope, v, k, subjects, subject_prefix=subject_prefix, exact=exact

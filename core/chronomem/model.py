@@ -104,6 +104,20 @@ class FactRow(NamedTuple):
     valid_from: datetime
     valid_to: datetime | None  # None: open-ended
 
+    @classmethod
+    def of(cls, fact: Fact) -> FactRow:
+        r"""The row of a live ``Fact`` (the read log's path reads ``Fact``\ s)."""
+        return cls(
+            fact.id,
+            fact.version_id,
+            fact.subject,
+            fact.subject_key,
+            fact.predicate,
+            fact.object,
+            fact.valid_from,
+            fact.valid_to,
+        )
+
 
 @dataclass(frozen=True)
 class Episode:

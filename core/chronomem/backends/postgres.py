@@ -167,6 +167,21 @@ def _lexical(
     return [(i, float(r)) for i, r in conn.execute(q)]
 
 
+def _analyze_on_doubling(
+    conn: Connection, counts: weakref.WeakKeyDictionary[Engine, list[int]], table: str, n: int
+) -> None:
+    """ANALYZE ``table`` once this process has inserted ANALYZE_FIRST rows into it,
+    and again after every doubling of that count (``counts``: per engine, rows
+    inserted and the next threshold)."""
+    if n <= 0:
+        return
+    state = counts.setdefault(conn.engine, [0, ANALYZE_FIRST])
+    state[0] += n
+    if state[0] >= state[1]:
+        state[1] = state[0] * 2
+        conn.exec_driver_sql(f"ANALYZE {table}")
+
+
 def _pg_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
@@ -317,26 +332,14 @@ class PostgresBackend(Backend):
 
     @classmethod
     def after_insert_versions(cls, conn: Connection, n_inserted: int) -> None:
-        if n_inserted <= 0:
-            return
-        state = _inserted.setdefault(conn.engine, [0, ANALYZE_FIRST])
-        state[0] += n_inserted
-        if state[0] >= state[1]:
-            state[1] = state[0] * 2
-            conn.exec_driver_sql("ANALYZE cm_versions")
+        _analyze_on_doubling(conn, _inserted, "cm_versions", n_inserted)
 
     @classmethod
     def after_insert_vectors(cls, conn: Connection, n_inserted: int) -> None:
         """``ANALYZE cm_vectors`` after each doubling, as for versions: unanalyzed,
         the vector leg's re-score lookup (``item_id IN …``) was planned as a scan of
         every vector of the tenant, and pgvector's leg as a scan and sort."""
-        if n_inserted <= 0:
-            return
-        state = _vectors_inserted.setdefault(conn.engine, [0, ANALYZE_FIRST])
-        state[0] += n_inserted
-        if state[0] >= state[1]:
-            state[1] = state[0] * 2
-            conn.exec_driver_sql("ANALYZE cm_vectors")
+        _analyze_on_doubling(conn, _vectors_inserted, "cm_vectors", n_inserted)
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
