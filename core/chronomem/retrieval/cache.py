@@ -19,6 +19,7 @@ marker, which forces a full reload."""
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ MAX = np.iinfo(np.int64).max
 BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
 SYNC_CHUNK = 20_000  # rows per fetched partition of a sync
 TAIL = 4_096  # unindexed rows an index tolerates before it re-sorts (at least)
+# The largest code point: a name starting with a prefix sorts below prefix + it,
+# unless it continues with that very code point.
+_LAST = chr(0x10FFFF)
 DENSE_SLAB = 1_024  # rows of codes converted to float32 at once for a dense query
 
 
@@ -167,6 +171,9 @@ class Codes:
     def __init__(self) -> None:
         self.index: dict[str, int] = {"": 0}
         self.names: list[str] = [""]
+        # the first ``base`` names sorted, and their codes; replaced as a whole
+        self._sorted: tuple[list[str], np.ndarray, int] = ([""], np.zeros(1, np.int64), 1)
+        self._lock = threading.Lock()
 
     def code(self, s: str) -> int:
         c = self.index.get(s)
@@ -177,6 +184,28 @@ class Codes:
 
     def get(self, s: str | None) -> int:
         return self.index.get(s or "", -1) if s else 0
+
+    def with_prefix(self, prefix: str) -> np.ndarray:
+        """The codes of the names starting with ``prefix``: those names are one run
+        of the names in sorted order, found by binary search (sorted once, again
+        when the unsorted tail outgrows ``TAIL`` or an eighth), plus a scan of
+        the names added since."""
+        n = len(self.names)
+        if n - self._sorted[2] > max(TAIL, self._sorted[2] // 8):
+            with self._lock:
+                if n - self._sorted[2] > max(TAIL, self._sorted[2] // 8):
+                    names = self.names[:n]
+                    order = sorted(range(n), key=names.__getitem__)
+                    self._sorted = ([names[i] for i in order], np.asarray(order, np.int64), n)
+        names_sorted, codes, base = self._sorted
+        lo = bisect.bisect_left(names_sorted, prefix)
+        # every name above the prefix and below prefix + the last code point starts
+        # with it; names continuing past that code point (rare) follow the run
+        hi = bisect.bisect_left(names_sorted, prefix + _LAST, lo)
+        while hi < len(names_sorted) and names_sorted[hi].startswith(prefix):
+            hi += 1
+        tail = [c for c in range(base, n) if self.names[c].startswith(prefix)]
+        return np.concatenate([codes[lo:hi], np.asarray(tail, np.int64)])
 
 
 class Quantized:

@@ -184,9 +184,9 @@ def fact_mask(
     if subject_key is not None:
         mask &= m.subj.view == mirror.entities.get(subject_key)
     if subject_prefix:
-        names = mirror.entities.names
-        codes = [c for c, name in enumerate(names) if name.startswith(subject_prefix)]
-        mask &= np.isin(m.subj.view, codes)
+        wanted = np.zeros(len(mirror.entities.names), dtype=bool)
+        wanted[mirror.entities.with_prefix(subject_prefix)] = True
+        mask &= wanted[m.subj.view]
     return mask
 
 
