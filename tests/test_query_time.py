@@ -1,6 +1,5 @@
-"""Issue #13's query-side mechanisms: the time a query names (``querytime.time_window``)
-boosts the hits inside it, and the ``episode_batch`` leg lifts the turns of the
-conversation (one ``add_episodes`` call) that matches a query best as a whole."""
+"""Issue #13's query-side mechanism: the time a query names (``querytime.time_window``)
+boosts the hits inside it."""
 
 from __future__ import annotations
 
@@ -179,39 +178,3 @@ def test_a_fact_valid_during_the_named_time_is_boosted(memory: Memory) -> None:
     assert by_text["olga lives in Lisbon"].explain["in_time_window"] is False
     assert hits[0].text == "olga lives in Porto"
     assert TIME_BOOST > 0
-
-
-def test_the_turns_of_the_best_matching_conversation_are_lifted(memory: Memory) -> None:
-    # Conversation A holds both of the question's topics, in different turns; the
-    # lone turn B repeats one topic only. A's turns carry the batch vote, B's not.
-    a = memory.add_episodes(
-        [
-            {"text": "Mel: we rented a kayak at the lake"},
-            {"text": "Caro: nice, how was the weather"},
-            {"text": "Mel: the lake was calm and the sunset over the lake was lovely"},
-        ]
-    )
-    b = memory.add_episode("Jon: kayak kayak kayak, I love my kayak")
-    hits = memory.search("kayak trip on the lake", k=5, include_episodes=True)
-    legs = {h.episode.id: h.explain["legs"] for h in hits}
-    assert "episode_batch" in legs[a[0].id] and "episode_batch" in legs[a[2].id]
-    assert "episode_batch" not in legs[b.id]  # a batch of one has nothing to add
-    assert legs[a[0].id]["episode_batch"]["rank"] == 1
-    assert hits[0].episode.id in {a[0].id, a[2].id}
-
-
-def test_the_batch_leg_keeps_to_the_scope(memory: Memory) -> None:
-    other = memory.scoped(user="someone-else")
-    theirs = other.add_episodes(
-        [{"text": "the zqkite festival"}, {"text": "zqkite kites everywhere"}]
-    )
-    mine = memory.add_episodes([{"text": "zqkite festival tickets"}, {"text": "no match here"}])
-    hits = memory.search("zqkite festival", k=5, include_episodes=True)
-    assert hits[0].episode.id == mine[0].id
-    assert not {h.episode.id for h in hits} & {e.id for e in theirs}
-    assert all("episode_batch" not in h.explain["legs"] for h in hits)  # one match each
-    # the other scope sees its own two-match conversation lifted
-    seen = other.search("zqkite festival", k=5, include_episodes=True)
-    assert {h.episode.id for h in seen if "episode_batch" in h.explain["legs"]} >= {
-        e.id for e in theirs
-    }

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chronomem import Memory, SchemaMismatch, State
 from chronomem.embedding import HashingEmbedder
 from chronomem.render import CLOSE, HEADER_HISTORY, HEADER_LIVE, OPEN
-from chronomem.retrieval import SearchFailed
+from chronomem.retrieval import SearchFailed, fusion, legs
 from tests.conftest import ManualClock, utc
 
 MAR, JUN, SEP = utc(2026, 3, 1), utc(2026, 6, 1), utc(2026, 9, 1)
@@ -286,7 +286,7 @@ def test_hashing_vector_leg_never_outvotes_the_lexical_leg(memory: Memory) -> No
     assert hits[0].text == "we sailed into the harbour at dawn"
     assert top["episode_lexical"]["rank"] == 1 and top["episode_lexical"]["weight"] == 1.0
     assert all(
-        h.explain["legs"]["episode_vector"]["weight"] == 0.1
+        h.explain["legs"]["episode_vector"]["weight"] == fusion.HASHING_VECTOR_WEIGHT
         for h in hits
         if "episode_vector" in h.explain["legs"]
     )
@@ -301,7 +301,9 @@ def test_entity_graph_leg_votes_for_a_few_facts_only(memory: Memory) -> None:
     voted = [h for h in hits if "entity_graph" in h.explain["legs"]]
     assert len(voted) <= 5
     for h in voted:
-        assert h.explain["legs"]["entity_graph"]["weight"] == 0.25
+        assert h.explain["legs"]["entity_graph"]["weight"] == pytest.approx(
+            fusion.FACT_WEIGHT * fusion.GRAPH_WEIGHT
+        )
 
 
 def test_a_short_follow_up_turn_is_found_through_its_predecessor(memory: Memory) -> None:
@@ -415,3 +417,53 @@ def test_a_failing_speaker_step_is_reported_not_fatal(memory: Memory) -> None:
     res = memory.search("gina zqtango", include_episodes=True)
     assert set(res.failed_legs) == {"episode_speaker"}
     assert texts(res) == ["gina loves zqtango"]
+
+
+@pytest.mark.parametrize(
+    ("query", "roles"),
+    [
+        ("What did I say about the trip to Rome?", {"user"}),
+        ("remind me of my sister's name", {"user"}),
+        ("Which hotel did you recommend?", {"assistant"}),
+        ("what was your suggestion for dinner", {"assistant"}),
+        ("Can you remind me what I ordered?", set()),  # both: names no one
+        ("When is Gina's dance recital?", set()),  # neither
+        ("iiii yours-truly myselfish", {"assistant"}),  # whole words only
+    ],
+)
+def test_the_first_and_second_person_name_the_user_and_the_assistant(
+    query: str, roles: set[str]
+) -> None:
+    assert legs.addressed_roles(query) == roles
+
+
+def test_a_first_person_query_prefers_the_users_turns(memory: Memory) -> None:
+    said = [
+        memory.add_episode("the zqhotel near the station was fine", role=role)
+        for role in ("assistant", "user", "carol")
+    ]
+    by_role = {e.role: e.id for e in said}
+    for query, role in (
+        ("what did I think of the zqhotel", "user"),
+        ("which zqhotel did you pick", "assistant"),
+    ):
+        hits = memory.search(query, k=3, include_episodes=True)
+        assert hits[0].episode.id == by_role[role], query
+        assert "episode_speaker" in hits[0].explain["legs"]
+        assert all("episode_speaker" not in h.explain["legs"] for h in hits[1:])
+        assert hits[0].score > hits[1].score
+    # both persons, or none: no turn is preferred for its role
+    for query in ("did you or I like the zqhotel", "the zqhotel"):
+        hits = memory.search(query, k=3, include_episodes=True)
+        assert all("episode_speaker" not in h.explain["legs"] for h in hits), query
+
+
+def test_at_equal_rank_the_turn_goes_before_the_fact_restating_it(memory: Memory) -> None:
+    memory.remember("zqolga", "lives_in", "zqporto")
+    episode = memory.add_episode("zqolga lives in zqporto")
+    hits = memory.search("zqolga zqporto", k=2, include_episodes=True)
+    assert [h.episode is not None for h in hits] == [True, False]
+    assert hits[0].episode.id == episode.id
+    fact_votes = hits[1].explain["legs"]["fact_lexical"]
+    assert fact_votes["rank"] == 1 and fact_votes["weight"] == fusion.FACT_WEIGHT
+    assert hits[0].score > hits[1].score

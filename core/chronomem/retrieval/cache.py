@@ -1,5 +1,5 @@
 """An in-process mirror of one tenant's versions and episodes, for the vector,
-entity-graph and batch legs and for the final scores: time, scope and entity
+entity-graph legs, the context lift and the final scores: time, scope and entity
 columns as numpy arrays, and the vectors quantised to int8.
 
 Bounded (issue #19): every column is a fixed-width numpy array (ids and content

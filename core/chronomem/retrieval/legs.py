@@ -111,12 +111,36 @@ def lexical_episodes(
     return _lexical(conn, episodes, terms, episode_filters(scope, tf), n)
 
 
-def spoken_by(conn: Connection, scope: Scope, ids: Sequence[str], terms: Sequence[str]) -> set[str]:
+# A chat's roles, as the person asking names them: "what did I say about Rome" means
+# the user's turns, "what did you recommend" the assistant's. A query that uses both
+# (or neither) names no role.
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
+
+
+def addressed_roles(query: str) -> frozenset[str]:
+    """The role the query's first or second person names: ``{"user"}``,
+    ``{"assistant"}`` or, when it uses both or neither, none."""
+    words = set(querytime.words(query))
+    me, you = not words.isdisjoint(FIRST_PERSON), not words.isdisjoint(SECOND_PERSON)
+    if me == you:
+        return frozenset()
+    return frozenset({"user"} if me else {"assistant"})
+
+
+def spoken_by(
+    conn: Connection,
+    scope: Scope,
+    ids: Sequence[str],
+    terms: Sequence[str],
+    roles: frozenset[str] = frozenset(),
+) -> set[str]:
     """Of the episodes ``ids``, those spoken by someone the query names: a word of
-    the episode's speaker is one of the query ``terms`` (casefolded words). The
-    speaker is the episode's ``metadata["speaker"]`` (what ``add`` records for a
-    named message) or else its role."""
-    if not ids or not terms:
+    the episode's speaker is one of the query ``terms`` (casefolded words), or its
+    role is one of ``roles`` (``addressed_roles``). The speaker is the episode's
+    ``metadata["speaker"]`` (what ``add`` records for a named message) or else its
+    role."""
+    if not ids or not (terms or roles):
         return set()
     wanted = set(terms)
     out = set()
@@ -126,6 +150,9 @@ def spoken_by(conn: Connection, scope: Scope, ids: Sequence[str], terms: Sequenc
         )
     )
     for eid, role, meta in rows:
+        if role in roles:
+            out.add(eid)
+            continue
         speaker = role
         if meta and '"speaker"' in meta:
             with contextlib.suppress(ValueError, AttributeError):
@@ -394,52 +421,3 @@ def context_lift(
         if extra > 0:
             g.rrf += extra
             g.legs["episode_context"] = {"score": extra, "from": m.ids[p], "rank": rank}
-
-
-# -- conversations (episodes recorded together) ---------------------------------------
-
-# One ``add_episodes`` call is one transaction: its episodes share a recorded_at
-# (and a scope). Such a batch is usually one conversation or one session, and a
-# question's words are often spread over several of its turns. The batch leg
-# scores each batch by the lexical scores of its turns in the lexical leg's pool
-# (the best ``BATCH_POOL`` matches) and ranks every pooled turn at its batch's
-# rank: the turns of the conversation that matches best as a whole move up.
-BATCH_POOL = 200
-BATCH_DECAY = 0.3  # a batch's k-th best pooled turn adds DECAY**(k-1) of its score
-
-
-BatchKey = tuple[int, int, int, int]
-
-
-def batch_key(m: Mirror, p: int) -> BatchKey:
-    """An episode's batch: its recorded_at and scope codes (one ``add_episodes`` call)."""
-    return (int(m.rec.a[p]), int(m.user.a[p]), int(m.agent.a[p]), int(m.session.a[p]))
-
-
-def batch_leg(mirror: TenantMirror, pool: Ranking, n: int) -> Ranking:
-    """Pooled lexical hits ranked by their batch's score (score = the batch's
-    rank, which fusion votes at); only batches with at least two pooled turns vote,
-    so a store written one episode per call gets nothing from this leg."""
-    m = mirror.e
-    groups: dict[BatchKey, list[float]] = {}
-    key_of: dict[str, BatchKey] = {}
-    for i, score in pool:
-        p = m.pos.get(i)
-        if p is None or score <= 0:
-            continue
-        key = batch_key(m, p)
-        key_of[i] = key
-        groups.setdefault(key, []).append(score)
-    # a turn alone in its batch (or the only pooled one) has no conversation to lift it
-    groups = {g: v for g, v in groups.items() if len(v) >= 2}
-    if not groups:
-        return []
-    total = {
-        g: sum(s * BATCH_DECAY**j for j, s in enumerate(sorted(v, reverse=True)))
-        for g, v in groups.items()
-    }
-    order = sorted(total, key=lambda g: (-total[g], g))
-    rank = {g: r for r, g in enumerate(order, start=1)}
-    out = [(i, float(rank[key_of[i]])) for i, _ in pool if key_of.get(i) in rank]
-    out.sort(key=lambda x: x[1])  # stable: within a batch, the lexical order
-    return out[:n]

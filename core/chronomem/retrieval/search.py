@@ -46,8 +46,10 @@ log = logging.getLogger("chronomem.search")
 
 FACT_LEGS = ("fact_lexical", "fact_vector", "entity_graph")
 MAX_CANDIDATES = 100_000
-# An episode whose role (its speaker) is a word of the query scores 1 + SPEAKER_BOOST
-# times its fused votes: "What is Gina's favourite dance?" prefers Gina's turns.
+# An episode whose role (its speaker) is a word of the query, or whose role the query's
+# first or second person names (legs.addressed_roles), scores 1 + SPEAKER_BOOST times
+# its fused votes: "What is Gina's favourite dance?" prefers Gina's turns, "what did
+# I say about the trip" the user's.
 # LoCoMo conversations 0-4 (tuning split), hashing: R@10 68.8 -> 71.3 (0.05: 70.1,
 # 0.2: 70.6, 0.4: 70.3).
 SPEAKER_BOOST = 0.1
@@ -55,7 +57,6 @@ EPISODE_LEGS = (
     "episode_lexical",
     "episode_vector",
     "episode_context",
-    "episode_batch",
     "episode_speaker",
 )
 
@@ -288,22 +289,11 @@ def search(
             lambda: legs.graph_leg(mirror, fact_mask(), query, min(n, GRAPH_CAP)),
             sql=False,
         )
-        # The lexical leg reads a deeper pool than it votes with: the batch leg
-        # scores whole conversations (episodes recorded together) from it.
-        pool: list[tuple[str, float]] = []
-
-        def lexical_episodes() -> list[tuple[str, float]]:
-            pool.extend(legs.lexical_episodes(conn, scope, terms, tf, max(n, legs.BATCH_POOL)))
-            return pool[:n]
-
-        run("episode_lexical", HitKind.EPISODE, lexical_episodes)
-        if "episode_lexical" in rankings:
-            run(
-                "episode_batch",
-                HitKind.EPISODE,
-                lambda: legs.batch_leg(mirror, pool, n),
-                sql=False,
-            )
+        run(
+            "episode_lexical",
+            HitKind.EPISODE,
+            lambda: legs.lexical_episodes(conn, scope, terms, tf, n),
+        )
 
         emask: np.ndarray | None = None
 
@@ -333,14 +323,15 @@ def search(
                 log.warning("search leg episode_context failed: %s", exc)
                 failed["episode_context"] = f"{type(exc).__name__}: {exc}"
         fused = list(by_key.values())
-        if "episode_speaker" in wanted and SPEAKER_BOOST > 0 and terms:
+        roles = legs.addressed_roles(query)
+        if "episode_speaker" in wanted and SPEAKER_BOOST > 0 and (terms or roles):
             ep_ids = [f.id for f in fused if f.kind == HitKind.EPISODE]
             try:  # the episodes spoken by someone the query names ("what did Gina say")
                 with conn.begin_nested() if contain else nullcontext():
                     hook = r.fail.get("episode_speaker")
                     if hook is not None:
                         hook()
-                    spoken = legs.spoken_by(conn, scope, ep_ids, terms)
+                    spoken = legs.spoken_by(conn, scope, ep_ids, terms, roles)
             except Exception as exc:  # reported like a failed leg
                 log.warning("search leg episode_speaker failed: %s", exc)
                 failed["episode_speaker"] = f"{type(exc).__name__}: {exc}"
