@@ -20,6 +20,10 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   counts for the session its turn belongs to); a second table scores the turns marked
   ``has_answer`` (479 questions have at least one). R@1/5/10/12/20 and MRR per question
   type.
+* ``locomo-pooled`` (with ``--locomo-splits``): the split's conversations in ONE store,
+  scored by answer session as LongMemEval is (a session = one conversation's session;
+  the other conversations are distractors), plus a table of the evidence turns: a
+  session-level measure on the tuning split, since LongMemEval is never tuned on.
 * Arms: embedder (``hashing`` = chronomem's deterministic HashingEmbedder;
   ``minilm`` = all-MiniLM-L6-v2, offline) x (``episodes`` = turns only;
   ``facts`` = turns + facts from each system's own offline rule extractor — a fact hit
@@ -54,7 +58,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -242,6 +246,32 @@ def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
         "longmemeval-oracle-pooled", list(sessions.values()), questions, by_session=True
     )
     return Dataset("longmemeval", [corpus], {}, tables=("session", "has_answer turn"))
+
+
+def pool_locomo(ds: Dataset) -> Dataset:
+    """Every conversation of ``ds`` in ONE store, scored by answer session, as
+    LongMemEval is: the other conversations' sessions are distractors, and a
+    question's evidence is the sessions of its evidence turns (a second table: the
+    turns). A stand-in for LongMemEval's session measure that the tuning split can
+    be measured on (issue #13: LongMemEval itself is never tuned on)."""
+    sessions: list[list[Turn]] = []
+    questions: list[Question] = []
+    for c in ds.corpora:
+        where: dict[str, str] = {}
+        for sess in c.sessions:
+            pooled = []
+            for t in sess:
+                sid = f"{c.name}/{t.session}"
+                where[t.unit] = sid
+                pooled.append(replace(t, unit=f"{sid}#{t.unit}", session=sid))
+            sessions.append(pooled)
+        for q in c.questions:
+            turns = frozenset(f"{where[u]}#{u}" for u in q.evidence)
+            questions.append(
+                replace(q, evidence=frozenset(where[u] for u in q.evidence), evidence_turns=turns)
+            )
+    corpus = Corpus(f"{ds.name}-pooled", sessions, questions, by_session=True)
+    return Dataset(f"{ds.name}-pooled", [corpus], ds.excluded, tables=("session", "evidence turn"))
 
 
 # -- systems ---------------------------------------------------------------------------------
@@ -574,10 +604,11 @@ def run_arm(
                         {"group": q.group, **chance(corpus, q, "session")}
                     )
                     if q.evidence_turns:
+                        turn_table = ds.tables[-1]
                         row = score(r.units, q.evidence_turns)
-                        per_table["has_answer turn"].append({"group": q.group, **row})
-                        chance_rows["has_answer turn"].append(
-                            {"group": q.group, **chance(corpus, q, "has_answer turn")}
+                        per_table[turn_table].append({"group": q.group, **row})
+                        chance_rows[turn_table].append(
+                            {"group": q.group, **chance(corpus, q, turn_table)}
                         )
                 else:
                     per_table["evidence"].append({"group": q.group, **score(r.units, q.evidence)})
@@ -641,7 +672,7 @@ def report(ds: Dataset, arms: list[ArmResult]) -> str:
                 f"{g[:18]} (n={have[0].tables[table]['result']['by_group'][g]['n']})"
                 for g in groups
             ]
-            for m in ("R@10" if ds.name.startswith("locomo") else "R@12", "MRR"):
+            for m in ("R@12" if corpus_by_session(ds) else "R@10", "MRR"):
                 rows = []
                 for a in have:
                     bg = a.tables[table]["result"]["by_group"]
@@ -653,6 +684,10 @@ def report(ds: Dataset, arms: list[ArmResult]) -> str:
                 )
                 out.append(common.table(["system arm", *head], rows))
     return "\n".join(out)
+
+
+def corpus_by_session(ds: Dataset) -> bool:
+    return any(c.by_session for c in ds.corpora)
 
 
 def compare_rankings(a: ArmResult, b: ArmResult) -> int:
@@ -711,15 +746,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     loaded = []
     for d in datasets:
-        if d == "locomo":
+        if d in ("locomo", "locomo-pooled"):
             for split in [x for x in args.locomo_splits.split(",") if x]:
                 if split not in LOCOMO_SPLITS:
                     raise SystemExit(f"unknown LoCoMo split {split!r} ({', '.join(LOCOMO_SPLITS)})")
-                loaded.append(
-                    load_locomo(
-                        common.DATA / "locomo10.json", 2 if args.quick else args.limit, split
-                    )
+                ds = load_locomo(
+                    common.DATA / "locomo10.json", 2 if args.quick else args.limit, split
                 )
+                loaded.append(ds if d == "locomo" else pool_locomo(ds))
         elif d == "longmemeval":
             loaded.append(
                 load_longmemeval(
@@ -727,7 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
         else:
-            raise SystemExit(f"unknown dataset {d!r} (locomo, longmemeval)")
+            raise SystemExit(f"unknown dataset {d!r} (locomo, locomo-pooled, longmemeval)")
 
     results: dict[str, list[ArmResult]] = {ds.name: [] for ds in loaded}
     determinism: dict[str, Any] = {}
