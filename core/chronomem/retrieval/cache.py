@@ -20,6 +20,8 @@ marker, which forces a full reload."""
 from __future__ import annotations
 
 import bisect
+import contextlib
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
 from ..batching import chunks
 from ..schema import episodes, txclock, vectors, versions
+from .querytime import words
 
 MAX = np.iinfo(np.int64).max
 BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
@@ -83,6 +86,10 @@ class Strs(Grow):
     def __getitem__(self, p: Any) -> str:
         return bytes(self.a[p]).decode("utf-8", "surrogatepass")
 
+    def take(self, positions: Any) -> list[str]:
+        """The strings at ``positions`` (one gather, then one decode each)."""
+        return [b.decode("utf-8", "surrogatepass") for b in self.a[positions].tolist()]
+
     def __len__(self) -> int:
         return self.n
 
@@ -133,6 +140,28 @@ class Ids(Strs):
 
     def __contains__(self, s: object) -> bool:
         return isinstance(s, str) and self.get(s) is not None
+
+    def get_many(self, ss: Sequence[str]) -> np.ndarray:
+        """``get`` of each id at once (one binary search over all of them): their
+        positions, -1 for an id not held."""
+        keys, order, tail = self._refresh()
+        out = np.full(len(ss), -1, dtype=np.int64)
+        if not len(ss):
+            return out
+        width = keys.dtype.itemsize
+        enc = [s.encode("utf-8", "surrogatepass") for s in ss]
+        fits = np.fromiter((0 < len(b) <= width for b in enc), dtype=bool, count=len(enc))
+        if len(keys) and fits.any():
+            want = np.array(enc, dtype=f"S{max(width, max(len(b) for b in enc))}")
+            i = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            hit = fits & (keys[i] == want)
+            out[hit] = order[i[hit]]
+        if tail:
+            for j, s in enumerate(ss):
+                p = tail.get(s)
+                if p is not None:
+                    out[j] = p
+        return out
 
 
 class EntityIndex:
@@ -206,6 +235,18 @@ class Codes:
             hi += 1
         tail = [c for c in range(base, n) if self.names[c].startswith(prefix)]
         return np.concatenate([codes[lo:hi], np.asarray(tail, np.int64)])
+
+
+def speaker_of(role: str | None, meta: str | None) -> str | None:
+    """An episode's speaker: its ``metadata["speaker"]`` (what ``add`` records for a
+    named message) or else its role."""
+    speaker = role
+    if meta and '"speaker"' in meta:
+        with contextlib.suppress(ValueError, AttributeError):
+            named = json.loads(meta).get("speaker")
+            if isinstance(named, str):
+                speaker = named
+    return speaker
 
 
 class Quantized:
@@ -334,6 +375,7 @@ class Mirror:
         self.obj = Grow(np.int32)
         self.pred = Grow(np.int32)
         self.has_vec = Grow(np.bool_, False)
+        self.speaker = Grow(np.int32)  # episodes: the speaker's code (speaker_of)
         self.vecs = Quantized(self.dim)
         self.by_entity = EntityIndex(self.subj, self.obj)  # entity code -> positions
 
@@ -350,6 +392,8 @@ class Mirror:
         cols = [self.start, self.end, self.rec, self.sup, self.user, self.agent, self.session]
         if self.kind == "v":
             cols += [self.subj, self.obj, self.pred]
+        else:
+            cols.append(self.speaker)
         for g in [*cols, self.has_vec, self.ids, self.hashes]:
             g.reserve(cap)
         if self.with_vectors:
@@ -401,6 +445,8 @@ class TenantMirror:
         self.scopes = Codes()
         self.entities = Codes()
         self.preds = Codes()
+        self.speakers = Codes()
+        self._speaker_words: list[frozenset[str]] = []  # per speaker code, its words
         self.lock = threading.Lock()
 
     def _reset(self) -> None:
@@ -431,6 +477,11 @@ class TenantMirror:
             m.start.extend([r.occurred_at for r in new])
             m.end.extend([MAX] * len(new))
             m.sup.extend([MAX] * len(new))
+            spk = self.speakers.code
+            m.speaker.extend([spk(speaker_of(r.role, r.metadata) or "") for r in new])
+            names = self.speakers.names
+            for c in range(len(self._speaker_words), len(names)):
+                self._speaker_words.append(frozenset(words(names[c])))
         if not self.with_vectors:
             m.has_vec.extend([False] * len(new))
             return
@@ -442,6 +493,15 @@ class TenantMirror:
                 block[j] = np.frombuffer(r.vec, dtype="<f4")
         m.has_vec.extend(flags)
         m.vecs.extend(block)
+
+    def spoken_by(self, positions: np.ndarray, terms: Sequence[str]) -> np.ndarray:
+        """Whether each episode at ``positions`` was spoken by someone the query
+        names: a word of its speaker (``speaker_of``) is one of ``terms``."""
+        known = self._speaker_words  # kept by _append, under the sync's lock
+        wanted = set(terms)
+        codes = self.e.speaker.a[positions]
+        hit = [c for c in np.unique(codes).tolist() if not wanted.isdisjoint(known[c])]
+        return np.isin(codes, hit)
 
     def _rows(self, conn: Connection, tbl: Any, kind: str, cols: list[Any], where: Any) -> Any:
         """The rows (with their stored vector, when the mirror keeps vectors), in
@@ -513,6 +573,7 @@ class TenantMirror:
             ecols = [
                 episodes.c.id, episodes.c.content_hash, episodes.c.user_id, episodes.c.agent_id,
                 episodes.c.session_id, episodes.c.occurred_at, episodes.c.recorded_at,
+                episodes.c.role, episodes.c.metadata,
             ]  # fmt: skip
             recorded = and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since)
             for part in self._rows(conn, episodes, "e", ecols, recorded):

@@ -4,8 +4,6 @@ a list of (item id, score), best first, at most ``n`` long."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +17,7 @@ from ..model import State
 from ..schema import episodes, versions
 from ..scope import Scope
 from . import querytime
-from .cache import MAX, Mirror, TenantMirror
+from .cache import MAX, Mirror, TenantMirror, speaker_of
 from .fusion import RRF_K, HitKind
 
 Ranking = list[tuple[str, float]]
@@ -126,12 +124,7 @@ def spoken_by(conn: Connection, scope: Scope, ids: Sequence[str], terms: Sequenc
         )
     )
     for eid, role, meta in rows:
-        speaker = role
-        if meta and '"speaker"' in meta:
-            with contextlib.suppress(ValueError, AttributeError):
-                named = json.loads(meta).get("speaker")
-                if isinstance(named, str):
-                    speaker = named
+        speaker = speaker_of(role, meta)
         if speaker and not wanted.isdisjoint(querytime.words(speaker)):
             out.add(eid)
     return out
