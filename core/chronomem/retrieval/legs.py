@@ -347,6 +347,24 @@ def neighbour(m: Mirror, mask: np.ndarray, p: int, step: int) -> int | None:
     return None
 
 
+def neighbours(m: Mirror, mask: np.ndarray, ps: np.ndarray, step: int) -> np.ndarray:
+    """``neighbour`` of every position in ``ps`` at once (-1 for None)."""
+    out = np.full(len(ps), -1, dtype=np.int64)
+    pending = np.ones(len(ps), dtype=bool)
+    user, agent, session = m.user.a, m.agent.a, m.session.a
+    for off in range(1, NEIGHBOUR_SCAN + 1):
+        q = ps + step * off
+        pending &= (q >= 0) & (q < m.n)  # past either end: None
+        if not pending.any():
+            break
+        q = np.clip(q, 0, max(m.n - 1, 0))
+        same = pending & (user[q] == user[ps]) & (agent[q] == agent[ps])
+        same &= session[q] == session[ps]
+        out[same] = np.where(mask[q[same]], q[same], -1)
+        pending &= ~same
+    return out
+
+
 def _direct(f: Any) -> float:
     """The votes of ``f`` from the direct legs (``SHARE_FROM``)."""
     return float(
@@ -362,28 +380,35 @@ def context_lift(
     no leg found. Offers are made from the votes before any lift is added, so the
     result does not depend on the order of ``fused``."""
     m = mirror.e
+    eps = [f for f in fused.values() if f.kind == HitKind.EPISODE]
+    direct = {f.id: _direct(f) for f in eps}  # the lifts below add no direct votes
     base = sorted(
         (p, d, min(int(v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM))
-        for f in fused.values()
-        if f.kind == HitKind.EPISODE
-        and (p := m.pos.get(f.id)) is not None
-        and (d := _direct(f)) > 0
+        for f, p in zip(eps, m.pos.get_many([f.id for f in eps]).tolist(), strict=True)
+        if p >= 0 and (d := direct[f.id]) > 0
     )
+    at = np.array([p for p, _, _ in base], dtype=np.int64)
+    near = {
+        step: neighbours(m, mask, at, step).tolist() if share > 0 else []
+        for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE))
+    }
     # neighbour -> (largest offer, the position it came from, that one's best direct rank)
     offered: dict[int, tuple[float, int, int]] = {}
-    for p, d, rank in base:
+    for j, (p, d, rank) in enumerate(base):
         for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE)):
             if share <= 0:
                 continue
-            q = neighbour(m, mask, p, step)
-            if q is not None and share * d > offered.get(q, (0.0, 0, 0))[0]:
+            q = near[step][j]
+            if q >= 0 and share * d > offered.get(q, (0.0, 0, 0))[0]:
                 offered[q] = (share * d, p, rank)
-    for q, (lift, p, rank) in sorted(offered.items()):
-        key = (HitKind.EPISODE, m.ids[q])
+    lifts = sorted(offered.items())
+    names = m.ids.take(np.array([q for q, _ in lifts], dtype=np.int64))
+    for (_, (lift, p, rank)), name in zip(lifts, names, strict=True):
+        key = (HitKind.EPISODE, name)
         g = fused.get(key)
         if g is None:
-            g = fused[key] = make(m.ids[q])
-        extra = lift - _direct(g)
+            g = fused[key] = make(name)
+        extra = lift - (direct[name] if name in direct else _direct(g))
         if extra > 0:
             g.rrf += extra
             g.legs["episode_context"] = {"score": extra, "from": m.ids[p], "rank": rank}
@@ -416,11 +441,12 @@ def batch_leg(mirror: TenantMirror, pool: Ranking, n: int) -> Ranking:
     m = mirror.e
     groups: dict[BatchKey, list[float]] = {}
     key_of: dict[str, BatchKey] = {}
-    for i, score in pool:
-        p = m.pos.get(i)
-        if p is None or score <= 0:
+    ps = m.pos.get_many([i for i, _ in pool])
+    at = np.maximum(ps, 0)  # batch_key of every pooled turn at once
+    keys = zip(*(g.a[at].tolist() for g in (m.rec, m.user, m.agent, m.session)), strict=True)
+    for (i, score), p, key in zip(pool, ps.tolist(), keys, strict=True):
+        if p < 0 or score <= 0:
             continue
-        key = batch_key(m, p)
         key_of[i] = key
         groups.setdefault(key, []).append(score)
     # a turn alone in its batch (or the only pooled one) has no conversation to lift it
