@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
 from ..batching import chunks
+from ..prepared import Prepared
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
 
@@ -344,12 +346,37 @@ class Quantized:
         return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
 
 
-# the stored float32 vectors of some rows (compiled once; the id list expands)
-_EXACT = select(vectors.c.item_id, vectors.c.vec).where(
-    vectors.c.tenant == bindparam("t"),
-    vectors.c.kind == bindparam("k"),
-    vectors.c.item_id.in_(bindparam("ids", expanding=True)),
-)
+# the stored float32 vectors of some rows: the id-list lengths compiled
+EXACT_LISTS = (8, 16, 32, 64, 128, 256, 512)
+
+
+@functools.cache
+def _exact_prepared(count: int) -> Prepared:
+    """The vectors of ``count`` ids bound one by one, compiled once: a re-score
+    reads tens of vectors, and SQLAlchemy rewriting an expanding IN cost as much
+    as the database's lookups."""
+    return Prepared(
+        select(vectors.c.item_id, vectors.c.vec).where(
+            vectors.c.tenant == bindparam("t"),
+            vectors.c.kind == bindparam("k"),
+            vectors.c.item_id.in_([bindparam(f"id{i}") for i in range(count)]),
+        )
+    )
+
+
+def stored_vectors(
+    conn: Connection, tenant: str, kind: str, ids: Sequence[str]
+) -> dict[str, bytes]:
+    """item id -> its stored float32 vector (bytes), for those of ``ids`` that have one.
+    Each list is padded (its last id repeated) to one of ``EXACT_LISTS``."""
+    found: dict[str, bytes] = {}
+    for part in chunks(ids, EXACT_LISTS[-1]):
+        size = next(c for c in EXACT_LISTS if c >= len(part))
+        params: dict[str, Any] = {"t": tenant, "k": kind}
+        for i in range(size):
+            params[f"id{i}"] = part[min(i, len(part) - 1)]
+        found.update((i, v) for i, v in _exact_prepared(size).rows(conn, params))
+    return found
 
 
 @dataclass
@@ -406,19 +433,16 @@ class Mirror:
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
         """The float32 cosine of the query with the rows at ``positions``, from the
         vectors stored in ``cm_vectors`` (-inf where the row has none any more)."""
-        ids = [self.ids[p] for p in positions]
-        found: dict[str, bytes] = {}
-        for part in chunks(ids):
-            args = {"t": self.tenant, "k": self.kind, "ids": part}
-            found.update((i, v) for i, v in conn.execute(_EXACT, args))
+        ids = self.ids.take(np.asarray(positions, dtype=np.int64))
+        found = stored_vectors(conn, self.tenant, self.kind, ids)
         out = np.full(len(ids), -np.inf, dtype=np.float32)
         mat = np.zeros((len(ids), self.dim), dtype=np.float32)
-        have = np.zeros(len(ids), dtype=bool)
-        for j, i in enumerate(ids):
-            blob = found.get(i)
-            if blob is not None and len(blob) == 4 * self.dim:
-                mat[j] = np.frombuffer(blob, dtype="<f4")
-                have[j] = True
+        blobs = [found.get(i) for i in ids]
+        size = 4 * self.dim
+        have = np.fromiter((b is not None and len(b) == size for b in blobs), bool, len(ids))
+        if have.any():
+            kept = b"".join(b for b, h in zip(blobs, have.tolist(), strict=True) if h and b)
+            mat[have] = np.frombuffer(kept, dtype="<f4").reshape(-1, self.dim)
         if len(ids):
             # per row, numpy's pairwise sum of the products: a row's score does not
             # depend on which other rows are re-scored with it (a BLAS product may)
