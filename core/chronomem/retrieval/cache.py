@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -31,8 +30,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
-from ..batching import chunks
-from ..prepared import Prepared
+from ..prepared import Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
 
@@ -346,37 +344,25 @@ class Quantized:
         return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
 
 
-# the stored float32 vectors of some rows: the id-list lengths compiled
-EXACT_LISTS = (8, 16, 32, 64, 128, 256, 512)
-
-
-@functools.cache
-def _exact_prepared(count: int) -> Prepared:
-    """The vectors of ``count`` ids bound one by one, compiled once: a re-score
-    reads tens of vectors, and SQLAlchemy rewriting an expanding IN cost as much
-    as the database's lookups."""
-    return Prepared(
-        select(vectors.c.item_id, vectors.c.vec).where(
-            vectors.c.tenant == bindparam("t"),
-            vectors.c.kind == bindparam("k"),
-            vectors.c.item_id.in_([bindparam(f"id{i}") for i in range(count)]),
-        )
+# the tenant's clock row, read by every search (compiled once)
+_CLOCK = Prepared(
+    select(txclock.c.last_us, txclock.c.erased_us).where(txclock.c.tenant == bindparam("tenant"))
+)
+# the stored float32 vectors of some rows (compiled once per id-list length)
+_EXACT = PreparedIn(
+    lambda ids: select(vectors.c.item_id, vectors.c.vec).where(
+        vectors.c.tenant == bindparam("t"),
+        vectors.c.kind == bindparam("k"),
+        vectors.c.item_id.in_(ids),
     )
+)
 
 
 def stored_vectors(
     conn: Connection, tenant: str, kind: str, ids: Sequence[str]
 ) -> dict[str, bytes]:
-    """item id -> its stored float32 vector (bytes), for those of ``ids`` that have one.
-    Each list is padded (its last id repeated) to one of ``EXACT_LISTS``."""
-    found: dict[str, bytes] = {}
-    for part in chunks(ids, EXACT_LISTS[-1]):
-        size = next(c for c in EXACT_LISTS if c >= len(part))
-        params: dict[str, Any] = {"t": tenant, "k": kind}
-        for i in range(size):
-            params[f"id{i}"] = part[min(i, len(part) - 1)]
-        found.update((i, v) for i, v in _exact_prepared(size).rows(conn, params))
-    return found
+    """item id -> its stored float32 vector (bytes), for those of ``ids`` that have one."""
+    return {i: v for i, v in _EXACT.rows(conn, {"t": tenant, "k": kind}, ids)}
 
 
 @dataclass
@@ -552,11 +538,8 @@ class TenantMirror:
     def sync(self, conn: Connection) -> None:
         """Bring the mirror up to the database's latest transaction time."""
         with self.lock:
-            row = conn.execute(
-                select(txclock.c.last_us, txclock.c.erased_us).where(
-                    txclock.c.tenant == self.tenant
-                )
-            ).first()
+            rows = _CLOCK.rows(conn, {"tenant": self.tenant})
+            row = rows[0] if rows else None
             if row is None:  # the tenant was purged (or never written): nothing to mirror
                 if self.v.n or self.e.n:
                     self._reset()

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 
 from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
+from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
@@ -464,6 +465,17 @@ def _score(
             )
 
 
+# the rows of the hits kept (compiled once per id-list length)
+_VERSIONS_IN = PreparedIn(
+    lambda ids: select(versions).where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
+)
+_EPISODES_IN = PreparedIn(
+    lambda ids: select(episodes_table).where(
+        episodes_table.c.tenant == bindparam("t"), episodes_table.c.id.in_(ids)
+    )
+)
+
+
 def _materialize(
     t: str,
     conn: Connection,
@@ -477,28 +489,18 @@ def _materialize(
     made: dict[tuple[str, str], Fact | Episode] = {}
     retracted = set(retracted_ids)
     if fact_ids:
-        rows = (
-            conn.execute(
-                select(versions).where(versions.c.tenant == t, versions.c.id.in_(fact_ids))
-            )
-            .mappings()
-            .all()
-        )
+        cols = _VERSIONS_IN.columns
+        rows = [
+            dict(zip(cols, r, strict=True)) for r in _VERSIONS_IN.rows(conn, {"t": t}, fact_ids)
+        ]
         src = reads.sources_of(conn, t, (r["fact_id"] for r in rows))
         for row in rows:
             made[(HitKind.FACT, row["id"])] = reads.to_fact(
                 row, valid_at, src.get(row["fact_id"], ()), retracted_row=row["id"] in retracted
             )
     if ep_ids:
-        rows = (
-            conn.execute(
-                select(episodes_table).where(
-                    episodes_table.c.tenant == t, episodes_table.c.id.in_(ep_ids)
-                )
-            )
-            .mappings()
-            .all()
-        )
+        cols = _EPISODES_IN.columns
+        rows = [dict(zip(cols, r, strict=True)) for r in _EPISODES_IN.rows(conn, {"t": t}, ep_ids)]
         for row in rows:
             made[(HitKind.EPISODE, row["id"])] = reads.to_episode(row)
     hits = []
