@@ -160,10 +160,12 @@ def term_counts(conn: Connection, name: str, terms: Sequence[str]) -> list[int]:
         f"(SELECT count(*) FROM (SELECT 1 FROM {name}_fts WHERE {name}_fts MATCH ? "
         f"LIMIT {COMMON_MATCHES + 1}))"
     )
-    row = conn.exec_driver_sql(
-        "SELECT " + ", ".join([probe] * len(terms)), tuple(_fts_match([t]) for t in terms)
-    ).one()
-    return [int(c or 0) for c in row]
+    from .sqlite import SqliteBackend  # (imports this module)
+
+    rows = SqliteBackend.fetch(
+        conn, "SELECT " + ", ".join([probe] * len(terms)), tuple(_fts_match([t]) for t in terms)
+    )
+    return [int(c or 0) for c in rows[0]]
 
 
 def focused_match(

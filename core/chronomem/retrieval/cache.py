@@ -150,9 +150,10 @@ class Ids(Strs):
             return out
         width = keys.dtype.itemsize
         enc = [s.encode("utf-8", "surrogatepass") for s in ss]
-        fits = np.fromiter((0 < len(b) <= width for b in enc), dtype=bool, count=len(enc))
+        lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+        fits = (lens > 0) & (lens <= width)
         if len(keys) and fits.any():
-            want = np.array(enc, dtype=f"S{max(width, max(len(b) for b in enc))}")
+            want = np.array(enc, dtype=keys.dtype if lens.max() <= width else None)
             i = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
             hit = fits & (keys[i] == want)
             out[hit] = order[i[hit]]

@@ -367,9 +367,11 @@ def neighbours(m: Mirror, mask: np.ndarray, ps: np.ndarray, step: int) -> np.nda
 
 def _direct(f: Any) -> float:
     """The votes of ``f`` from the direct legs (``SHARE_FROM``)."""
-    return float(
-        sum(v["weight"] / (RRF_K + v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM)
-    )
+    total = 0  # as sum() adds them: from 0, in the legs' order
+    for g, v in f.legs.items():
+        if g in SHARE_FROM:
+            total += v["weight"] / (RRF_K + v["rank"])
+    return float(total)
 
 
 def context_lift(
