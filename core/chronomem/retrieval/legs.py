@@ -253,11 +253,13 @@ def vector_leg(
         zero = far[approx[far] == 0]
         if len(zero):
             far = np.union1d(far[approx[far] != 0], zero[m.vecs.touched(q, zero)])
-        rest = [int(j) for j in far if int(j) not in score]
+        rest = [j for j in far.tolist() if j not in score]
         if rest:
             score.update(zip(rest, m.exact(conn, rest, q).tolist(), strict=True))
     # ties: content hash, then position (insertion order): no dependence on scan order
-    top = sorted((j for j, s in score.items() if s > 0), key=lambda j: (-score[j], m.hashes[j], j))
+    pos = [j for j, s in score.items() if s > 0]
+    digest = dict(zip(pos, m.hashes.take(np.asarray(pos, dtype=np.int64)), strict=True))
+    top = sorted(pos, key=lambda j: (-score[j], digest[j], j))
     return [(m.ids[j], score[j]) for j in top[:n]]
 
 
