@@ -5,7 +5,7 @@ covers is ``schema.TEXT_BODIES``). ``SqliteBackend`` calls these."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, column, literal_column, select, table
@@ -15,6 +15,7 @@ from sqlalchemy.sql.selectable import Join
 from ..schema import INDEX_MAX_CHARS, reset_fts
 
 FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
+Fetch = Callable[[Connection, str, Any], list[Any]]  # Backend.fetch
 # The indexes' tokenization: schema v1/v2 and, since v3, stemmed (the lexical
 # query matches with whatever the index was built with).
 TOKENIZE = "unicode61 remove_diacritics 2"
@@ -117,6 +118,7 @@ def lexical(
     filters: list[Any],
     n: int,
     tiebreak: list[Any],
+    fetch: Fetch | None = None,
 ) -> list[tuple[str, float]]:
     # The best SQLITE_CANDIDATES matches first; exact whenever they hold n rows that
     # pass the filters (every match outside them ranks lower). Otherwise (a scope or
@@ -135,7 +137,7 @@ def lexical(
     # them can enter the top n, and the top n are those the SQLITE_CANDIDATES
     # query gives, row for row. Else (a tie there, too few rows) that query runs.
     cap = max(SQLITE_CANDIDATES, 5 * n)
-    counts = term_counts(conn, tbl.name, terms) if len(terms) >= 2 else []
+    counts = term_counts(conn, tbl.name, terms, fetch) if len(terms) >= 2 else []
     focused = focused_match(conn, tbl.name, terms, counts)
     # at most this many rows match what is searched (0: not probed)
     matches = sum(c for c in counts if focused is None or c <= COMMON_MATCHES)
@@ -151,20 +153,20 @@ def lexical(
     return [(i, -float(r)) for i, r in rows]
 
 
-def term_counts(conn: Connection, name: str, terms: Sequence[str]) -> list[int]:
+def term_counts(
+    conn: Connection, name: str, terms: Sequence[str], fetch: Fetch | None = None
+) -> list[int]:
     """How many rows each term matches, counted up to ``COMMON_MATCHES + 1`` (one
-    statement for all the terms)."""
+    statement for all the terms; through ``fetch``, the backend's, when given)."""
     if not terms:
         return []
     probe = (
         f"(SELECT count(*) FROM (SELECT 1 FROM {name}_fts WHERE {name}_fts MATCH ? "
         f"LIMIT {COMMON_MATCHES + 1}))"
     )
-    from .sqlite import SqliteBackend  # (imports this module)
-
-    rows = SqliteBackend.fetch(
-        conn, "SELECT " + ", ".join([probe] * len(terms)), tuple(_fts_match([t]) for t in terms)
-    )
+    sql = "SELECT " + ", ".join([probe] * len(terms))
+    args = tuple(_fts_match([t]) for t in terms)
+    rows = fetch(conn, sql, args) if fetch else conn.exec_driver_sql(sql, args).all()
     return [int(c or 0) for c in rows[0]]
 
 
