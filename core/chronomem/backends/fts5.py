@@ -5,7 +5,7 @@ covers is ``schema.TEXT_BODIES``). ``SqliteBackend`` calls these."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, column, literal_column, select, table
@@ -15,6 +15,7 @@ from sqlalchemy.sql.selectable import Join
 from ..schema import INDEX_MAX_CHARS, reset_fts
 
 FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
+Fetch = Callable[[Connection, str, Any], list[Any]]  # Backend.fetch
 # The indexes' tokenization: schema v1/v2 and, since v3, stemmed (the lexical
 # query matches with whatever the index was built with).
 TOKENIZE = "unicode61 remove_diacritics 2"
@@ -29,6 +30,12 @@ def _fts_match(terms: Sequence[str]) -> str:
 # SQLite: FTS5 ranks every match itself (cheap, in C); only its best this many
 # are joined to the table and filtered (see lexical).
 SQLITE_CANDIDATES = 1000
+# Tried first when the query matches more rows than SQLITE_CANDIDATES: this many
+# candidates per row wanted (plus FIRST_EXTRA); exact whenever the n-th row kept
+# ranks strictly above the last one fetched (see lexical), else the
+# SQLITE_CANDIDATES query runs.
+FIRST_PER_ROW = 2
+FIRST_EXTRA = 64
 COMMON_MATCHES = 5000  # a query term in more rows than this is "common" (focused_match)
 
 
@@ -111,6 +118,7 @@ def lexical(
     filters: list[Any],
     n: int,
     tiebreak: list[Any],
+    fetch: Fetch | None = None,
 ) -> list[tuple[str, float]]:
     # The best SQLITE_CANDIDATES matches first; exact whenever they hold n rows that
     # pass the filters (every match outside them ranks lower). Otherwise (a scope or
@@ -119,29 +127,61 @@ def lexical(
     # "lives in" of every fifth fact) is left out while a rarer query term exists:
     # FTS5 then scores hundreds of rows, not tens of thousands. When that finds
     # fewer than n rows, every term is searched again (below).
+    #
+    # When the terms match more rows than that (their probed counts say so), the
+    # best FIRST_PER_ROW * n + FIRST_EXTRA matches are tried alone first, for
+    # n + FIRST_EXTRA rows: joining a thousand long rows to the table cost a third
+    # of a 10k-turn episode search. Every match left out of them ranks at or below
+    # the worst of them (bm25, then rowid), so at or below the last row kept; when
+    # the n-th row's bm25 is strictly better than the last one's, no match outside
+    # them can enter the top n, and the top n are those the SQLITE_CANDIDATES
+    # query gives, row for row. Else (a tie there, too few rows) that query runs.
     cap = max(SQLITE_CANDIDATES, 5 * n)
-    focused = focused_match(conn, tbl.name, terms)
+    counts = term_counts(conn, tbl.name, terms, fetch) if len(terms) >= 2 else []
+    focused = focused_match(conn, tbl.name, terms, counts)
+    # at most this many rows match what is searched (0: not probed)
+    matches = sum(c for c in counts if focused is None or c <= COMMON_MATCHES)
+    first = FIRST_PER_ROW * n + FIRST_EXTRA
+    if first < cap < matches:
+        q = lexical_select(tbl, terms, filters, n + FIRST_EXTRA, tiebreak, first, focused)
+        found = conn.execute(q).all()
+        if len(found) > n and found[n - 1][1] < found[-1][1]:
+            return [(i, -float(r)) for i, r in found[:n]]
     rows = conn.execute(lexical_select(tbl, terms, filters, n, tiebreak, cap, focused)).all()
     if len(rows) < n:
         rows = conn.execute(lexical_select(tbl, terms, filters, n, tiebreak)).all()
     return [(i, -float(r)) for i, r in rows]
 
 
-def focused_match(conn: Connection, name: str, terms: Sequence[str]) -> str | None:
+def term_counts(
+    conn: Connection, name: str, terms: Sequence[str], fetch: Fetch | None = None
+) -> list[int]:
+    """How many rows each term matches, counted up to ``COMMON_MATCHES + 1`` (one
+    statement for all the terms; through ``fetch``, the backend's, when given)."""
+    if not terms:
+        return []
+    probe = (
+        f"(SELECT count(*) FROM (SELECT 1 FROM {name}_fts WHERE {name}_fts MATCH ? "
+        f"LIMIT {COMMON_MATCHES + 1}))"
+    )
+    sql = "SELECT " + ", ".join([probe] * len(terms))
+    args = tuple(_fts_match([t]) for t in terms)
+    rows = fetch(conn, sql, args) if fetch else conn.exec_driver_sql(sql, args).all()
+    return [int(c or 0) for c in rows[0]]
+
+
+def focused_match(
+    conn: Connection, name: str, terms: Sequence[str], counts: Sequence[int] | None = None
+) -> str | None:
     """The rarer terms alone when some terms are common and some are not (None
     otherwise): a common term then counts like a stopword. Its bm25 weight (idf)
-    is small by definition, and scoring its posting list cost ~20 ms at 100k."""
+    is small by definition, and scoring its posting list cost ~20 ms at 100k.
+    ``counts``: the terms' ``term_counts`` when already probed."""
     if len(terms) < 2:
         return None
-    probe = (
-        f"SELECT count(*) FROM (SELECT 1 FROM {name}_fts WHERE {name}_fts MATCH ? "
-        f"LIMIT {COMMON_MATCHES + 1})"
-    )
-    common = [
-        t
-        for t in terms
-        if (conn.exec_driver_sql(probe, (_fts_match([t]),)).scalar() or 0) > COMMON_MATCHES
-    ]
+    if counts is None:
+        counts = term_counts(conn, name, terms)
+    common = [t for t, c in zip(terms, counts, strict=True) if c > COMMON_MATCHES]
     rare = [t for t in terms if t not in common]
     if not common or not rare:
         return None

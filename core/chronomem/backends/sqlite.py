@@ -326,7 +326,7 @@ class SqliteBackend(Backend):
         tiebreak: list[Any],
     ) -> list[tuple[str, float]]:
         """FTS5's bm25 (``fts5.lexical``); a higher score is better."""
-        return fts5.lexical(conn, tbl, terms, filters, n, tiebreak)
+        return fts5.lexical(conn, tbl, terms, filters, n, tiebreak, cls.fetch)
 
     @classmethod
     def check_text_indexes(

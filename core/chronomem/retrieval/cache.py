@@ -20,6 +20,8 @@ marker, which forces a full reload."""
 from __future__ import annotations
 
 import bisect
+import contextlib
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,8 +30,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
-from ..batching import chunks
+from ..prepared import Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
+from .querytime import words
 
 MAX = np.iinfo(np.int64).max
 BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
@@ -83,6 +86,10 @@ class Strs(Grow):
     def __getitem__(self, p: Any) -> str:
         return bytes(self.a[p]).decode("utf-8", "surrogatepass")
 
+    def take(self, positions: Any) -> list[str]:
+        """The strings at ``positions`` (one gather, then one decode each)."""
+        return [b.decode("utf-8", "surrogatepass") for b in self.a[positions].tolist()]
+
     def __len__(self) -> int:
         return self.n
 
@@ -133,6 +140,29 @@ class Ids(Strs):
 
     def __contains__(self, s: object) -> bool:
         return isinstance(s, str) and self.get(s) is not None
+
+    def get_many(self, ss: Sequence[str]) -> np.ndarray:
+        """``get`` of each id at once (one binary search over all of them): their
+        positions, -1 for an id not held."""
+        keys, order, tail = self._refresh()
+        out = np.full(len(ss), -1, dtype=np.int64)
+        if not len(ss):
+            return out
+        width = keys.dtype.itemsize
+        enc = [s.encode("utf-8", "surrogatepass") for s in ss]
+        lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+        fits = (lens > 0) & (lens <= width)
+        if len(keys) and fits.any():
+            want = np.array(enc, dtype=keys.dtype if lens.max() <= width else None)
+            i = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            hit = fits & (keys[i] == want)
+            out[hit] = order[i[hit]]
+        if tail:
+            for j, s in enumerate(ss):
+                p = tail.get(s)
+                if p is not None:
+                    out[j] = p
+        return out
 
 
 class EntityIndex:
@@ -206,6 +236,18 @@ class Codes:
             hi += 1
         tail = [c for c in range(base, n) if self.names[c].startswith(prefix)]
         return np.concatenate([codes[lo:hi], np.asarray(tail, np.int64)])
+
+
+def speaker_of(role: str | None, meta: str | None) -> str | None:
+    """An episode's speaker: its ``metadata["speaker"]`` (what ``add`` records for a
+    named message) or else its role."""
+    speaker = role
+    if meta and '"speaker"' in meta:
+        with contextlib.suppress(ValueError, AttributeError):
+            named = json.loads(meta).get("speaker")
+            if isinstance(named, str):
+                speaker = named
+    return speaker
 
 
 class Quantized:
@@ -303,12 +345,25 @@ class Quantized:
         return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
 
 
-# the stored float32 vectors of some rows (compiled once; the id list expands)
-_EXACT = select(vectors.c.item_id, vectors.c.vec).where(
-    vectors.c.tenant == bindparam("t"),
-    vectors.c.kind == bindparam("k"),
-    vectors.c.item_id.in_(bindparam("ids", expanding=True)),
+# the tenant's clock row, read by every search (compiled once)
+_CLOCK = Prepared(
+    select(txclock.c.last_us, txclock.c.erased_us).where(txclock.c.tenant == bindparam("tenant"))
 )
+# the stored float32 vectors of some rows (compiled once per id-list length)
+_EXACT = PreparedIn(
+    lambda ids: select(vectors.c.item_id, vectors.c.vec).where(
+        vectors.c.tenant == bindparam("t"),
+        vectors.c.kind == bindparam("k"),
+        vectors.c.item_id.in_(ids),
+    )
+)
+
+
+def stored_vectors(
+    conn: Connection, tenant: str, kind: str, ids: Sequence[str]
+) -> dict[str, bytes]:
+    """item id -> its stored float32 vector (bytes), for those of ``ids`` that have one."""
+    return {i: v for i, v in _EXACT.rows(conn, {"t": tenant, "k": kind}, ids)}
 
 
 @dataclass
@@ -334,6 +389,8 @@ class Mirror:
         self.obj = Grow(np.int32)
         self.pred = Grow(np.int32)
         self.has_vec = Grow(np.bool_, False)
+        self.speaker = Grow(np.int32)  # episodes: the speaker's code (speaker_of)
+        self.role = Grow(np.int32)  # episodes: the role's code (in the speakers' codes)
         self.vecs = Quantized(self.dim)
         self.by_entity = EntityIndex(self.subj, self.obj)  # entity code -> positions
 
@@ -350,6 +407,8 @@ class Mirror:
         cols = [self.start, self.end, self.rec, self.sup, self.user, self.agent, self.session]
         if self.kind == "v":
             cols += [self.subj, self.obj, self.pred]
+        else:
+            cols += [self.speaker, self.role]
         for g in [*cols, self.has_vec, self.ids, self.hashes]:
             g.reserve(cap)
         if self.with_vectors:
@@ -362,19 +421,16 @@ class Mirror:
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
         """The float32 cosine of the query with the rows at ``positions``, from the
         vectors stored in ``cm_vectors`` (-inf where the row has none any more)."""
-        ids = [self.ids[p] for p in positions]
-        found: dict[str, bytes] = {}
-        for part in chunks(ids):
-            args = {"t": self.tenant, "k": self.kind, "ids": part}
-            found.update((i, v) for i, v in conn.execute(_EXACT, args))
+        ids = self.ids.take(np.asarray(positions, dtype=np.int64))
+        found = stored_vectors(conn, self.tenant, self.kind, ids)
         out = np.full(len(ids), -np.inf, dtype=np.float32)
         mat = np.zeros((len(ids), self.dim), dtype=np.float32)
-        have = np.zeros(len(ids), dtype=bool)
-        for j, i in enumerate(ids):
-            blob = found.get(i)
-            if blob is not None and len(blob) == 4 * self.dim:
-                mat[j] = np.frombuffer(blob, dtype="<f4")
-                have[j] = True
+        blobs = [found.get(i) for i in ids]
+        size = 4 * self.dim
+        have = np.fromiter((b is not None and len(b) == size for b in blobs), bool, len(ids))
+        if have.any():
+            kept = b"".join(b for b, h in zip(blobs, have.tolist(), strict=True) if h and b)
+            mat[have] = np.frombuffer(kept, dtype="<f4").reshape(-1, self.dim)
         if len(ids):
             # per row, numpy's pairwise sum of the products: a row's score does not
             # depend on which other rows are re-scored with it (a BLAS product may)
@@ -401,6 +457,8 @@ class TenantMirror:
         self.scopes = Codes()
         self.entities = Codes()
         self.preds = Codes()
+        self.speakers = Codes()
+        self._speaker_words: list[frozenset[str]] = []  # per speaker code, its words
         self.lock = threading.Lock()
 
     def _reset(self) -> None:
@@ -431,6 +489,12 @@ class TenantMirror:
             m.start.extend([r.occurred_at for r in new])
             m.end.extend([MAX] * len(new))
             m.sup.extend([MAX] * len(new))
+            spk = self.speakers.code
+            m.speaker.extend([spk(speaker_of(r.role, r.metadata) or "") for r in new])
+            m.role.extend([spk(r.role or "") for r in new])
+            names = self.speakers.names
+            for c in range(len(self._speaker_words), len(names)):
+                self._speaker_words.append(frozenset(words(names[c])))
         if not self.with_vectors:
             m.has_vec.extend([False] * len(new))
             return
@@ -442,6 +506,22 @@ class TenantMirror:
                 block[j] = np.frombuffer(r.vec, dtype="<f4")
         m.has_vec.extend(flags)
         m.vecs.extend(block)
+
+    def spoken_by(
+        self, positions: np.ndarray, terms: Sequence[str], roles: frozenset[str] = frozenset()
+    ) -> np.ndarray:
+        """Whether each episode at ``positions`` was spoken by someone the query
+        names: a word of its speaker (``speaker_of``) is one of ``terms``, or its
+        role is one of ``roles`` (``legs.addressed_roles``)."""
+        known = self._speaker_words  # kept by _append, under the sync's lock
+        wanted = set(terms)
+        codes = self.e.speaker.a[positions]
+        hit = [c for c in np.unique(codes).tolist() if not wanted.isdisjoint(known[c])]
+        out = np.isin(codes, hit)
+        named = [c for c in (self.speakers.get(r) for r in roles) if c > 0]
+        if named:
+            out |= np.isin(self.e.role.a[positions], named)
+        return out
 
     def _rows(self, conn: Connection, tbl: Any, kind: str, cols: list[Any], where: Any) -> Any:
         """The rows (with their stored vector, when the mirror keeps vectors), in
@@ -468,11 +548,8 @@ class TenantMirror:
     def sync(self, conn: Connection) -> None:
         """Bring the mirror up to the database's latest transaction time."""
         with self.lock:
-            row = conn.execute(
-                select(txclock.c.last_us, txclock.c.erased_us).where(
-                    txclock.c.tenant == self.tenant
-                )
-            ).first()
+            rows = _CLOCK.rows(conn, {"tenant": self.tenant})
+            row = rows[0] if rows else None
             if row is None:  # the tenant was purged (or never written): nothing to mirror
                 if self.v.n or self.e.n:
                     self._reset()
@@ -513,6 +590,7 @@ class TenantMirror:
             ecols = [
                 episodes.c.id, episodes.c.content_hash, episodes.c.user_id, episodes.c.agent_id,
                 episodes.c.session_id, episodes.c.occurred_at, episodes.c.recorded_at,
+                episodes.c.role, episodes.c.metadata,
             ]  # fmt: skip
             recorded = and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since)
             for part in self._rows(conn, episodes, "e", ecols, recorded):

@@ -4,8 +4,6 @@ a list of (item id, score), best first, at most ``n`` long."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +17,7 @@ from ..model import State
 from ..schema import episodes, versions
 from ..scope import Scope
 from . import querytime
-from .cache import MAX, Mirror, TenantMirror
+from .cache import MAX, Mirror, TenantMirror, speaker_of
 from .fusion import RRF_K, HitKind
 
 Ranking = list[tuple[str, float]]
@@ -153,12 +151,7 @@ def spoken_by(
         if role in roles:
             out.add(eid)
             continue
-        speaker = role
-        if meta and '"speaker"' in meta:
-            with contextlib.suppress(ValueError, AttributeError):
-                named = json.loads(meta).get("speaker")
-                if isinstance(named, str):
-                    speaker = named
+        speaker = speaker_of(role, meta)
         if speaker and not wanted.isdisjoint(querytime.words(speaker)):
             out.add(eid)
     return out
@@ -287,11 +280,13 @@ def vector_leg(
         zero = far[approx[far] == 0]
         if len(zero):
             far = np.union1d(far[approx[far] != 0], zero[m.vecs.touched(q, zero)])
-        rest = [int(j) for j in far if int(j) not in score]
+        rest = [j for j in far.tolist() if j not in score]
         if rest:
             score.update(zip(rest, m.exact(conn, rest, q).tolist(), strict=True))
     # ties: content hash, then position (insertion order): no dependence on scan order
-    top = sorted((j for j, s in score.items() if s > 0), key=lambda j: (-score[j], m.hashes[j], j))
+    pos = [j for j, s in score.items() if s > 0]
+    digest = dict(zip(pos, m.hashes.take(np.asarray(pos, dtype=np.int64)), strict=True))
+    top = sorted(pos, key=lambda j: (-score[j], digest[j], j))
     return [(m.ids[j], score[j]) for j in top[:n]]
 
 
@@ -381,11 +376,31 @@ def neighbour(m: Mirror, mask: np.ndarray, p: int, step: int) -> int | None:
     return None
 
 
+def neighbours(m: Mirror, mask: np.ndarray, ps: np.ndarray, step: int) -> np.ndarray:
+    """``neighbour`` of every position in ``ps`` at once (-1 for None)."""
+    out = np.full(len(ps), -1, dtype=np.int64)
+    pending = np.ones(len(ps), dtype=bool)
+    user, agent, session = m.user.a, m.agent.a, m.session.a
+    for off in range(1, NEIGHBOUR_SCAN + 1):
+        q = ps + step * off
+        pending &= (q >= 0) & (q < m.n)  # past either end: None
+        if not pending.any():
+            break
+        q = np.clip(q, 0, max(m.n - 1, 0))
+        same = pending & (user[q] == user[ps]) & (agent[q] == agent[ps])
+        same &= session[q] == session[ps]
+        out[same] = np.where(mask[q[same]], q[same], -1)
+        pending &= ~same
+    return out
+
+
 def _direct(f: Any) -> float:
     """The votes of ``f`` from the direct legs (``SHARE_FROM``)."""
-    return float(
-        sum(v["weight"] / (RRF_K + v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM)
-    )
+    total = 0  # as sum() adds them: from 0, in the legs' order
+    for g, v in f.legs.items():
+        if g in SHARE_FROM:
+            total += v["weight"] / (RRF_K + v["rank"])
+    return float(total)
 
 
 def context_lift(
@@ -396,28 +411,35 @@ def context_lift(
     no leg found. Offers are made from the votes before any lift is added, so the
     result does not depend on the order of ``fused``."""
     m = mirror.e
+    eps = [f for f in fused.values() if f.kind == HitKind.EPISODE]
+    direct = {f.id: _direct(f) for f in eps}  # the lifts below add no direct votes
     base = sorted(
         (p, d, min(int(v["rank"]) for g, v in f.legs.items() if g in SHARE_FROM))
-        for f in fused.values()
-        if f.kind == HitKind.EPISODE
-        and (p := m.pos.get(f.id)) is not None
-        and (d := _direct(f)) > 0
+        for f, p in zip(eps, m.pos.get_many([f.id for f in eps]).tolist(), strict=True)
+        if p >= 0 and (d := direct[f.id]) > 0
     )
+    at = np.array([p for p, _, _ in base], dtype=np.int64)
+    near = {
+        step: neighbours(m, mask, at, step).tolist() if share > 0 else []
+        for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE))
+    }
     # neighbour -> (largest offer, the position it came from, that one's best direct rank)
     offered: dict[int, tuple[float, int, int]] = {}
-    for p, d, rank in base:
+    for j, (p, d, rank) in enumerate(base):
         for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE)):
             if share <= 0:
                 continue
-            q = neighbour(m, mask, p, step)
-            if q is not None and share * d > offered.get(q, (0.0, 0, 0))[0]:
+            q = near[step][j]
+            if q >= 0 and share * d > offered.get(q, (0.0, 0, 0))[0]:
                 offered[q] = (share * d, p, rank)
-    for q, (lift, p, rank) in sorted(offered.items()):
-        key = (HitKind.EPISODE, m.ids[q])
+    lifts = sorted(offered.items())
+    names = m.ids.take(np.array([q for q, _ in lifts], dtype=np.int64))
+    for (_, (lift, p, rank)), name in zip(lifts, names, strict=True):
+        key = (HitKind.EPISODE, name)
         g = fused.get(key)
         if g is None:
-            g = fused[key] = make(m.ids[q])
-        extra = lift - _direct(g)
+            g = fused[key] = make(name)
+        extra = lift - (direct[name] if name in direct else _direct(g))
         if extra > 0:
             g.rrf += extra
             g.legs["episode_context"] = {"score": extra, "from": m.ids[p], "rank": rank}

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 
 from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
+from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
@@ -331,7 +332,7 @@ def search(
                     hook = r.fail.get("episode_speaker")
                     if hook is not None:
                         hook()
-                    spoken = legs.spoken_by(conn, scope, ep_ids, terms, roles)
+                    spoken = _spoken_by(conn, scope, mirror, ep_ids, terms, roles)
             except Exception as exc:  # reported like a failed leg
                 log.warning("search leg episode_speaker failed: %s", exc)
                 failed["episode_speaker"] = f"{type(exc).__name__}: {exc}"
@@ -354,6 +355,27 @@ def search(
     return SearchResult(out, failed)
 
 
+def _spoken_by(
+    conn: Connection,
+    scope: Scope,
+    mirror: TenantMirror,
+    ids: list[str],
+    terms: Sequence[str],
+    roles: frozenset[str],
+) -> set[str]:
+    """``legs.spoken_by`` from the mirror's speaker and role codes; only an episode
+    committed after the mirror's sync (PostgreSQL) is read from SQL."""
+    if not ids or not (terms or roles):
+        return set()
+    ps = mirror.e.pos.get_many(ids)
+    held = np.flatnonzero(ps >= 0)
+    spoken = {ids[j] for j in held[mirror.spoken_by(ps[held], terms, roles)].tolist()}
+    if len(held) < len(ids):
+        missing = [ids[j] for j in np.flatnonzero(ps < 0).tolist()]
+        spoken |= legs.spoken_by(conn, scope, missing, terms, roles)
+    return spoken
+
+
 def _score(
     registry: Registry,
     tenant: str,
@@ -368,30 +390,42 @@ def _score(
     occurrence), so only the top k rows are ever fetched."""
     half = HalfLives(lambda: registry.load(conn, tenant))
     missing: list[Fused] = []
-    for f in fused:
-        if f.kind == HitKind.FACT:
-            p = mirror.v.pos.get(f.id)
-            if p is None:
-                missing.append(f)
-                continue
-            pred = mirror.preds.names[int(mirror.v.pred.a[p])]
-            age = valid_at - int(mirror.v.start.a[p])
-            # ties: content hash, then insertion order (the same in every ingest)
-            finish(
-                f,
-                recency(age, half(pred)),
-                f"{mirror.v.hashes[p]}:{p:012d}",
-                in_window(int(mirror.v.start.a[p]), int(mirror.v.end.a[p]), window, False),
-            )
-        else:
-            p = mirror.e.pos.get(f.id)
-            if p is None:
-                missing.append(f)
-                continue
-            at = int(mirror.e.start.a[p])
-            finish(
-                f, 1.0, f"{mirror.e.hashes[p]}:{at:020d}:{p:012d}", in_window(at, at, window, True)
-            )
+    facts = [f for f in fused if f.kind == HitKind.FACT]
+    eps = [f for f in fused if f.kind != HitKind.FACT]
+    # the mirror's columns of all the candidates at once (one lookup, one gather each)
+    m = mirror.v
+    ps = m.pos.get_many([f.id for f in facts])
+    held = ps[ps >= 0]
+    cols = zip(
+        m.hashes.take(held),
+        m.pred.a[held].tolist(),
+        m.start.a[held].tolist(),
+        m.end.a[held].tolist(),
+        strict=True,
+    )
+    names = mirror.preds.names
+    for f, p in zip(facts, ps.tolist(), strict=True):
+        if p < 0:
+            missing.append(f)
+            continue
+        digest, pred, start, end = next(cols)
+        # ties: content hash, then insertion order (the same in every ingest)
+        finish(
+            f,
+            recency(valid_at - start, half(names[pred])),
+            f"{digest}:{p:012d}",
+            in_window(start, end, window, False),
+        )
+    m = mirror.e
+    ps = m.pos.get_many([f.id for f in eps])
+    held = ps[ps >= 0]
+    ecols = zip(m.hashes.take(held), m.start.a[held].tolist(), strict=True)
+    for f, p in zip(eps, ps.tolist(), strict=True):
+        if p < 0:
+            missing.append(f)
+            continue
+        digest, at = next(ecols)
+        finish(f, 1.0, f"{digest}:{at:020d}:{p:012d}", in_window(at, at, window, True))
     for f in missing:  # committed after the mirror's sync (PostgreSQL, read committed)
         row: Any
         if f.kind == HitKind.FACT:
@@ -427,6 +461,17 @@ def _score(
             )
 
 
+# the rows of the hits kept (compiled once per id-list length)
+_VERSIONS_IN = PreparedIn(
+    lambda ids: select(versions).where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
+)
+_EPISODES_IN = PreparedIn(
+    lambda ids: select(episodes_table).where(
+        episodes_table.c.tenant == bindparam("t"), episodes_table.c.id.in_(ids)
+    )
+)
+
+
 def _materialize(
     t: str,
     conn: Connection,
@@ -440,28 +485,18 @@ def _materialize(
     made: dict[tuple[str, str], Fact | Episode] = {}
     retracted = set(retracted_ids)
     if fact_ids:
-        rows = (
-            conn.execute(
-                select(versions).where(versions.c.tenant == t, versions.c.id.in_(fact_ids))
-            )
-            .mappings()
-            .all()
-        )
+        cols = _VERSIONS_IN.columns
+        rows = [
+            dict(zip(cols, r, strict=True)) for r in _VERSIONS_IN.rows(conn, {"t": t}, fact_ids)
+        ]
         src = reads.sources_of(conn, t, (r["fact_id"] for r in rows))
         for row in rows:
             made[(HitKind.FACT, row["id"])] = reads.to_fact(
                 row, valid_at, src.get(row["fact_id"], ()), retracted_row=row["id"] in retracted
             )
     if ep_ids:
-        rows = (
-            conn.execute(
-                select(episodes_table).where(
-                    episodes_table.c.tenant == t, episodes_table.c.id.in_(ep_ids)
-                )
-            )
-            .mappings()
-            .all()
-        )
+        cols = _EPISODES_IN.columns
+        rows = [dict(zip(cols, r, strict=True)) for r in _EPISODES_IN.rows(conn, {"t": t}, ep_ids)]
         for row in rows:
             made[(HitKind.EPISODE, row["id"])] = reads.to_episode(row)
     hits = []
