@@ -27,6 +27,7 @@ from sqlalchemy.engine import Dialect
 
 from . import backends
 from .backends import Backend
+from .batching import chunks
 from .schema import SafeText
 
 Processor = Callable[[Any], Any] | None
@@ -158,9 +159,7 @@ class PreparedIn:
     ) -> list[Sequence[Any]]:
         """The rows for ``values`` (any number: in parts of at most the longest list)."""
         out: list[Sequence[Any]] = []
-        top = IN_LISTS[-1]
-        for lo in range(0, len(values), top):
-            part = values[lo : lo + top]
+        for part in chunks(values, IN_LISTS[-1]):
             size = next(c for c in IN_LISTS if c >= len(part))
             args = dict(params)
             for i in range(size):

@@ -354,30 +354,11 @@ SHARE_FROM = frozenset({"episode_lexical", "episode_vector"})  # the votes that 
 NEIGHBOUR_SCAN = 8  # positions looked at for the next/previous episode of the same scope
 
 
-def _same_scope(m: Mirror, p: int, q: int) -> bool:
-    return bool(
-        m.user.a[p] == m.user.a[q]
-        and m.agent.a[p] == m.agent.a[q]
-        and m.session.a[p] == m.session.a[q]
-    )
-
-
-def neighbour(m: Mirror, mask: np.ndarray, p: int, step: int) -> int | None:
-    """The nearest position after (``step`` 1) or before (-1) ``p`` holding an
-    episode of ``p``'s scope, within ``NEIGHBOUR_SCAN`` positions; None when there
-    is none or ``mask`` (scope and time filter) does not admit it."""
-    q = p + step
-    for _ in range(NEIGHBOUR_SCAN):
-        if q < 0 or q >= m.n:
-            return None
-        if _same_scope(m, p, q):
-            return q if mask[q] else None
-        q += step
-    return None
-
-
 def neighbours(m: Mirror, mask: np.ndarray, ps: np.ndarray, step: int) -> np.ndarray:
-    """``neighbour`` of every position in ``ps`` at once (-1 for None)."""
+    """For each position in ``ps``, the nearest position after (``step`` 1) or
+    before (-1) it holding an episode of its scope, within ``NEIGHBOUR_SCAN``
+    positions; -1 when there is none or ``mask`` (scope and time filter) does not
+    admit it. All positions at once, one numpy pass per offset."""
     out = np.full(len(ps), -1, dtype=np.int64)
     pending = np.ones(len(ps), dtype=bool)
     user, agent, session = m.user.a, m.agent.a, m.session.a

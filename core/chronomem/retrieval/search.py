@@ -324,7 +324,7 @@ def search(
                 log.warning("search leg episode_context failed: %s", exc)
                 failed["episode_context"] = f"{type(exc).__name__}: {exc}"
         fused = list(by_key.values())
-        roles = legs.addressed_roles(query)
+        roles = legs.addressed_roles(query) if "episode_speaker" in wanted else frozenset()
         if "episode_speaker" in wanted and SPEAKER_BOOST > 0 and (terms or roles):
             ep_ids = [f.id for f in fused if f.kind == HitKind.EPISODE]
             try:  # the episodes spoken by someone the query names ("what did Gina say")
