@@ -483,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "variants": out,
             },
         )
-        print(f"wrote {path_.relative_to(common.ROOT)}")
+        print(f"wrote {common.shown(path_)}")
     return 0
 
 

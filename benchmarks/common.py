@@ -128,6 +128,15 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
     return path
 
 
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it (``--out`` may name
+    a file anywhere)."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 

@@ -916,7 +916,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         name = args.out or ("recall-quick.json" if args.quick else "recall.json")
         path = common.write_json(name, payload)
-        print(f"wrote {path.relative_to(common.ROOT)}")
+        print(f"wrote {common.shown(path)}")
     return 0
 
 

@@ -1246,7 +1246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "targets": tg,
                 },
             )
-            print(f"wrote {path.relative_to(common.ROOT)}")
+            print(f"wrote {common.shown(path)}")
     if args.plot:
         why = plot(results, args.plot)
         print(why or f"wrote {args.plot}")

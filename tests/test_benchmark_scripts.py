@@ -73,3 +73,12 @@ def test_writers_table_reports_a_failed_peer_and_ratios() -> None:
     assert out[3].split("|")[6:8] == [" 1.50 ", " - "]  # vs one writer; the peer failed
     assert out[2].split("|")[7] == " 2.00 "  # one writer vs the peer's one writer
     assert "failed: database is locked" in out[5]
+
+
+def test_a_result_written_outside_the_repository_is_named_by_its_full_path(tmp_path) -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import common
+
+    assert common.shown(common.RESULTS / "recall.json") == "benchmarks/results/recall.json"
+    outside = tmp_path / "recall-elsewhere.json"
+    assert common.shown(outside) == str(outside)
