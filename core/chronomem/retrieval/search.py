@@ -20,7 +20,7 @@ from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import legs, within
+from . import legs, spread, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import (
@@ -59,7 +59,16 @@ EPISODE_LEGS = (
     "episode_vector",
     "episode_context",
     "episode_speaker",
+    "conversation_spread",
 )
+# A question that counts or compares (spread.asks_for_several) has its cut spread over
+# conversations: beyond a conversation's first SPREAD_FREE hits (>= 1), each further
+# one scores SPREAD_DECAY times less per hit of it already placed. LoCoMo 0-4 (tuning
+# split), hashing, episodes: turn R@10 72.8 -> 72.1, session R@12 of the five
+# conversations in one store 87.7 -> 88.6 (the 45 questions with a cue: 75.0 -> 90.1);
+# free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
+SPREAD_FREE = 1
+SPREAD_DECAY = 0.7
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -345,7 +354,12 @@ def search(
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
-        keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
+        take = k if r.reranker is None else max(3 * k, k + 20)
+        if "conversation_spread" in wanted and spread.asks_for_several(query):
+            keys = spread.conversations(mirror.e, fused)
+            keep = spread.spread(fused, keys, free=SPREAD_FREE, decay=SPREAD_DECAY, take=take)
+        else:
+            keep = fused[:take]
         hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
     if r.reranker is not None and hits:
         hits = list(r.reranker.rerank(query, hits))
