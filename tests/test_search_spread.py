@@ -135,3 +135,15 @@ def test_the_spread_can_be_switched_off_like_a_leg(
     uncued = memory.search(q, k=3, include_episodes=True)
     assert [h.episode.id for h in off] == [h.episode.id for h in uncued]
     assert not any("lake" in h.episode.text for h in off)
+
+
+def test_a_hit_held_back_below_min_score_is_dropped(memory: Memory) -> None:
+    _two_conversations(memory)
+    q = "how many times did we zqhike"
+    hits = memory.search(q, k=5, include_episodes=True)
+    held = [h for h in hits if "conversation_spread" in h.explain["legs"]]
+    assert held
+    floor = min(h.score for h in held) + 1e-12  # just above the lowest held-back score
+    kept = memory.search(q, k=5, include_episodes=True, min_score=floor)
+    assert kept and all(h.score >= floor for h in kept)
+    assert [h.episode.id for h in kept] == [h.episode.id for h in hits if h.score >= floor]

@@ -358,6 +358,8 @@ def search(
         if "conversation_spread" in wanted and spread.asks_for_several(query):
             keys = spread.conversations(mirror.e, fused)
             keep = spread.spread(fused, keys, free=SPREAD_FREE, decay=SPREAD_DECAY, take=take)
+            # a hit held back below min_score is dropped; every hit not taken scores lower
+            keep = [f for f in keep if f.score >= min_score]
         else:
             keep = fused[:take]
         hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
