@@ -120,6 +120,23 @@ def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]
     return _StartsWith(column, bound, literal(raw, LargeBinary()), literal(len(raw)))
 
 
+def prefix_bound(column: ColumnElement[str], name: str = "prefix") -> ColumnElement[bool]:
+    """``prefix_match`` of a non-empty prefix over bind parameters (``prefix_params``
+    gives their values), for a statement built once per shape."""
+    return _StartsWith(
+        column,
+        type_coerce(bindparam(name), column.type),
+        bindparam(f"{name}_raw", type_=LargeBinary()),
+        bindparam(f"{name}_bytes", type_=Integer()),
+    )
+
+
+def prefix_params(prefix: str, name: str = "prefix") -> dict[str, Any]:
+    """The values of ``prefix_bound``'s parameters for ``prefix``."""
+    raw = prefix.encode("utf-8", "surrogatepass")
+    return {name: prefix, f"{name}_raw": raw, f"{name}_bytes": len(raw)}
+
+
 def subject_is(key: str) -> ColumnElement[bool]:
     """``subject_key == key``, through the (indexed) hash of the key."""
     return and_(versions.c.subject_hash == key_hash(key), versions.c.subject_key == key)
