@@ -415,7 +415,8 @@ class Mirror:
             self.vecs.reserve(cap)
 
     def scores(self, q: np.ndarray) -> np.ndarray:
-        """Approximate cosine similarity of the query with every row (int8 codes)."""
+        """Approximate cosine similarity of the query with every row (int8 codes): a
+        new array, the caller's to change."""
         return self.vecs.approx(q)
 
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
