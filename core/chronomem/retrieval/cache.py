@@ -189,7 +189,10 @@ class EntityIndex:
                     order = np.argsort(both, kind="stable")
                     self._state = (both[order], order % n, n)
         codes, pos, base = self._state
-        lo, hi = np.searchsorted(codes, [code, code + 1])
+        # the rows of ``code``: searched as the array's own integer type (a Python list
+        # of ints made numpy convert the whole array to int64 first, ~30 us a call)
+        c = codes.dtype.type(code)
+        lo, hi = codes.searchsorted(c, "left"), codes.searchsorted(c, "right")
         tail = np.flatnonzero((self.subj.a[base:n] == code) | (self.obj.a[base:n] == code))
         out = np.unique(np.concatenate([pos[lo:hi], tail + base]))
         return [int(p) for p in out] if len(out) else default
