@@ -64,9 +64,12 @@ def test_the_first_candidates_give_the_rows_of_the_thousand(tmp_path: Path, same
                 counts = fts5.term_counts(conn, "cm_episodes", terms)
                 assert sum(counts) > fts5.SQLITE_CANDIDATES  # the shortcut applies
                 for n in (1, 5, 30, 200, 400):
-                    filters = legs.episode_filters(m.scope, tf)
-                    got = fts5.lexical(conn, episodes, terms, filters, n, tiebreak)
-                    assert got == _reference(conn, episodes, terms, filters, n), (terms, n)
+                    shaped = legs.episode_leg_filters(m.scope, tf)
+                    got = fts5.lexical(
+                        conn, episodes, terms, shaped, n, tiebreak, legs._LEXICAL.rows
+                    )
+                    want = _reference(conn, episodes, terms, legs.episode_filters(m.scope, tf), n)
+                    assert got == want, (terms, n)
                     tried += 1
         assert tried == 15
     finally:

@@ -43,8 +43,11 @@ class TableEmbedder:
         return out / np.where(norms > 0, norms, 1)
 
 
-def _float32_scan(memory: Memory, kind: str, q: np.ndarray, n: int) -> list[tuple[str, float]]:
-    """The reference: every stored float32 vector, scored, ties by content hash."""
+def _float32_scan(
+    memory: Memory, kind: str, q: np.ndarray, n: int, mask: np.ndarray | None = None
+) -> list[tuple[str, float]]:
+    """The reference: every stored float32 vector (of a row ``mask`` admits),
+    scored, ties by content hash."""
     mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
     m = mirror.v if kind == "v" else mirror.e
     with memory._engine.backend.read() as conn:
@@ -53,6 +56,8 @@ def _float32_scan(memory: Memory, kind: str, q: np.ndarray, n: int) -> list[tupl
         ).all()
     scored = []
     for r in rows:
+        if mask is not None and not mask[m.pos.get(r.item_id)]:
+            continue
         s = float((np.frombuffer(r.vec, "<f4") * q).sum(dtype=np.float32))
         if s > 0:
             scored.append((r.item_id, s))
@@ -61,11 +66,14 @@ def _float32_scan(memory: Memory, kind: str, q: np.ndarray, n: int) -> list[tupl
     return scored[:n]
 
 
-def _leg(memory: Memory, q: np.ndarray, n: int) -> list[tuple[str, float]]:
+def _leg(
+    memory: Memory, q: np.ndarray, n: int, mask: np.ndarray | None = None
+) -> list[tuple[str, float]]:
     mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
     with memory._engine.backend.read() as conn:
         mirror.sync(conn)
-        mask = np.ones(mirror.v.n, dtype=bool)
+        if mask is None:
+            mask = np.ones(mirror.v.n, dtype=bool)
         return legs.vector_leg(mirror.v, mask, q, n, conn)
 
 
@@ -85,7 +93,7 @@ vecs = st.lists(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(table=vecs, facts=st.integers(1, 60), n=st.integers(1, 12), qi=st.integers(0, 39),
-       dense=st.booleans())  # fmt: skip
+       dense=st.booleans(), masked=st.sampled_from([None, 0.9, 0.5, 0.1]))  # fmt: skip
 def test_rescored_ranking_equals_the_float32_scan(
     store: tuple[str | None, ManualClock],
     table: list[list[float]],
@@ -93,6 +101,7 @@ def test_rescored_ranking_equals_the_float32_scan(
     n: int,
     qi: int,
     dense: bool,
+    masked: float | None,
 ) -> None:
     url, clock = store
     t = np.array(table, dtype=np.float32)
@@ -109,8 +118,10 @@ def test_rescored_ranking_equals_the_float32_scan(
         if norm == 0:
             return
         q = (q / norm).astype(np.float32)
-        got = _leg(memory, q, n)
-        want = _float32_scan(memory, "v", q, n)
+        # a mask (scope and time filter) admitting that share of the rows, at random
+        mask = None if masked is None else rnd.random(facts) < masked
+        got = _leg(memory, q, n, mask)
+        want = _float32_scan(memory, "v", q, n, mask)
         assert got == want
     finally:
         memory.close()

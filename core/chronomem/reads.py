@@ -120,6 +120,23 @@ def prefix_match(column: ColumnElement[str], prefix: str) -> ColumnElement[bool]
     return _StartsWith(column, bound, literal(raw, LargeBinary()), literal(len(raw)))
 
 
+def prefix_bound(column: ColumnElement[str], name: str = "prefix") -> ColumnElement[bool]:
+    """``prefix_match`` of a non-empty prefix over bind parameters (``prefix_params``
+    gives their values), for a statement built once per shape."""
+    return _StartsWith(
+        column,
+        type_coerce(bindparam(name), column.type),
+        bindparam(f"{name}_raw", type_=LargeBinary()),
+        bindparam(f"{name}_bytes", type_=Integer()),
+    )
+
+
+def prefix_params(prefix: str, name: str = "prefix") -> dict[str, Any]:
+    """The values of ``prefix_bound``'s parameters for ``prefix``."""
+    raw = prefix.encode("utf-8", "surrogatepass")
+    return {name: prefix, f"{name}_raw": raw, f"{name}_bytes": len(raw)}
+
+
 def subject_is(key: str) -> ColumnElement[bool]:
     """``subject_key == key``, through the (indexed) hash of the key."""
     return and_(versions.c.subject_hash == key_hash(key), versions.c.subject_key == key)
@@ -496,16 +513,7 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     elif shape.fact_ref == 2:
         filters.append(c.fact_id == _named_fact())
     if shape.prefix is not None:
-        filters.append(
-            _StartsWith(
-                c.subject_key,
-                type_coerce(bindparam("prefix"), c.subject_key.type),
-                bindparam("prefix_raw", type_=LargeBinary()),
-                bindparam("prefix_bytes", type_=Integer()),
-            )
-            if shape.prefix
-            else c.subject_key.is_not(None)
-        )
+        filters.append(prefix_bound(c.subject_key) if shape.prefix else c.subject_key.is_not(None))
         if shape.prefix_range:  # the same rows, found through cm_versions_subject_head
             head = SubjectHead(c.subject_key)
             filters.append(head >= bindparam("head_from"))
@@ -677,8 +685,7 @@ def facts_query(
         params["ref"] = fact_ref
     head_range: tuple[str, str | None] | None = None
     if subject_prefix:
-        raw = subject_prefix.encode("utf-8", "surrogatepass")
-        params.update(prefix=subject_prefix, prefix_raw=raw, prefix_bytes=len(raw))
+        params.update(prefix_params(subject_prefix))
         head_range = subject_range(subject_prefix)
         if head_range is not None:
             params["head_from"], params["head_to"] = head_range

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, bindparam, event, select, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -14,6 +14,14 @@ from sqlalchemy.engine import ExceptionContext
 
 from ..errors import ChronomemError
 from ..schema import txclock, versions
+
+if TYPE_CHECKING:
+    from ..prepared import ShapedTerms
+
+# How a backend's lexical leg runs a statement (``prepared.ByShape.rows``): the
+# connection, a key naming the statement's shape, a function building the SELECT
+# (called once per key) and the parameters; the rows.
+Run = Callable[[Connection, Hashable, Callable[[], Any], Mapping[str, Any]], list[Any]]
 
 CLOCK_START = -(2**62)  # a new clock row's last stamp: before every instant
 _CLOCK_ROW = (
@@ -210,12 +218,15 @@ class Backend:
         conn: Connection,
         tbl: Any,
         terms: Sequence[str],
-        filters: list[Any],
+        filters: ShapedTerms,
         n: int,
         tiebreak: list[Any],
+        run: Run,
     ) -> list[tuple[str, float]]:
         """The lexical leg's ranking over ``tbl``'s text index: (id, score), best
-        first, at most ``n``, only rows passing ``filters``, ties by ``tiebreak``."""
+        first, at most ``n``, only rows passing ``filters``, ties by ``tiebreak``.
+        Its statements run through ``run`` (``prepared.ByShape.rows``: built and
+        compiled once per shape of the filters, keyed by what decides their SQL)."""
         raise NotImplementedError(f"{cls.name} has no text index")
 
     @classmethod

@@ -6,13 +6,18 @@ covers is ``schema.TEXT_BODIES``). ``SqliteBackend`` calls these."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, bindparam, column, literal_column, select, table
+from sqlalchemy import Connection, Integer, bindparam, column, literal_column, select, table
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.selectable import Join
 
 from ..schema import INDEX_MAX_CHARS, reset_fts
+
+if TYPE_CHECKING:
+    from ..prepared import ShapedTerms
+    from .base import Run
 
 FTS_TABLES = ("cm_versions_fts", "cm_episodes_fts")
 Fetch = Callable[[Connection, str, Any], list[Any]]  # Backend.fetch
@@ -57,21 +62,26 @@ def _compile_fts_first(element: _FtsFirstJoin, compiler: Any, **kw: Any) -> str:
 def lexical_select(
     tbl: Any,
     terms: Sequence[str],
-    filters: list[Any],
-    n: int,
+    filters: Sequence[Any],
+    n: Any,
     tiebreak: list[Any],
-    candidates: int | None = None,
-    match_expr: str | None = None,
+    candidates: Any = None,
+    match_expr: Any = None,
 ) -> Any:
     """The SQLite lexical query (FTS-first, ``_FtsFirstJoin``). With ``candidates``,
     only the FTS index's best ``candidates`` matches (bm25, computed inside FTS5)
     are joined to the table and filtered: a common word matching a fifth of a
-    100k store no longer costs a table lookup per match."""
+    100k store no longer costs a table lookup per match. ``n``, ``candidates``
+    and ``match_expr`` (default: every term) are values or bind parameters (a
+    statement compiled once per shape, ``lexical``)."""
     name = tbl.name
     fts = table(f"{name}_fts", column("rowid"))
     bm25: Any = literal_column(f"bm25({name}_fts)")
-    expr = match_expr if match_expr is not None else _fts_match(terms)
-    match = literal_column(f"{name}_fts").op("MATCH")(bindparam("m", expr))
+    if isinstance(match_expr, BindParameter):
+        bound: Any = match_expr
+    else:
+        bound = bindparam("m", match_expr if match_expr is not None else _fts_match(terms))
+    match = literal_column(f"{name}_fts").op("MATCH")(bound)
     if candidates is None:
         src: Any = fts
         rid, rank = fts.c.rowid, bm25
@@ -115,9 +125,10 @@ def lexical(
     conn: Connection,
     tbl: Any,
     terms: Sequence[str],
-    filters: list[Any],
+    filters: ShapedTerms,
     n: int,
     tiebreak: list[Any],
+    run: Run,
     fetch: Fetch | None = None,
 ) -> list[tuple[str, float]]:
     # The best SQLITE_CANDIDATES matches first; exact whenever they hold n rows that
@@ -136,20 +147,45 @@ def lexical(
     # the n-th row's bm25 is strictly better than the last one's, no match outside
     # them can enter the top n, and the top n are those the SQLITE_CANDIDATES
     # query gives, row for row. Else (a tie there, too few rows) that query runs.
+    #
+    # Each of the three statements is built and compiled once per shape of the
+    # filters (``run``: ``prepared.ByShape.rows``), its limits and match bound.
     cap = max(SQLITE_CANDIDATES, 5 * n)
     counts = term_counts(conn, tbl.name, terms, fetch) if len(terms) >= 2 else []
     focused = focused_match(conn, tbl.name, terms, counts)
     # at most this many rows match what is searched (0: not probed)
     matches = sum(c for c in counts if focused is None or c <= COMMON_MATCHES)
     first = FIRST_PER_ROW * n + FIRST_EXTRA
+    shape = (tbl.name, tuple(c.name for c in tiebreak), filters.shape)
+
+    def ranked(limit: int, candidates: int | None, match: str) -> list[Any]:
+        top = candidates is not None
+        params = {**filters.params, "lex_match": match, "lex_n": limit}
+        if top:
+            params["lex_top"] = candidates
+
+        def build() -> Any:
+            return lexical_select(
+                tbl,
+                (),
+                filters.terms,
+                bindparam("lex_n", type_=Integer()),
+                tiebreak,
+                bindparam("lex_top", type_=Integer()) if top else None,
+                bindparam("lex_match"),
+            )
+
+        return run(conn, (*shape, top), build, params)
+
+    every = _fts_match(terms)
+    searched = focused if focused is not None else every
     if first < cap < matches:
-        q = lexical_select(tbl, terms, filters, n + FIRST_EXTRA, tiebreak, first, focused)
-        found = conn.execute(q).all()
+        found = ranked(n + FIRST_EXTRA, first, searched)
         if len(found) > n and found[n - 1][1] < found[-1][1]:
             return [(i, -float(r)) for i, r in found[:n]]
-    rows = conn.execute(lexical_select(tbl, terms, filters, n, tiebreak, cap, focused)).all()
+    rows = ranked(n, cap, searched)
     if len(rows) < n:
-        rows = conn.execute(lexical_select(tbl, terms, filters, n, tiebreak)).all()
+        rows = ranked(n, None, every)
     return [(i, -float(r)) for i, r in rows]
 
 

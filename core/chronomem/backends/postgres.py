@@ -10,12 +10,14 @@ import json
 import logging
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     Connection,
     Engine,
+    Integer,
     LargeBinary,
+    String,
     Text,
     any_,
     bindparam,
@@ -31,7 +33,10 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, meta, txclock
-from .base import Backend
+from .base import Backend, Run
+
+if TYPE_CHECKING:
+    from ..prepared import ShapedTerms
 
 # PostgreSQL plans the writer's set-wise reads (``slot = ANY(…)``, ``subject_hash =
 # ANY(…)``) from table statistics; a table that grew since its last ANALYZE is
@@ -140,31 +145,40 @@ def _lexical(
     conn: Connection,
     tbl: Any,
     terms: Sequence[str],
-    filters: list[Any],
+    filters: ShapedTerms,
     n: int,
     tiebreak: list[Any],
+    run: Run,
 ) -> list[tuple[str, float]]:
     """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
-    then ``ts_rank_cd`` over that set only."""
+    then ``ts_rank_cd`` over that set only. Built and compiled once per shape of
+    the filters (``run``), the query and ``n`` bound."""
     name = tbl.name
-    tsq = func.to_tsquery(
-        TEXT_CONFIG_STEMMED, bindparam("m", " | ".join(_pg_lexeme(t) for t in terms))
-    )
-    tsv: Any = literal_column(f"{name}.tsv")
-    cand = (
-        select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
-        .where(tsv.op("@@")(tsq), *filters)
-        .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
-        .limit(PG_RANK_CANDIDATES)
-        .subquery("cand")
-    )
-    rank = func.ts_rank_cd(cand.c.tsv, tsq)
-    q = (
-        select(cand.c.id, rank.label("r"))
-        .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
-        .limit(n)
-    )
-    return [(i, float(r)) for i, r in conn.execute(q)]
+
+    def build() -> Any:
+        tsq = func.to_tsquery(TEXT_CONFIG_STEMMED, bindparam("lex_match", type_=String()))
+        tsv: Any = literal_column(f"{name}.tsv")
+        cand = (
+            select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
+            .where(tsv.op("@@")(tsq), *filters.terms)
+            .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+            .limit(PG_RANK_CANDIDATES)
+            .subquery("cand")
+        )
+        rank = func.ts_rank_cd(cand.c.tsv, tsq)
+        return (
+            select(cand.c.id, rank.label("r"))
+            .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
+            .limit(bindparam("lex_n", type_=Integer()))
+        )
+
+    params = {
+        **filters.params,
+        "lex_match": " | ".join(_pg_lexeme(t) for t in terms),
+        "lex_n": n,
+    }
+    key = ("tsv", name, tuple(c.name for c in tiebreak), filters.shape)
+    return [(i, float(r)) for i, r in run(conn, key, build, params)]
 
 
 def _analyze_on_doubling(
@@ -355,12 +369,13 @@ class PostgresBackend(Backend):
         conn: Connection,
         tbl: Any,
         terms: Sequence[str],
-        filters: list[Any],
+        filters: ShapedTerms,
         n: int,
         tiebreak: list[Any],
+        run: Run,
     ) -> list[tuple[str, float]]:
         """The generated ``tsv`` column's GIN match, ranked by ``ts_rank_cd``."""
-        return _lexical(conn, tbl, terms, filters, n, tiebreak)
+        return _lexical(conn, tbl, terms, filters, n, tiebreak, run)
 
     @classmethod
     def relax_durability(cls, conn: Connection) -> None:

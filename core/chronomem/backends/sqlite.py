@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Connection, Engine, create_engine, event, insert
 from sqlalchemy.engine import make_url
@@ -20,8 +20,11 @@ from sqlalchemy.pool import StaticPool
 from ..errors import ChronomemError, CorruptStore, ReadOnlyStore, StoreUnavailable
 from ..schema import SafeText
 from . import fts5
-from .base import Backend
+from .base import Backend, Run
 from .fts5 import FTS_TABLES
+
+if TYPE_CHECKING:
+    from ..prepared import ShapedTerms
 
 # FTS5 refuses a structure deeper than 2000 levels; each optimize adds up to 2.
 REBUILD_AT_LEVELS = 500
@@ -321,12 +324,13 @@ class SqliteBackend(Backend):
         conn: Connection,
         tbl: Any,
         terms: Sequence[str],
-        filters: list[Any],
+        filters: ShapedTerms,
         n: int,
         tiebreak: list[Any],
+        run: Run,
     ) -> list[tuple[str, float]]:
         """FTS5's bm25 (``fts5.lexical``); a higher score is better."""
-        return fts5.lexical(conn, tbl, terms, filters, n, tiebreak, cls.fetch)
+        return fts5.lexical(conn, tbl, terms, filters, n, tiebreak, run, cls.fetch)
 
     @classmethod
     def check_text_indexes(

@@ -189,7 +189,10 @@ class EntityIndex:
                     order = np.argsort(both, kind="stable")
                     self._state = (both[order], order % n, n)
         codes, pos, base = self._state
-        lo, hi = np.searchsorted(codes, [code, code + 1])
+        # the rows of ``code``: searched as the array's own integer type (a Python list
+        # of ints made numpy convert the whole array to int64 first, ~30 us a call)
+        c = codes.dtype.type(code)
+        lo, hi = codes.searchsorted(c, "left"), codes.searchsorted(c, "right")
         tail = np.flatnonzero((self.subj.a[base:n] == code) | (self.obj.a[base:n] == code))
         out = np.unique(np.concatenate([pos[lo:hi], tail + base]))
         return [int(p) for p in out] if len(out) else default
@@ -415,7 +418,8 @@ class Mirror:
             self.vecs.reserve(cap)
 
     def scores(self, q: np.ndarray) -> np.ndarray:
-        """Approximate cosine similarity of the query with every row (int8 codes)."""
+        """Approximate cosine similarity of the query with every row (int8 codes): a
+        new array, the caller's to change."""
         return self.vecs.approx(q)
 
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
