@@ -53,21 +53,49 @@ from .schema import vectors as vectors_table
 from .scope import Scope
 from .timeutil import end_dt, from_us, opt_dt
 
+SCOPE_LEVELS = ("user_id", "agent_id", "session_id")  # a scope's levels, as columns
 # An instant in a read predicate: a value, or the bind parameter a cached
 # statement takes it through (``facts_query``).
 Instant = int | ColumnElement[Any]
 
 
-def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
-    """Rows of this scope and of its ancestors; never a sibling's. Equality only."""
-    conds: list[ColumnElement[bool]] = [table.c.tenant == scope.tenant]
-    for column, value in (
-        ("user_id", scope.user),
-        ("agent_id", scope.agent),
-        ("session_id", scope.session),
-    ):
-        conds.append(table.c[column].in_(["", value]) if value else table.c[column] == "")
+def scope_rule(table: Table, tenant: Any, values: Sequence[Any]) -> ColumnElement[bool]:
+    """Rows of a scope and of its ancestors; never a sibling's. Equality only.
+    ``values``: the user, agent and session, each a value or a bind parameter, or
+    None where the scope leaves that level unset (the row's level must be '')."""
+    conds: list[ColumnElement[bool]] = [table.c.tenant == tenant]
+    for column, value in zip(SCOPE_LEVELS, values, strict=True):
+        col = table.c[column]
+        conds.append(col.in_(["", value]) if value is not None else col == "")
     return and_(*conds)
+
+
+def scope_visible(table: Table, scope: Scope) -> ColumnElement[bool]:
+    """``scope_rule`` with this scope's values in it."""
+    return scope_rule(table, scope.tenant, [v or None for v in scope_values(scope)])
+
+
+def scope_bound(table: Table, levels: Sequence[bool]) -> ColumnElement[bool]:
+    """``scope_rule`` over the bind parameters ``tenant`` and, for each level set
+    (``levels``, from ``scope_params``), ``user_id``/``agent_id``/``session_id``: one
+    statement per shape serves every scope of that shape."""
+    binds = [
+        bindparam(column, type_=table.c[column].type) if on else None
+        for column, on in zip(SCOPE_LEVELS, levels, strict=True)
+    ]
+    return scope_rule(table, bindparam("tenant"), binds)
+
+
+def scope_values(scope: Scope) -> tuple[str | None, str | None, str | None]:
+    return (scope.user, scope.agent, scope.session)
+
+
+def scope_params(scope: Scope) -> tuple[tuple[bool, bool, bool], dict[str, Any]]:
+    """The levels ``scope`` sets and the parameters ``scope_bound`` takes."""
+    values = scope_values(scope)
+    params: dict[str, Any] = {"tenant": scope.tenant}
+    params.update((col, v) for col, v in zip(SCOPE_LEVELS, values, strict=True) if v)
+    return (bool(scope.user), bool(scope.agent), bool(scope.session)), params
 
 
 def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
@@ -444,7 +472,6 @@ class _FactsShape:
         return EXPANDING not in (self.predicates, self.fact_ids, self.subjects)
 
 
-_LEVELS = ("user_id", "agent_id", "session_id")
 _VERSION_ORDER = (
     versions.c.subject_key,
     versions.c.predicate,
@@ -494,9 +521,7 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     statement costs about ten times what executing a cached one does, and a
     point read (``get``, a LangGraph ``get``) is dominated by it otherwise."""
     c = versions.c
-    filters: list[ColumnElement[bool]] = [c.tenant == bindparam("tenant")]
-    for column, on in zip(_LEVELS, shape.levels, strict=True):
-        filters.append(c[column].in_(["", bindparam(column)]) if on else c[column] == "")
+    filters: list[ColumnElement[bool]] = [scope_bound(versions, shape.levels)]
     if shape.subject:
         filters += [
             c.subject_hash == bindparam("subject_hash"),
@@ -668,9 +693,8 @@ def facts_query(
     no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
     the rows also carry ``content_hash``, ``index_text`` and the version's stored
     vector as ``_vec`` (a read without its sources joined: ``retrieval.within``)."""
-    levels = (scope.user, scope.agent, scope.session)
-    params: dict[str, Any] = {"tenant": scope.tenant, "valid_at": valid_at, "known_at": known_at}
-    params.update((col, v) for col, v in zip(_LEVELS, levels, strict=True) if v)
+    levels, params = scope_params(scope)
+    params.update(valid_at=valid_at, known_at=known_at)
     if subject_key is not None:
         params.update(subject_hash=key_hash(subject_key), subject_key=subject_key)
     n_predicates = list_count(predicates)
@@ -705,7 +729,7 @@ def facts_query(
             or n_fact_ids not in (None, EXPANDING)
         )
     shape = _FactsShape(
-        levels=(bool(scope.user), bool(scope.agent), bool(scope.session)),
+        levels=levels,
         states=states,
         as_of=known_at is not None,
         subject=subject_key is not None,

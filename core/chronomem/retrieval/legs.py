@@ -42,27 +42,6 @@ class TimeFilter:
 # The filters of the legs' SQL are built once per shape (which filters apply), over
 # named bind parameters (``ShapedTerms``): a search binds its values, and the
 # backend compiles each lexical statement once per shape (``_LEXICAL``).
-_LEVELS = ("user_id", "agent_id", "session_id")
-
-
-def _scope_terms(tbl: Any, levels: tuple[bool, bool, bool]) -> Any:
-    """``reads.scope_visible`` over the parameters ``tenant``, ``user_id``, ...
-    (bound only for the levels set): this scope's rows and its ancestors'."""
-    c = tbl.c
-    conds = [c.tenant == bindparam("tenant")]
-    for column, on in zip(_LEVELS, levels, strict=True):
-        col = c[column]
-        conds.append(col.in_(["", bindparam(column, type_=col.type)]) if on else col == "")
-    return and_(*conds)
-
-
-def _scope_params(scope: Scope) -> tuple[tuple[bool, bool, bool], dict[str, Any]]:
-    values = (scope.user, scope.agent, scope.session)
-    params: dict[str, Any] = {"tenant": scope.tenant}
-    params.update((col, v) for col, v in zip(_LEVELS, values, strict=True) if v)
-    return (bool(scope.user), bool(scope.agent), bool(scope.session)), params
-
-
 def _padded(count: int) -> int:
     """The length a list filter is bound at: the next power of two (0 stays 0), the
     list padded with its last value (an ``IN`` list holding a value twice selects
@@ -82,7 +61,7 @@ def _fact_terms(
     c = versions.c
     known_at: Any = bindparam("known_at") if as_of else None
     terms: list[Any] = [
-        _scope_terms(versions, levels),
+        reads.scope_bound(versions, levels),
         reads.temporal(states, bindparam("valid_at"), known_at),
     ]
     if prefix is not None:
@@ -114,7 +93,7 @@ def fact_leg_filters(
 ) -> ShapedTerms:
     """The scope, temporal and caller filters of a fact leg, as SQL of their shape
     and this search's values."""
-    levels, params = _scope_params(scope)
+    levels, params = reads.scope_params(scope)
     params["valid_at"] = tf.valid_at
     if tf.known_at is not None:
         params["known_at"] = tf.known_at
@@ -159,7 +138,7 @@ def fact_filters(
 @functools.lru_cache(maxsize=64)
 def _episode_terms(levels: tuple[bool, bool, bool], as_of: bool) -> tuple[Any, ...]:
     terms: list[Any] = [
-        _scope_terms(episodes, levels),
+        reads.scope_bound(episodes, levels),
         episodes.c.occurred_at <= bindparam("valid_at"),
     ]
     if as_of:
@@ -169,7 +148,7 @@ def _episode_terms(levels: tuple[bool, bool, bool], as_of: bool) -> tuple[Any, .
 
 def episode_leg_filters(scope: Scope, tf: TimeFilter) -> ShapedTerms:
     """Episodes visible in the scope that had occurred, and were recorded, by then."""
-    levels, params = _scope_params(scope)
+    levels, params = reads.scope_params(scope)
     params["valid_at"] = tf.valid_at
     if tf.known_at is not None:
         params["known_at"] = tf.known_at
