@@ -170,6 +170,19 @@ def subject_is(key: str) -> ColumnElement[bool]:
     return and_(versions.c.subject_hash == key_hash(key), versions.c.subject_key == key)
 
 
+def subject_bound() -> ColumnElement[bool]:
+    """``subject_is`` over bind parameters (``subject_params`` gives their values)."""
+    return and_(
+        versions.c.subject_hash == bindparam("subject_hash"),
+        versions.c.subject_key == bindparam("subject_key"),
+    )
+
+
+def subject_params(key: str) -> dict[str, Any]:
+    """The values of ``subject_bound``'s parameters for ``key``."""
+    return {"subject_hash": key_hash(key), "subject_key": key}
+
+
 def known(known_at: Instant | None, table: Any = versions) -> ColumnElement[bool]:
     if known_at is None:  # latest: everything recorded so far
         return table.c.superseded_at.is_(None)
@@ -523,10 +536,7 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     c = versions.c
     filters: list[ColumnElement[bool]] = [scope_bound(versions, shape.levels)]
     if shape.subject:
-        filters += [
-            c.subject_hash == bindparam("subject_hash"),
-            c.subject_key == bindparam("subject_key"),
-        ]
+        filters.append(subject_bound())
     if shape.predicates is not None:
         filters.append(_in_list(c.predicate, "predicates", shape.predicates))
     if shape.obj:
@@ -696,7 +706,7 @@ def facts_query(
     levels, params = scope_params(scope)
     params.update(valid_at=valid_at, known_at=known_at)
     if subject_key is not None:
-        params.update(subject_hash=key_hash(subject_key), subject_key=subject_key)
+        params.update(subject_params(subject_key))
     n_predicates = list_count(predicates)
     if predicates is not None and n_predicates is not None:
         _bind_list(params, "predicates", predicates, n_predicates)

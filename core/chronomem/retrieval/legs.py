@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, bindparam, select
+from sqlalchemy import Connection, bindparam, select
 
 from .. import backends, reads
-from ..identity import fold, key_hash
+from ..identity import fold
 from ..model import State
 from ..prepared import ByShape, ShapedTerms
 from ..schema import episodes, versions
@@ -67,12 +67,7 @@ def _fact_terms(
     if prefix is not None:
         terms.append(reads.prefix_bound(c.subject_key) if prefix else c.subject_key.is_not(None))
     if subject:
-        terms.append(
-            and_(
-                c.subject_hash == bindparam("subject_hash"),
-                c.subject_key == bindparam("subject_key"),
-            )
-        )
+        terms.append(reads.subject_bound())
     if predicates is not None:
         # an empty list binds one NULL (``IN (NULL)`` holds for no row): a literal
         # false would fold the whole WHERE clause into ``false``
@@ -100,7 +95,7 @@ def fact_leg_filters(
     if subject_prefix:
         params.update(reads.prefix_params(subject_prefix))
     if subject_key is not None:
-        params.update(subject_hash=key_hash(subject_key), subject_key=subject_key)
+        params.update(reads.subject_params(subject_key))
     count = None
     if predicates is not None:
         wanted = list(predicates)
