@@ -20,7 +20,7 @@ from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import coverage, legs, spread, within
+from . import legs, spread, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import (
@@ -34,7 +34,7 @@ from .fusion import (
     leg_weights,
     recency,
 )
-from .indexing import Indexer, fact_text
+from .indexing import Indexer
 from .querytime import time_window
 from .rerank import Reranker
 
@@ -67,7 +67,6 @@ EPISODE_LEGS = (
     "episode_context",
     "episode_speaker",
     "conversation_spread",
-    "query_coverage",
 )
 # A question that counts or compares (spread.asks_for_several) has its cut spread over
 # conversations: beyond a conversation's first SPREAD_FREE hits (>= 1), each further
@@ -77,16 +76,6 @@ EPISODE_LEGS = (
 # free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
 SPREAD_FREE = 1
 SPREAD_DECAY = 0.7
-# The cut covers the query's words (coverage.cover): from the best COVER_POOL (or 3 k)
-# candidates, each next hit is the one scoring highest times 1 + COVER_BOOST * the
-# share of the query's word weight it alone would add. Runs with the episodes, like
-# the spread. LoCoMo 0-4 (tuning split), turn R@10 per conversation / session R@12 and
-# turn R@10 of the five in one store, hashing: without 71.5 / 89.8 / 71.1; boost 1
-# 71.8 / 89.9 / 71.5, 2 72.0 / 89.8 / 71.5, 5 72.3 / 89.7 / 71.6; weights from the
-# whole store's idf instead of the pool's: 5 72.2 / 89.7 / 71.6, and 30 no better.
-# MiniLM: without 72.5 / 89.8 / 71.0, boost 2 73.8 / 90.4 / 72.0, 5 74.0 / 90.4 / 71.9.
-COVER_BOOST = 5.0
-COVER_POOL = 60
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -373,23 +362,13 @@ def search(
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
         take = k if r.reranker is None else max(3 * k, k + 20)
-        covering = "query_coverage" in wanted and COVER_BOOST > 0
-        pool = max(COVER_POOL, 3 * take) if covering else take
         if "conversation_spread" in wanted and spread.asks_for_several(query):
             keys = spread.conversations(mirror.e, fused)
-            keep = spread.spread(fused, keys, free=SPREAD_FREE, decay=SPREAD_DECAY, take=pool)
+            keep = spread.spread(fused, keys, free=SPREAD_FREE, decay=SPREAD_DECAY, take=take)
             # a hit held back below min_score is dropped; every hit not taken scores lower
             keep = [f for f in keep if f.score >= min_score]
         else:
-            keep = fused[:pool]
-        if covering and len(keep) > take:
-            wanted_stems = coverage.stems(terms)
-            texts = _texts(scope.tenant, conn, keep)
-            matches = [coverage.matched(texts.get((f.kind, f.id), ""), wanted_stems) for f in keep]
-            weights = coverage.pool_weights(matches, wanted_stems)
-            keep = coverage.cover(keep, matches, weights, boost=COVER_BOOST, take=take)
-        else:
-            keep = keep[:take]
+            keep = fused[:take]
         hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
     if r.reranker is not None and hits:
         hits = list(r.reranker.rerank(query, hits))
@@ -514,39 +493,6 @@ _EPISODES_IN = PreparedIn(
         episodes_table.c.tenant == bindparam("t"), episodes_table.c.id.in_(ids)
     )
 )
-
-
-_FACT_TEXTS_IN = PreparedIn(
-    lambda ids: select(
-        versions.c.id,
-        versions.c.subject,
-        versions.c.predicate,
-        versions.c.object,
-        versions.c.index_text,
-    ).where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
-)
-_EPISODE_TEXTS_IN = PreparedIn(
-    lambda ids: select(episodes_table.c.id, episodes_table.c.text).where(
-        episodes_table.c.tenant == bindparam("t"), episodes_table.c.id.in_(ids)
-    )
-)
-
-
-def _texts(t: str, conn: Connection, fused: Sequence[Fused]) -> dict[tuple[HitKind, str], str]:
-    """The text the lexical legs index of each candidate (a fact's ``fact_text``, an
-    episode's text), by (kind, id); a row erased meanwhile is absent."""
-    out: dict[tuple[HitKind, str], str] = {}
-    fact_ids = [f.id for f in fused if f.kind == HitKind.FACT]
-    ep_ids = [f.id for f in fused if f.kind == HitKind.EPISODE]
-    if fact_ids:
-        cols = _FACT_TEXTS_IN.columns
-        for r in _FACT_TEXTS_IN.rows(conn, {"t": t}, fact_ids):
-            row = dict(zip(cols, r, strict=True))
-            out[(HitKind.FACT, row["id"])] = fact_text(row)
-    if ep_ids:
-        for eid, text in _EPISODE_TEXTS_IN.rows(conn, {"t": t}, ep_ids):
-            out[(HitKind.EPISODE, eid)] = text
-    return out
 
 
 def _materialize(
