@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
 
 from . import episodes as episode_store
-from . import erasure, provenance, readlog, writes
+from . import erasure, provenance, reading, readlog, writes
 from . import facts as fact_store
-from .arguments import collection, names
+from .arguments import (
+    FactRef,
+    SourceLike,
+    assert_op,
+    collection,
+    episode_row,
+    names,
+    ref_id,
+)
 from .backends import Backend
 from .embedding import Embedder
 from .engine import Engine
-from .errors import InvalidInput, InvalidInterval, InvalidType, NotFound, TimeTravel
-from .identity import encodable, fold, fold_predicate, require_id, require_text
+from .errors import InvalidInput, InvalidType, NotFound, TimeTravel
+from .identity import fold, fold_predicate, require_id, require_text
 from .integrity import CheckReport
 from .model import (
     ALL_STATES,
@@ -28,78 +35,14 @@ from .model import (
     Receipt,
     State,
     Stats,
-    parse_states,
 )
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
-from .render import render as render_block
+from .queries import FactQuery, Query, RecallQuery, SearchQuery
 from .retrieval import Reranker, Retrieval, SearchResult, attach
-from .retrieval import search as run_search
 from .scope import Scope
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
-
-SourceLike = str | Episode
-FactRef = str | Fact  # a fact id, the id of one of its versions, or a Fact
-
-
-def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidType(f"{name} must be a mapping, not {type(metadata).__name__}")
-    _check_json_keys(metadata, name)
-    try:
-        text = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name} must be JSON-serialisable (no NaN/inf): {exc}") from None
-    encodable(text, name)
-    out: dict[str, Any] = json.loads(text)
-    return out
-
-
-def _check_json_keys(value: Any, name: str, path: frozenset[int] = frozenset()) -> None:
-    """JSON object keys are strings; anything else would come back changed. A
-    container that holds itself has no JSON form at all."""
-    if isinstance(value, Mapping | list | tuple):
-        if id(value) in path:
-            raise InvalidInput(f"{name} contains itself (a reference cycle); JSON cannot hold it")
-        path = path | {id(value)}
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidType(f"{name} keys must be str (JSON), not {type(k).__name__}: {k!r}")
-            _check_json_keys(v, name, path)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            _check_json_keys(v, name, path)
-
-
-def _ref_id(ref: object) -> str:
-    """The id a fact reference gives: a ``Fact``'s fact id, or the id as passed."""
-    if isinstance(ref, Fact):
-        return require_id(ref.id, "fact_id")
-    return require_id(ref, "fact_id")
-
-
-def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, ...]:
-    if source is None:
-        return ()
-    try:
-        items = [source] if isinstance(source, str | Episode) else list(source)
-    except TypeError:
-        raise InvalidType(
-            f"source must be an episode id, an Episode or a list of them, not {source!r}"
-        ) from None
-    out = []
-    for s in items:
-        if isinstance(s, Episode):
-            out.append(s.id)
-        elif isinstance(s, str):
-            out.append(require_id(s, "episode_id"))
-        else:
-            raise InvalidType(f"source must be an episode id or Episode, not {type(s).__name__}")
-    return tuple(dict.fromkeys(out))
 
 
 class Memory:
@@ -217,36 +160,19 @@ class Memory:
         resolution); ``cardinality`` fixes the slot's cardinality for this write;
         ``index_text`` is what search indexes ("" = not indexed); ``valid_for`` (a
         TTL) makes the fact hold from the transaction time for that long."""
-        require_text(subject, "subject")
-        require_text(predicate, "predicate")
-        require_text(obj, "obj")
-        vf = opt_us(valid_from, "valid_from")
-        vt = opt_us(valid_to, "valid_to")
-        if vf is not None and vt is not None and vt <= vf:
-            raise InvalidInterval("valid_to must be after valid_from")
-        if extractor is not None:
-            require_text(extractor, "extractor")
-        for_us = None
-        if valid_for is not None:
-            if not isinstance(valid_for, timedelta):
-                raise InvalidType("valid_for must be a timedelta")
-            for_us = valid_for // timedelta(microseconds=1)
-            if for_us <= 0 or valid_from is not None or valid_to is not None:
-                raise InvalidInterval("valid_for must be positive and excludes valid_from/valid_to")
-        return AssertOp(
+        return assert_op(
             subject,
             predicate,
             obj,
-            vf,
-            vt,
-            bounded=valid_to is not None,
-            metadata=_json_metadata(metadata),
-            sources=_source_ids(source),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            source=source,
+            metadata=metadata,
             extractor=extractor,
-            exact=bool(exact),
-            cardinality=Cardinality(cardinality) if cardinality is not None else None,
+            exact=exact,
+            cardinality=cardinality,
             index_text=index_text,
-            valid_for=for_us,
+            valid_for=valid_for,
         )
 
     def remember(
@@ -309,12 +235,12 @@ class Memory:
         """The record was wrong ("we misheard"): the fact's current versions are closed
         as retracted; their valid time is untouched. ``fact_id`` may also be the id of
         any version of the fact (``Receipt.added``) or a ``Fact``."""
-        return self.apply([RetractOp(_ref_id(fact_id))])
+        return self.apply([RetractOp(ref_id(fact_id))])
 
     def correct(self, fact_id: FactRef, obj: str) -> Receipt:
         """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write
         (a version id or a ``Fact`` names its fact too)."""
-        return self.apply([CorrectOp(_ref_id(fact_id), require_text(obj, "obj"))])
+        return self.apply([CorrectOp(ref_id(fact_id), require_text(obj, "obj"))])
 
     def import_fact(
         self,
@@ -433,29 +359,9 @@ class Memory:
     def add_episodes(self, items: Iterable[Mapping[str, Any]]) -> list[Episode]:
         """Store several episodes in one transaction (same transaction time)."""
         self._check_open()
-        prepared = []
-        for item in collection(items, "add_episodes", of="episodes (mappings)"):
-            if not isinstance(item, Mapping):
-                raise InvalidType(
-                    f"add_episodes: each episode is a mapping, not {type(item).__name__}"
-                )
-            text = item.get("text")
-            if not isinstance(text, str):
-                raise InvalidType(f"episode text must be a str, not {type(text).__name__}")
-            encodable(text, "episode text")
-            role = item.get("role")
-            if role is not None:
-                if not isinstance(role, str):
-                    raise InvalidType("role must be a str")
-                encodable(role, "role")
-            prepared.append(
-                (
-                    text,
-                    role,
-                    opt_us(item.get("occurred_at"), "occurred_at"),
-                    _json_metadata(item.get("metadata")),
-                )
-            )
+        prepared = [
+            episode_row(i) for i in collection(items, "add_episodes", of="episodes (mappings)")
+        ]
         if not prepared:
             return []
         return episode_store.insert(self._engine, self.scope, prepared)
@@ -495,7 +401,6 @@ class Memory:
         )
 
     # -- reading -------------------------------------------------------------------------
-    @readlog.logged("facts")
     def facts(
         self,
         *,
@@ -518,21 +423,20 @@ class Memory:
         (for adapters that write with ``exact`` keys); ``subject_prefix`` matches
         stored subject keys that start with it, character for character;
         ``subjects`` reads many subjects in one query."""
-        self._check_open()
-        v, k = self._engine.times(valid_at, known_at, as_of)
-        return fact_store.read(
-            self._engine,
-            self.scope,
-            v,
-            k,
-            parse_states(states),
-            subject=subject,
-            predicate=predicate,
-            obj=obj,
-            limit=limit,
-            subject_prefix=subject_prefix,
-            exact=exact,
-            subjects=subjects,
+        return self._read(
+            FactQuery(
+                subject,
+                predicate,
+                obj,
+                valid_at,
+                known_at,
+                as_of,
+                states,
+                limit,
+                subject_prefix,
+                exact,
+                subjects,
+            )
         )
 
     def rows(
@@ -588,7 +492,7 @@ class Memory:
         self._check_open()
         v, k = self._engine.times(None, known_at, None)
         return fact_store.versions_of(
-            self._engine, self.scope, _ref_id(fact_id), v, k, is_fact_id=isinstance(fact_id, Fact)
+            self._engine, self.scope, ref_id(fact_id), v, k, is_fact_id=isinstance(fact_id, Fact)
         )
 
     def why(self, fact_id: FactRef) -> Provenance:
@@ -597,7 +501,7 @@ class Memory:
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
         self._check_open()
         return provenance.why(
-            self._engine, self.scope, _ref_id(fact_id), is_fact_id=isinstance(fact_id, Fact)
+            self._engine, self.scope, ref_id(fact_id), is_fact_id=isinstance(fact_id, Fact)
         )
 
     def timeline(
@@ -625,7 +529,6 @@ class Memory:
     def embedder(self) -> Embedder:
         return self._retrieval.embedder
 
-    @readlog.logged("search")
     def search(
         self,
         query: str,
@@ -646,24 +549,23 @@ class Memory:
         episode legs with ``include_episodes``), the temporal predicate applied inside
         each leg, fused by reciprocal rank. Each hit carries ``explain``; a failing
         leg is reported in ``result.failed_legs`` (``result.degraded``)."""
-        return run_search(
-            self._engine,
-            self.scope,
-            query,
-            k=k,
-            valid_at=valid_at,
-            known_at=known_at,
-            as_of=as_of,
-            states=states,
-            include_episodes=include_episodes,
-            min_score=min_score,
-            subject=subject,
-            subject_prefix=subject_prefix,
-            predicates=names(predicates, "predicates") if predicates is not None else None,
-            exact=exact,
+        return self._read(
+            SearchQuery(
+                query,
+                k,
+                valid_at,
+                known_at,
+                as_of,
+                states,
+                include_episodes,
+                min_score,
+                subject,
+                subject_prefix,
+                predicates,
+                exact,
+            )
         )
 
-    @readlog.logged("recall")
     def recall(
         self,
         query: str,
@@ -679,33 +581,14 @@ class Memory:
         validity), framed as reference data. ``include_history`` adds the ended
         values of the surfaced slots under their own header; retracted values are
         never rendered."""
-        hits = self.search(
-            query,
-            k=k,
-            valid_at=valid_at,
-            known_at=known_at,
-            as_of=as_of,
-            include_episodes=include_episodes,
+        return self._read(
+            RecallQuery(query, k, include_history, include_episodes, valid_at, known_at, as_of)
         )
-        live = [h.fact for h in hits if h.fact is not None]
-        eps = [h.episode for h in hits if h.episode is not None]
-        history: list[Fact] = []
-        if include_history:
-            seen: set[tuple[str, str]] = set()
-            for f in live:
-                if (f.subject_key, f.predicate) in seen:
-                    continue
-                seen.add((f.subject_key, f.predicate))
-                history += self.facts(
-                    subject=f.subject_key,
-                    predicate=f.predicate,
-                    states=[State.ENDED],
-                    valid_at=valid_at,
-                    known_at=known_at,
-                    as_of=as_of,
-                    exact=True,
-                )
-        return render_block(live, history, eps)
+
+    def _read(self, query: Query) -> Any:
+        """Run a read value (``chronomem.reading``), through the served-read log."""
+        self._check_open()
+        return readlog.serve(self, query, reading.run)
 
     # -- the served-read log (chronomem.readlog) ------------------------------------------
     @property
@@ -767,7 +650,7 @@ class Memory:
         """Physically delete every version of a fact, its vectors and text index
         entries, and its source episodes that no surviving fact cites. Irreversible.
         ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
-        ref = _ref_id(fact_id)
+        ref = ref_id(fact_id)
         self._check_open()
         return erasure.erase(self._engine, self.scope, fact_ref=ref)
 
