@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .errors import InvalidInput, InvalidInterval, InvalidType
-from .identity import encodable, require_id, require_text
+from .identity import encodable, fold_predicate, require_id, require_text
 from .model import Episode, Fact
-from .ops import AssertOp
-from .predicates import Cardinality
+from .ops import AssertOp, WriteOp
+from .predicates import Cardinality, PredicateSpec, Volatility
 from .timeutil import opt_us
 
 SourceLike = str | Episode
@@ -174,3 +174,40 @@ def episode_row(item: object) -> tuple[str, str | None, int | None, dict[str, An
         opt_us(item.get("occurred_at"), "occurred_at"),
         json_metadata(item.get("metadata")),
     )
+
+
+def assert_ops(facts: object) -> list[WriteOp]:
+    """``Memory.remember_many``'s facts: ``AssertOp``s as given, mappings of
+    ``assertion``'s arguments checked and made ``AssertOp``s."""
+    ops: list[WriteOp] = []
+    for f in collection(facts, "remember_many", of="facts (mappings or AssertOps)"):
+        if isinstance(f, AssertOp):
+            ops.append(f)
+        elif isinstance(f, Mapping):
+            kw = dict(f)
+            try:
+                subject, predicate, obj = kw.pop("subject"), kw.pop("predicate"), kw.pop("obj")
+            except KeyError as exc:
+                raise InvalidInput(f"remember_many: a fact lacks {exc.args[0]!r}") from None
+            ops.append(assert_op(subject, predicate, obj, **kw))
+        else:
+            raise InvalidType(
+                f"remember_many: each fact is a mapping or an AssertOp, not {type(f).__name__}"
+            )
+    return ops
+
+
+def predicate_spec(
+    name: object, cardinality: object, volatility: object, aliases: object
+) -> PredicateSpec:
+    """``Memory.register_predicate``'s arguments checked and made a ``PredicateSpec``."""
+    alias_names = names(aliases, "aliases")
+    try:
+        return PredicateSpec(
+            fold_predicate(require_text(name, "name")),
+            Cardinality(cardinality),
+            Volatility(volatility),
+            alias_names,
+        )
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
