@@ -87,11 +87,13 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
     # -- lifecycle -----------------------------------------------------------------
     @property
     def backend(self) -> Backend:
+        """The store's database backend (``chronomem.backends``)."""
         self._check_open()
         return self._engine.backend
 
     @property
     def url(self) -> str:
+        """The store's database URL, password hidden."""
         return str(self._engine.backend.engine.url.render_as_string(hide_password=True))
 
     def scoped(
@@ -104,8 +106,8 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
     ) -> Memory:
         """The same store seen from a narrower scope (or another tenant).
 
-        :param tenant: another tenant (default: this view's)
-        :param user: the user under it (default: this view's); likewise ``agent``
+        :param tenant: another tenant, seen from its top (default: this view's)
+        :param user: the user to narrow to (default: this view's); likewise ``agent``
             and ``session``, each a level under the one before"""
         self._check_open()
         return Memory(
@@ -387,7 +389,14 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
         same instants, each subject's rows together (by predicate, then valid
         from), without sources, metadata or scope: one prepared statement per 8
         subjects. With the served-read log on it is served (and logged) as that
-        ``facts`` read. The parameters are ``facts``'."""
+        ``facts`` read.
+
+        :param subjects: these subjects' facts
+        :param subject_prefix: the facts of the subjects whose stored key starts with this
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)
+        :param exact: match the subjects as given, without folding (default ``False``)"""
         self._check_open()
         if self._engine.read_log:
             found = self.facts(
@@ -473,6 +482,7 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder search and indexing use."""
         return self._retrieval.embedder
 
     def search(
