@@ -85,7 +85,9 @@ class MemoryTools:
     def forget(self, fact_id: object) -> Result:
         fid = self._fact_id(fact_id)
         r = self.memory.retract(fid)
-        gone = [f for f in self.memory.why(fid).versions if f.version_id in r.retracted]
+        first = self.memory.why(fid).versions[0]
+        every = self.memory.history(first.subject, first.predicate, include_retracted=True)
+        gone = [f for f in every if f.id == fid]
         return receipt_result("forgot (retracted; history keeps it)", r, gone)
 
     def end(
