@@ -29,16 +29,16 @@ def register(cli: Any) -> None:
     def mcp(ctx: Any, transport: str, port: int, token: str | None, read_log: bool) -> None:
         """Serve this store to MCP clients (tools, memory:// resources, timeline picture)."""
         s = ctx.obj
+        if transport != "http":
+            if ctx.get_parameter_source("token") is click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError("--token applies to --transport http only")
+            token = None  # stdio has no requests to authenticate: the env var is for HTTP
         try:
             from ..mcp import build_server
         except ImportError as exc:
             raise click.ClickException(
                 f"chronomem mcp needs fastmcp: pip install 'chronomem[mcp]' ({exc})"
             ) from None
-        if transport != "http":
-            if ctx.get_parameter_source("token") is click.core.ParameterSource.COMMANDLINE:
-                raise click.UsageError("--token applies to --transport http only")
-            token = None  # stdio has no requests to authenticate: the env var is for HTTP
         server = build_server(
             s.memory(create=True), read_log=read_log, tokens={token: {}} if token else None
         )
