@@ -19,7 +19,11 @@ class SyncClient:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self.client = Client(target, **client_kw)
-        self._run(self.client.__aenter__())
+        try:
+            self._run(self.client.__aenter__())
+        except BaseException:
+            self._stop()
+            raise
 
     def _run(self, coro: Any, timeout: float = 60) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -49,6 +53,9 @@ class SyncClient:
         try:
             self._run(self.client.__aexit__(None, None, None))
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-            self._loop.close()
+            self._stop()
+
+    def _stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

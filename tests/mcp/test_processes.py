@@ -43,13 +43,17 @@ def _round_trip(c: SyncClient) -> None:
     assert c.ok("search", query="Bern", include_episodes=False)["hits"], "still serving"
 
 
-def test_stdio_subprocess(durable_url: str) -> None:
-    argv = command(durable_url, "--read-log", scope=("--user", "ada"))
-    c = SyncClient(StdioTransport(command=argv[0], args=argv[1:], keep_alive=False))
+def _round_trip_over(target: object, **client_kw: object) -> None:
+    c = SyncClient(target, **client_kw)
     try:
         _round_trip(c)
     finally:
         c.close()
+
+
+def test_stdio_subprocess(durable_url: str) -> None:
+    argv = command(durable_url, "--read-log", scope=("--user", "ada"))
+    _round_trip_over(StdioTransport(command=argv[0], args=argv[1:], keep_alive=False))
     with Memory(durable_url, user="ada") as m:
         assert [f.object for f in m.history("user", "lives_in")] == ["Paris", "Bern"]
         tags = [r.tag for r in m.reads()]
@@ -66,11 +70,7 @@ def test_http_with_token(durable_url: str) -> None:
         assert wrong.status_code == 401
         with pytest.raises(Exception, match=r"401|nauthori"):
             SyncClient(endpoint)
-        c = SyncClient(endpoint, auth=TOKEN)
-        try:
-            _round_trip(c)
-        finally:
-            c.close()
+        _round_trip_over(endpoint, auth=TOKEN)
     with Memory(durable_url, user="ada") as m:
         assert [f.object for f in m.history("user", "lives_in")] == ["Paris", "Bern"]
 
@@ -79,11 +79,7 @@ def test_http_without_token_serves_anyone_on_localhost(tmp_path: object) -> None
     url = f"{tmp_path}/open.db"
     with http_server(url) as endpoint:
         assert endpoint.startswith("http://127.0.0.1:")
-        c = SyncClient(endpoint)
-        try:
-            _round_trip(c)
-        finally:
-            c.close()
+        _round_trip_over(endpoint)
 
 
 def test_token_is_refused_on_stdio(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
