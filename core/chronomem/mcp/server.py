@@ -15,22 +15,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastmcp import Context, FastMCP
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.tools.tool import ToolResult
 from fastmcp.utilities.types import Image
 from pydantic import Field
 
 from ..errors import ChronomemError
-from ..memory import Memory
 from . import arguments as arg
 from .auth import ScopeTokens, token_scope
 from .rendering import Result
 from .tools import MemoryTools
+
+if TYPE_CHECKING:
+    from ..memory import Memory  # the public face; only its type is named here
 
 TOOL_NAMES = (
     "remember",
@@ -83,7 +85,9 @@ def build_server(
         scope = token_scope(token.claims) if token is not None else {}
         return MemoryTools(memory.scoped(**scope) if scope else memory, extractor=extractor)
 
-    async def run(ctx: Context | None, call: Callable[[MemoryTools], Any]) -> Any:
+    async def run(
+        ctx: Context | None, call: Callable[[MemoryTools], Any], error: type[Exception] = ToolError
+    ) -> Any:
         tools = tools_for_request()
         tag = {}
         if ctx is not None and ctx.request_context is not None:
@@ -100,7 +104,7 @@ def build_server(
         try:
             return await anyio.to_thread.run_sync(work)
         except ChronomemError as exc:  # ArgumentError included: the message names it
-            raise ToolError(str(exc)) from None
+            raise error(str(exc)) from None
 
     def answer(r: Result) -> ToolResult:
         return ToolResult(content=r.text, structured_content=r.data)
@@ -289,13 +293,13 @@ def build_server(
     @mcp.resource("memory://facts", mime_type="application/json")
     async def current_facts(ctx: Context | None = None) -> dict[str, Any]:
         """The facts live now in this scope (at most 1,000; use search for more)."""
-        r = await run(ctx, lambda t: t.facts())
+        r = await run(ctx, lambda t: t.facts(), ResourceError)
         return r.data
 
     @mcp.resource("memory://history/{subject}", mime_type="application/json")
     async def subject_history(subject: str, ctx: Context | None = None) -> dict[str, Any]:
         """Every value each of the subject's predicates had, with both clocks and state."""
-        r = await run(ctx, lambda t: t.history(subject))
+        r = await run(ctx, lambda t: t.history(subject), ResourceError)
         return r.data
 
     return mcp

@@ -6,10 +6,9 @@ the store, render the answer (``rendering``). Nothing here knows the protocol;
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, ScopeError
-from ..memory import Memory
 from ..model import Fact
 from . import arguments as arg
 from .rendering import (
@@ -23,6 +22,9 @@ from .rendering import (
     provenance_result,
     receipt_result,
 )
+
+if TYPE_CHECKING:
+    from ..memory import Memory  # the public face; only its type is named here
 
 MAX_RESOURCE_FACTS = 1_000  # facts memory://facts lists (the rest: use search)
 
