@@ -75,7 +75,7 @@ class Session:
 
 def _build() -> Any:
     assert click is not None
-    from . import moving, reading, serving, writing
+    from . import moving, reading, served, serving, writing
 
     @click.group()
     @click.option("--url", envvar="CHRONOMEM_URL", default="memory.db", show_default=True,
@@ -98,6 +98,7 @@ def _build() -> Any:
     writing.register(cli)
     moving.register(cli)
     serving.register(cli)
+    served.register(cli)
     return cli
 
 
