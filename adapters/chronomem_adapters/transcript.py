@@ -14,6 +14,11 @@ them from current reads without destroying them, and erase them for real.
 - ``append`` skips messages whose id is already in the visible transcript, so
   frameworks that re-send a whole history (LlamaIndex ``aset``) never
   duplicate anything.
+- Hot paths are bounded by the transcript's tail, never its length: ``recent``
+  reads the visible transcript newest first in growing pages
+  (``Memory.latest_episodes``, one bounded statement each), and ``append`` of
+  messages without ids writes by the store's own cursor (transaction time,
+  then creation order) without reading anything.
 - ``clear`` appends a marker episode: current reads start after the last
   marker, the audit view (``messages(known_at=…)`` before the clear, or
   ``messages(include_cleared=True)``) still shows everything. Nothing is lost.
@@ -23,13 +28,15 @@ See docs/design.md §5 (episodes and scope)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from chronomem import Episode, ExtractionReceipt, InvalidType, Memory
 
+PAGE = 32  # the first page ``recent`` reads; each further page doubles, up to MAX_PAGE
+MAX_PAGE = 1024
 KEY = "chronomem_transcript"  # metadata key: {"kind", "message_id", "payload"} or a marker
 CLEARED = "cleared"
 
@@ -93,14 +100,39 @@ class Transcript:
             for e in self.episodes(known_at=known_at, include_cleared=include_cleared)
         ]
 
+    def recent(self, *, known_at: datetime | None = None) -> Iterator[TranscriptMessage]:
+        """The visible transcript newest first, read lazily: a caller that stops
+        after the tail it needs (a token window) reads only that tail."""
+        for e in self._recent_episodes(known_at):
+            yield _to_message(e)
+
+    def _recent_episodes(self, known_at: datetime | None) -> Iterator[Episode]:
+        before: Episode | None = None
+        size = PAGE
+        while True:
+            page = self.memory.latest_episodes(size, before=before, known_at=known_at)
+            for e in page:
+                if _marker(e, self.kind):
+                    return
+                if _member(e, self.kind):
+                    yield e
+            if len(page) < size:
+                return
+            before = page[-1]
+            size = min(size * 2, MAX_PAGE)
+
     def _new(self, messages: Sequence[TranscriptMessage]) -> list[dict[str, Any]]:
         """The episodes to write for the messages not already in the visible
         transcript (by id), validated before anything is written."""
-        seen = {
-            e.metadata[KEY].get("message_id")
-            for e in self.episodes()
-            if e.metadata[KEY].get("message_id") is not None
-        }
+        seen = (
+            {
+                e.metadata[KEY].get("message_id")
+                for e in self.episodes()
+                if e.metadata[KEY].get("message_id") is not None
+            }
+            if any(isinstance(m, TranscriptMessage) and m.message_id is not None for m in messages)
+            else set()  # nothing to match: append without reading the transcript
+        )
         items = []
         for m in messages:
             if not isinstance(m, TranscriptMessage):

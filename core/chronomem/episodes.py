@@ -9,6 +9,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import and_, or_, select
+
 from . import reads
 from .engine import Engine
 from .model import Episode
@@ -85,3 +87,29 @@ def listing(
     if limit is not None:
         rows.reverse()
     return rows
+
+
+def latest(
+    engine: Engine,
+    scope: Scope,
+    *,
+    limit: int,
+    before: tuple[int, str] | None,
+    known_at: int | None,
+) -> list[Episode]:
+    """The newest ``limit`` episodes recorded in exactly ``scope`` (not an
+    enclosing one), newest first by (transaction time, id); with ``before``
+    (a ``(recorded_at µs, id)`` cursor), only those recorded before it. One
+    bounded statement over ``cm_episodes_recent``."""
+    c = episodes_table.c
+    q = select(episodes_table).where(
+        *(c[k] == v for k, v in scope.columns().items()),
+    )
+    if before is not None:
+        at, eid = before
+        q = q.where(or_(c.recorded_at < at, and_(c.recorded_at == at, c.id < eid)))
+    if known_at is not None:
+        q = q.where(c.recorded_at <= known_at)
+    q = q.order_by(c.recorded_at.desc(), c.id.desc()).limit(limit)
+    with engine.backend.read() as conn:
+        return [reads.to_episode(r) for r in conn.execute(q).mappings()]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import episodes as episode_store
 from .arguments import collection, episode_row
-from .errors import InvalidType, NotFound
+from .errors import InvalidInput, InvalidType, NotFound
 from .facts import check_limit
 from .identity import require_id
 from .model import Episode, ExtractionReceipt
@@ -130,4 +130,31 @@ class EpisodeMethods:
             known_at=known_us,
             role=role,
             limit=check_limit(limit),
+        )
+
+    def latest_episodes(
+        self,
+        limit: int,
+        *,
+        before: Episode | None = None,
+        known_at: datetime | None = None,
+    ) -> list[Episode]:
+        """The newest ``limit`` episodes recorded in exactly this scope (not an
+        enclosing one), newest first (transaction time, then creation order): a
+        transcript's tail in one bounded read. Page back with ``before=`` the
+        oldest episode of the previous page.
+
+        :param limit: at most this many
+        :param before: only episodes recorded before this one (default: the newest)
+        :param known_at: as the store knew them then (default: everything recorded)"""
+        self._engine.check_open()
+        n = check_limit(limit)
+        if n is None:
+            raise InvalidInput("limit must be a non-negative int")
+        if before is not None and not isinstance(before, Episode):
+            raise InvalidType(f"before must be an Episode, not {type(before).__name__}")
+        cursor = (to_us(before.recorded_at, "before"), before.id) if before else None
+        known_us = to_us(known_at, "known_at") if known_at is not None else None
+        return episode_store.latest(
+            self._engine, self.scope, limit=n, before=cursor, known_at=known_us
         )

@@ -197,6 +197,16 @@ episodes = Table(
     PrimaryKeyConstraint("tenant", "id"),
 )
 Index("cm_episodes_time", episodes.c.tenant, episodes.c.occurred_at)
+# a scope's newest episodes first (a transcript's tail, issue #32)
+episodes_recent_index = Index(
+    "cm_episodes_recent",
+    episodes.c.tenant,
+    episodes.c.user_id,
+    episodes.c.agent_id,
+    episodes.c.session_id,
+    episodes.c.recorded_at,
+    episodes.c.id,
+)
 
 sources = Table(
     "cm_sources",
@@ -259,7 +269,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -399,7 +409,23 @@ def _v7(conn: Connection, backend: type[Backend]) -> None:
     backend.reshape_i1(conn)
 
 
-MIGRATIONS: dict[int, Migration] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5, 6: _v6, 7: _v7}
+def _v8(conn: Connection, backend: type[Backend]) -> None:
+    """A transcript reads its tail, not its scope (issue #32): an index on a scope's
+    episodes by transaction time (``episodes.latest``). A store created at this
+    version has it already (``_v1`` creates the whole metadata)."""
+    conn.execute(CreateIndex(episodes_recent_index, if_not_exists=True))
+
+
+MIGRATIONS: dict[int, Migration] = {
+    1: _v1,
+    2: _v2,
+    3: _v3,
+    4: _v4,
+    5: _v5,
+    6: _v6,
+    7: _v7,
+    8: _v8,
+}
 
 
 def current_version(conn: Connection, backend: type[Backend]) -> int:

@@ -287,10 +287,11 @@ class ChronomemMemory(BaseMemory):
             raise InvalidInput("initial_token_count must be a non-negative int")
         if input is not None and not isinstance(input, str):
             raise InvalidType(f"input must be a str, not {type(input).__name__}")
-        history = self._messages(sel)
-        query = input.strip() if input and input.strip() else msgs.last_user_text(history)
-        out: list[ChatMessage] = []
+        asked = input.strip() if input and input.strip() else None
         budget = self.token_limit - initial
+        history = self._tail(sel, max(budget, 0), need_user=asked is None)
+        query = asked or msgs.last_user_text(history)
+        out: list[ChatMessage] = []
         if query:
             with tagged(self._session_memory, lambda: llamaindex_tag(self._session())):
                 block = self._session_memory.recall(
@@ -313,6 +314,24 @@ class ChronomemMemory(BaseMemory):
     def get_all(self) -> list[ChatMessage]:
         """The session transcript, exactly as stored, in order."""
         return self._messages(self._time())
+
+    def _tail(self, sel: TimeSelection, tokens: int, *, need_user: bool) -> list[ChatMessage]:
+        """The newest transcript messages, in order, until they hold more than
+        ``tokens`` (so ``fit`` finds where its window ends) and, with
+        ``need_user``, a user message with text (the recall query): a turn reads
+        the transcript's tail, never the whole session."""
+        tail: list[ChatMessage] = []
+        used = 0
+        user_seen = not need_user
+        for m in self._transcript.recent(known_at=sel.as_of or sel.known_at):
+            message = msgs.from_transcript(m)
+            tail.append(message)
+            used += self._count(message)
+            user_seen = user_seen or msgs.last_user_text([message]) is not None
+            if used > tokens and user_seen:
+                break
+        tail.reverse()
+        return tail
 
     def _messages(self, sel: TimeSelection) -> list[ChatMessage]:
         known = sel.as_of or sel.known_at
