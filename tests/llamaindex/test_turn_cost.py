@@ -1,0 +1,56 @@
+"""A LlamaIndex turn costs the same whatever the session's length (issue #32):
+``put`` appends by the store's cursor without reading the transcript, ``get``
+reads the tail its token window needs. Counted in statements and episode rows
+at 50 and 400 stored messages, on every backend."""
+
+from __future__ import annotations
+
+from llama_index.core.base.llms.types import ChatMessage
+
+from chronomem import Memory
+from llama_index.memory.chronomem import ChronomemMemory
+
+from ..statements import Cost, counting
+
+
+def _seeded(memory: Memory, session: str, n: int) -> ChronomemMemory:
+    store = memory.scoped(user=session)  # facts of one session never meet the other's
+    seed = ChronomemMemory(store, session_id=session, extract=False)
+    seed.put_messages(
+        [
+            ChatMessage(role="user" if i % 2 == 0 else "assistant", content=f"message {i} " * 8)
+            for i in range(n)
+        ]
+    )
+    return ChronomemMemory(store, session_id=session, token_limit=400)
+
+
+def _turn(memory: ChronomemMemory) -> tuple[Cost, list[ChatMessage]]:
+    memory.put(ChatMessage(role="user", content="I live in Paris and I like tea."))
+    memory.put(ChatMessage(role="assistant", content="Noted."))
+    memory.get()  # the store's first facts, the search mirror loaded
+    with counting(memory.memory) as cost:
+        memory.put(ChatMessage(role="user", content="I live in Paris and I like tea."))
+        got = memory.get()
+        memory.put(ChatMessage(role="assistant", content="Noted."))
+    return cost, got
+
+
+def test_a_turn_costs_the_same_at_50_and_400_messages(memory: Memory) -> None:
+    short, got_short = _turn(_seeded(memory, "short", 50))
+    long, got_long = _turn(_seeded(memory, "long", 400))
+    assert short.shape == long.shape, (short.shape, long.shape)
+    assert long.episode_rows < 100  # the tail, not the session
+    # the same window either way: as many of the newest messages as fit
+    assert len(got_short) == len(got_long)
+    assert [m.content for m in got_short[-3:]] == [m.content for m in got_long[-3:]]
+    assert got_long[-1].content == "I live in Paris and I like tea."
+
+
+def test_get_reads_the_same_window_as_the_whole_transcript(store: Memory) -> None:
+    memory = _seeded(store, "s", 120)
+    whole = memory.get_all()
+    window = memory.get()
+    body = [m for m in window if m.role != "system"]
+    assert body == whole[-len(body) :]
+    assert 1 < len(body) < len(whole)
