@@ -16,9 +16,10 @@ them from current reads without destroying them, and erase them for real.
   duplicate anything.
 - Hot paths are bounded by the transcript's tail, never its length: ``recent``
   reads the visible transcript newest first in growing pages
-  (``Memory.latest_episodes``, one bounded statement each), and ``append`` of
-  messages without ids writes by the store's own cursor (transaction time,
-  then creation order) without reading anything.
+  (``Memory.latest_episodes``, one bounded statement each); ``append`` writes
+  by the store's own cursor (transaction time, then creation order) and looks
+  up only the given message ids (``Memory.tagged_episodes``) and the clear
+  markers, never the whole transcript.
 - ``clear`` appends a marker episode: current reads start after the last
   marker, the audit view (``messages(known_at=…)`` before the clear, or
   ``messages(include_cleared=True)``) still shows everything. Nothing is lost.
@@ -121,18 +122,41 @@ class Transcript:
             before = page[-1]
             size = min(size * 2, MAX_PAGE)
 
-    def _new(self, messages: Sequence[TranscriptMessage]) -> list[dict[str, Any]]:
-        """The episodes to write for the messages not already in the visible
-        transcript (by id), validated before anything is written."""
-        seen = (
-            {
+    def _stored_ids(self, ids: list[str]) -> set[str]:
+        """Which of ``ids`` the visible transcript holds, read by lookup (the
+        matching messages and this scope's clear markers), not by listing it."""
+        if not all(isinstance(i, str) for i in ids):
+            return {
                 e.metadata[KEY].get("message_id")
                 for e in self.episodes()
                 if e.metadata[KEY].get("message_id") is not None
             }
-            if any(isinstance(m, TranscriptMessage) and m.message_id is not None for m in messages)
-            else set()  # nothing to match: append without reading the transcript
-        )
+        kind = {"kind": self.kind}
+        markers = self.memory.tagged_episodes((KEY, "marker"), [CLEARED], where=kind)
+        since = markers[-1] if markers else None
+        head: list[str] = []
+        newest = next(self._recent_episodes(None), None)
+        last = newest.metadata[KEY].get("message_id") if newest is not None else None
+        if last in ids:
+            # an agent re-sending its thread: the messages up to the newest stored
+            # one are confirmed by one count, only those after it are looked up
+            head = list(dict.fromkeys(ids[: ids.index(last) + 1]))
+            stored = self.memory.count_tagged((KEY, "message_id"), head, where=kind, after=since)
+            if stored != len(head):
+                head = []
+        rest = list(dict.fromkeys(i for i in ids if i not in set(head)))
+        found = self.memory.tagged_episodes((KEY, "message_id"), rest, where=kind, after=since)
+        return set(head) | {e.metadata[KEY]["message_id"] for e in found}
+
+    def _new(self, messages: Sequence[TranscriptMessage]) -> list[dict[str, Any]]:
+        """The episodes to write for the messages not already in the visible
+        transcript (by id), validated before anything is written."""
+        ids = [
+            m.message_id
+            for m in messages
+            if isinstance(m, TranscriptMessage) and m.message_id is not None
+        ]
+        seen = self._stored_ids(ids) if ids else set()
         items = []
         for m in messages:
             if not isinstance(m, TranscriptMessage):

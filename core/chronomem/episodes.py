@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 
 from . import reads
 from .engine import Engine
@@ -18,6 +18,8 @@ from .schema import episodes as episodes_table
 from .scope import Scope
 from .statemachine import new_id
 from .writer import content_hash, stamp
+
+CHUNK = 500  # values per statement in ``tagged``
 
 # (text, role, occurred_at µs or None = the transaction time, metadata)
 Prepared = tuple[str, str | None, int | None, dict[str, Any]]
@@ -113,3 +115,57 @@ def latest(
     q = q.order_by(c.recorded_at.desc(), c.id.desc()).limit(limit)
     with engine.backend.read() as conn:
         return [reads.to_episode(r) for r in conn.execute(q).mappings()]
+
+
+# metadata conditions: (path of object keys, the text that must be there)
+Tag = tuple[Sequence[str], str]
+
+
+def _tagged_where(
+    engine: Engine,
+    scope: Scope,
+    path: Sequence[str],
+    values: Sequence[str],
+    where: Sequence[Tag],
+    after: tuple[int, str] | None,
+) -> list[Any]:
+    c = episodes_table.c
+    backend = engine.backend
+    conds = [c[k] == v for k, v in scope.columns().items()]
+    conds.append(backend.one_of(backend.json_text(c.metadata, path), values))
+    conds.extend(backend.json_text(c.metadata, p) == v for p, v in where)
+    if after is not None:
+        at, eid = after
+        conds.append(or_(c.recorded_at > at, and_(c.recorded_at == at, c.id > eid)))
+    return conds
+
+
+def tagged(
+    engine: Engine,
+    scope: Scope,
+    path: Sequence[str],
+    values: Sequence[str],
+    *,
+    where: Sequence[Tag] = (),
+    after: tuple[int, str] | None = None,
+    count: bool = False,
+) -> list[Episode] | int:
+    """The episodes recorded in exactly ``scope`` whose metadata holds one of
+    ``values`` at ``path`` (and each ``where`` condition), recorded after the
+    ``after`` cursor, in recording order; with ``count``, only how many. The
+    statement reads the matching rows, never the scope's other episodes."""
+    rows: list[Episode] = []
+    n = 0
+    with engine.backend.read() as conn:
+        for at in range(0, len(values), CHUNK):
+            conds = _tagged_where(engine, scope, path, values[at : at + CHUNK], where, after)
+            if count:
+                q = select(func.count()).select_from(episodes_table).where(*conds)
+                n += int(conn.execute(q).scalar_one())
+            else:
+                q = select(episodes_table).where(*conds)
+                rows.extend(reads.to_episode(r) for r in conn.execute(q).mappings())
+    if count:
+        return n
+    rows.sort(key=lambda e: (e.recorded_at, e.id))
+    return rows

@@ -4,7 +4,7 @@ and ``add``: messages stored as episodes, with the facts extracted from them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -157,4 +157,61 @@ class EpisodeMethods:
         known_us = to_us(known_at, "known_at") if known_at is not None else None
         return episode_store.latest(
             self._engine, self.scope, limit=n, before=cursor, known_at=known_us
+        )
+
+    def tagged_episodes(
+        self,
+        path: Sequence[str],
+        values: Sequence[str],
+        *,
+        where: Mapping[str, str] | None = None,
+        after: Episode | None = None,
+    ) -> list[Episode]:
+        """The episodes recorded in exactly this scope whose metadata holds one of
+        ``values`` at ``path`` (e.g. ``("chronomem_transcript", "message_id")``), in
+        recording order: a lookup by the caller's own keys that reads only the
+        matching rows.
+
+        :param path: object keys into the metadata, outermost first
+        :param values: the strings to match there
+        :param where: also these ``{key: text}`` under ``path``'s parent (default none)
+        :param after: only episodes recorded after this one (default: all)"""
+        found = self._tagged(path, values, where, after, count=False)
+        return cast("list[Episode]", found)
+
+    def count_tagged(
+        self,
+        path: Sequence[str],
+        values: Sequence[str],
+        *,
+        where: Mapping[str, str] | None = None,
+        after: Episode | None = None,
+    ) -> int:
+        """How many episodes ``tagged_episodes`` would return (one row read)."""
+        return cast(int, self._tagged(path, values, where, after, count=True))
+
+    def _tagged(
+        self,
+        path: Sequence[str],
+        values: Sequence[str],
+        where: Mapping[str, str] | None,
+        after: Episode | None,
+        *,
+        count: bool,
+    ) -> list[Episode] | int:
+        self._engine.check_open()
+        keys = collection(path, "path", of="keys (str)")
+        wanted = collection(values, "values", of="values (str)")
+        extra = dict(where or {})
+        texts = [*keys, *wanted, *extra, *extra.values()]
+        if not keys or not all(isinstance(k, str) for k in texts):
+            raise InvalidType("path, values and where must hold str (path non-empty)")
+        if after is not None and not isinstance(after, Episode):
+            raise InvalidType(f"after must be an Episode, not {type(after).__name__}")
+        if not wanted:
+            return 0 if count else []
+        conds = [((*keys[:-1], k), v) for k, v in extra.items()]
+        cursor = (to_us(after.recorded_at, "after"), after.id) if after else None
+        return episode_store.tagged(
+            self._engine, self.scope, keys, wanted, where=conds, after=cursor, count=count
         )

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, bindparam, event, select, update
+from sqlalchemy import Connection, Engine, bindparam, event, func, select, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import ExceptionContext
 
@@ -205,6 +205,13 @@ class Backend:
         already processed for the driver: through ``exec_driver_sql``, so the
         statement still passes SQLAlchemy's cursor events and error handling."""
         return list(conn.exec_driver_sql(sql, params).fetchall())
+
+    @classmethod
+    def json_text(cls, column: Any, path: Sequence[str]) -> Any:
+        """The text at ``path`` (object keys) inside a JSON text ``column``:
+        SQLite's ``json_extract`` by default (NULL where there is none)."""
+        keys = "".join('."' + k.replace('"', '""') + '"' for k in path)
+        return func.json_extract(column, "$" + keys)
 
     @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     any_,
     bindparam,
+    cast,
     create_engine,
     func,
     literal_column,
@@ -28,7 +29,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
@@ -356,6 +357,11 @@ class PostgresBackend(Backend):
         _analyze_on_doubling(conn, _vectors_inserted, "cm_vectors", n_inserted)
 
     # -- the dialect's read SQL and upkeep ---------------------------------------------
+    @classmethod
+    def json_text(cls, column: Any, path: Sequence[str]) -> Any:
+        """``(column::jsonb) #>> path``: the text at ``path``, NULL where there is none."""
+        return cast(column, JSONB)[tuple(path)].astext
+
     @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:
         """``column = ANY(<one text array>)``: one parameter, where ``IN (…)`` of 500
