@@ -1,0 +1,85 @@
+"""A LangChain turn costs the same whatever the session's length (issue #32):
+the chat history's ``add_messages`` and the middleware's store after the agent
+look up the given ids and the transcript's newest message, never the whole
+transcript. Counted in statements and episode rows at 50 and 400 messages, on
+every backend. ``messages`` returns everything by contract: its statement count
+stays flat."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from chronomem import Memory
+from langchain_chronomem import ChronomemChatMessageHistory, ChronomemMiddleware
+
+from ..statements import Cost, counting
+
+
+def _thread(n: int, tag: str) -> list[BaseMessage]:
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(f"message {i} " * 4, id=f"{tag}-{i}")
+        for i in range(n)
+    ]
+
+
+def _history(root: Memory, session: str, n: int) -> ChronomemChatMessageHistory:
+    history = ChronomemChatMessageHistory(root.scoped(user=session), session_id="s")
+    history.add_messages(_thread(n, session))
+    history.add_messages([HumanMessage("warm", id=f"{session}-w")])
+    return history
+
+
+def _add(history: ChronomemChatMessageHistory, tag: str) -> Cost:
+    with counting(history.memory) as cost:
+        history.add_messages([HumanMessage("I like tea.", id=f"{tag}-new"), AIMessage("Noted.")])
+    return cost
+
+
+def test_add_messages_costs_the_same_at_50_and_400(root: Memory) -> None:
+    short, long = _history(root, "short", 50), _history(root, "long", 400)
+    a, b = _add(short, "short"), _add(long, "long")
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert b.episode_rows < 60
+    # semantics kept: a stored id is not stored again, a new one is
+    long.add_messages([HumanMessage("again", id="long-7"), HumanMessage("x", id="long-x")])
+    ids = [m.id for m in long.messages]
+    assert ids.count("long-7") == 1 and ids[-1] == "long-x" and len(ids) == 404
+
+
+def test_add_messages_after_clear_stores_a_cleared_id_again(root: Memory) -> None:
+    history = _history(root, "c", 50)
+    history.clear()
+    history.add_messages([HumanMessage("back", id="c-3")])
+    assert [m.id for m in history.messages] == ["c-3"]
+
+
+def test_reading_messages_runs_as_many_statements_at_50_and_400(root: Memory) -> None:
+    short, long = _history(root, "short", 50), _history(root, "long", 400)
+    with counting(short.memory) as a:
+        assert len(short.messages) == 51
+    with counting(long.memory) as b:
+        assert len(long.messages) == 401
+    assert len(a.statements) == len(b.statements)
+
+
+def _agent_turn(mem: Memory, thread: str, n: int) -> Cost:
+    mw = ChronomemMiddleware(mem, extract=False)
+    stored = _thread(n, thread)
+    mw.store_turn(stored, thread)
+    turn = [
+        *stored,
+        HumanMessage("I like tea.", id=f"{thread}-q"),
+        AIMessage("Noted.", id=f"{thread}-a"),
+    ]
+    with counting(mem) as cost:
+        mw.store_turn(turn, thread)
+    stored_ids = [e.metadata["chronomem_transcript"]["message_id"] for e in mem.episodes()]
+    assert stored_ids[-n - 2 :] == [m.id for m in turn]  # each stored once, in order
+    return cost
+
+
+def test_the_middleware_stores_a_turn_at_the_same_cost_at_50_and_400(root: Memory) -> None:
+    a = _agent_turn(root.scoped(user="short"), "t1", 50)
+    b = _agent_turn(root.scoped(user="long"), "t2", 400)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert b.episode_rows < 60
