@@ -705,7 +705,8 @@ class Memory:
                     as_of=as_of,
                     exact=True,
                 )
-        return render_block(live, history, eps)
+        past = {h.episode.id: h.past_label for h in hits if h.episode and h.past_label}
+        return render_block(live, history, eps, past)
 
     # -- the served-read log (chronomem.readlog) ------------------------------------------
     @property

@@ -564,7 +564,7 @@ class ChronomemMemory(Memory):
                 elif hit.episode is not None:
                     if not reader.visible(hit.episode):
                         continue
-                    record = episode_record(hit.episode)
+                    record = episode_record(hit.episode, hit)
                     kind = "episode"
                 else:
                     continue

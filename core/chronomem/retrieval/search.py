@@ -20,7 +20,7 @@ from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import legs, spread, within
+from . import legs, spread, staleness, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import (
@@ -76,6 +76,10 @@ EPISODE_LEGS = (
 # free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
 SPREAD_FREE = 1
 SPREAD_DECAY = 0.7
+# A stale episode (retrieval/staleness.py) scores STALE_WEIGHT times its fused score,
+# and the live facts that replaced its facts at least its own: demoted and labelled,
+# never hidden ("where did I live before Berlin?" still finds it).
+STALE_WEIGHT = 0.8
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -88,6 +92,12 @@ class Hit:
     episode: Episode | None
     score: float
     explain: dict[str, Any] = field(default_factory=dict)
+    # an episode's status at the search's instant (retrieval/staleness.py): "current",
+    # "stale" or "unknown" (None for a fact); a stale one's replacing live facts and
+    # the words that say it is past ("since superseded: user lives in Berlin")
+    episode_status: str | None = None
+    superseded_by: tuple[Fact, ...] = ()
+    past_label: str | None = None
 
     @property
     def text(self) -> str:
@@ -369,13 +379,98 @@ def search(
             keep = [f for f in keep if f.score >= min_score]
         else:
             keep = fused[:take]
-        hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
+        stale: dict[str, staleness.Staleness] = {}
+        kept_eps = [f.id for f in keep if f.kind == HitKind.EPISODE]
+        if kept_eps and mirror.v.n > 0:  # no fact in the tenant: every episode is unknown
+            stale = staleness.of_episodes(conn, scope, kept_eps, v, kn)
+            if any(s.status == staleness.STALE for s in stale.values()):
+
+                def wanted_successor(f: Fact) -> bool:
+                    return (
+                        State.LIVE in tf.states
+                        and subject_prefix is None
+                        and (preds is None or f.predicate in preds)
+                        and (skey is None or f.subject_key == skey)
+                    )
+
+                keep = _demote_stale(
+                    engine.registry,
+                    scope.tenant,
+                    conn,
+                    mirror,
+                    fused,
+                    keep,
+                    stale,
+                    wanted_successor,
+                    v,
+                    window,
+                    take,
+                )
+        hits = _materialize(scope.tenant, conn, keep, v, retracted_ids, stale)
     if r.reranker is not None and hits:
         hits = list(r.reranker.rerank(query, hits))
+    if stale:
+        hits = staleness.order(
+            hits,
+            lambda h: tuple(f.version_id for f in h.superseded_by),
+            lambda h: h.fact.version_id if h.fact is not None else None,
+        )
     out = hits[:k]
     for h in out:
         h.explain["degraded"] = bool(failed)
     return SearchResult(out, failed)
+
+
+def _demote_stale(
+    registry: Registry,
+    tenant: str,
+    conn: Connection,
+    mirror: TenantMirror,
+    fused: list[Fused],
+    keep: list[Fused],
+    stale: dict[str, staleness.Staleness],
+    wanted: Callable[[Fact], bool],
+    valid_at: int,
+    window: tuple[int, int] | None,
+    take: int,
+) -> list[Fused]:
+    """The kept hits with each stale episode's score times ``STALE_WEIGHT`` and the
+    live facts that replaced its facts (those the search's filters admit) brought
+    in, or lifted, to at least the episode's own score: the present answer comes
+    first, the past stays found just below it."""
+    cands = {(f.kind, f.id): f for f in fused}
+    kept = {(f.kind, f.id) for f in keep}
+    out = list(keep)
+    lifts: list[tuple[Fused, float, str, list[str]]] = []
+    new: list[Fused] = []
+    for f in keep:
+        s = stale.get(f.id) if f.kind == HitKind.EPISODE else None
+        if s is None or s.status != staleness.STALE:
+            continue
+        lifts.append((f, f.score, f.id, [x.version_id for x in s.superseded_by if wanted(x)]))
+        f.score *= STALE_WEIGHT
+        f.legs["stale"] = {"factor": STALE_WEIGHT}
+    for _, _, _, vids in lifts:
+        for vid in vids:
+            key = (HitKind.FACT, vid)
+            if key not in cands:
+                cands[key] = Fused(HitKind.FACT, vid)
+                new.append(cands[key])
+    if new:  # recency and ties of the facts no leg found
+        _score(registry, tenant, conn, mirror, new, valid_at, window)
+    for _, top, _, vids in lifts:
+        for vid in vids:
+            key = (HitKind.FACT, vid)
+            g = cands[key]
+            if key not in kept:
+                kept.add(key)
+                out.append(g)
+            if g.score < top:
+                g.score = top
+                g.legs["supersedes_stale_episode"] = {"lifted_to": top}
+    stale_ids = {f.id for f, _, _, _ in lifts}
+    out.sort(key=lambda f: (-f.score, f.kind == HitKind.EPISODE and f.id in stale_ids, f.tiebreak))
+    return out[:take]
 
 
 def _spoken_by(
@@ -501,6 +596,7 @@ def _materialize(
     fused: list[Fused],
     valid_at: int,
     retracted_ids: Sequence[str],
+    stale: dict[str, staleness.Staleness] | None = None,
 ) -> list[Hit]:
     """Fetch the rows of the chosen candidates, in the candidates' order."""
     fact_ids = [f.id for f in fused if f.kind == HitKind.FACT]
@@ -530,6 +626,8 @@ def _materialize(
         explain = {**f.explain(), "tiebreak": f.tiebreak}
         if isinstance(item, Fact):
             hits.append(Hit(item, None, f.score, explain))
-        else:
-            hits.append(Hit(None, item, f.score, explain))
+            continue
+        st = (stale or {}).get(item.id) or staleness.NO_FACTS
+        explain["staleness"] = st.explain
+        hits.append(Hit(None, item, f.score, explain, st.status, st.superseded_by, st.past_label))
     return hits
