@@ -76,10 +76,6 @@ EPISODE_LEGS = (
 # free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
 SPREAD_FREE = 1
 SPREAD_DECAY = 0.7
-# A stale episode (retrieval/staleness.py) scores STALE_WEIGHT times its fused score,
-# and the live facts that replaced its facts at least its own: demoted and labelled,
-# never hidden ("where did I live before Berlin?" still finds it).
-STALE_WEIGHT = 0.8
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -434,10 +430,11 @@ def _demote_stale(
     window: tuple[int, int] | None,
     take: int,
 ) -> list[Fused]:
-    """The kept hits with each stale episode's score times ``STALE_WEIGHT`` and the
-    live facts that replaced its facts (those the search's filters admit) brought
-    in, or lifted, to at least the episode's own score: the present answer comes
-    first, the past stays found just below it."""
+    """The kept hits with the live facts that replaced a stale episode's facts (those
+    the search's filters admit) brought in, or lifted, to at least the episode's own
+    score, and ranked before it on a tie: the present answer comes first, and the
+    past is demoted only below it, never hidden ("where did I live before Berlin?"
+    still finds the Paris message, labelled as past)."""
     cands = {(f.kind, f.id): f for f in fused}
     kept = {(f.kind, f.id) for f in keep}
     out = list(keep)
@@ -448,8 +445,6 @@ def _demote_stale(
         if s is None or s.status != staleness.STALE:
             continue
         lifts.append((f, f.score, f.id, [x.version_id for x in s.superseded_by if wanted(x)]))
-        f.score *= STALE_WEIGHT
-        f.legs["stale"] = {"factor": STALE_WEIGHT}
     for _, _, _, vids in lifts:
         for vid in vids:
             key = (HitKind.FACT, vid)
