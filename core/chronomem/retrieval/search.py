@@ -37,6 +37,7 @@ from .fusion import (
 from .indexing import Indexer
 from .querytime import time_window
 from .rerank import Reranker
+from .tuning import DEFAULT
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -50,17 +51,8 @@ MAX_CANDIDATES = 100_000
 # An episode whose role (its speaker) is a word of the query, or whose role the query's
 # first or second person names (legs.addressed_roles), scores 1 + SPEAKER_BOOST times
 # its fused votes: "What is Gina's favourite dance?" prefers Gina's turns, "what did
-# I say about the trip" the user's.
-# LoCoMo conversations 0-4 (tuning split), hashing: R@10 68.8 -> 71.3 (0.05: 70.1,
-# 0.2: 70.6, 0.4: 70.3) when it came (third round), at 0.1. Sixth round, with the
-# conversation spread, per boost: R@10 in each conversation's store / session R@12 and
-# turn R@10 with the five in one store, hashing | MiniLM:
-# 0.1 72.1 / 88.6 / 69.9 | 72.9 / 88.0 / 69.9; 0.2 71.5 / 89.6 / 70.9;
-# 0.25 - | 72.6 / 89.7 / 71.5; 0.3 71.5 / 89.8 / 71.1 | 72.5 / 89.8 / 71.0;
-# 0.4 71.5 / 90.2 / 71.3 | 72.2 / 90.1 / 70.9; 0.5 71.5 / 90.2 / 71.4 | 72.1 / 90.4 / 70.8;
-# 1.0 and more: a filter (71.4 / 90.2 / 71.3). 0.3: the one store's two measures gain
-# 1.1-1.9, the per-conversation one loses 0.4-0.6 (MiniLM's loss doubles at 0.4).
-SPEAKER_BOOST = 0.3
+# I say about the trip" the user's. (The knobs are tuning.DEFAULT's fields.)
+SPEAKER_BOOST = DEFAULT.speaker_boost
 EPISODE_LEGS = (
     "episode_lexical",
     "episode_vector",
@@ -70,12 +62,9 @@ EPISODE_LEGS = (
 )
 # A question that counts or compares (spread.asks_for_several) has its cut spread over
 # conversations: beyond a conversation's first SPREAD_FREE hits (>= 1), each further
-# one scores SPREAD_DECAY times less per hit of it already placed. LoCoMo 0-4 (tuning
-# split), hashing, episodes: turn R@10 72.8 -> 72.1, session R@12 of the five
-# conversations in one store 87.7 -> 88.6 (the 45 questions with a cue: 75.0 -> 90.1);
-# free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
-SPREAD_FREE = 1
-SPREAD_DECAY = 0.7
+# one scores SPREAD_DECAY times less per hit of it already placed.
+SPREAD_FREE = DEFAULT.spread_free
+SPREAD_DECAY = DEFAULT.spread_decay
 
 
 class SearchFailed(ChronomemError, RuntimeError):
