@@ -199,3 +199,20 @@ def test_a_stale_episode_never_outranks_its_successor(
                         assert f.version_id in place, "the successor is brought in"
                     if f.version_id in place:
                         assert place[f.version_id] < i, "a stale episode outranked its successor"
+
+
+def test_a_many_valued_predicate_is_replaced_by_the_value_that_followed(memory: Memory) -> None:
+    """ "I no longer plan to visit Japan; I plan to visit Peru": Japan ended, Peru began
+    as it did (another slot of a many-valued predicate): Peru replaced it."""
+    memory.add("I plan to visit Japan.", occurred_at=day(0))
+    memory.add(
+        "I no longer plan to visit Japan; I plan to visit Peru instead.", occurred_at=day(30)
+    )
+    hits = memory.search("Where am I planning to travel?", include_episodes=True, valid_at=day(40))
+    assert "Peru" in hits[0].text and hits[0].episode_status != "stale"
+    (japan,) = [h for h in hits if h.episode is not None and h.episode.text.startswith("I plan")]
+    (peru,) = [h for h in hits if h.fact is not None and "Peru" in h.fact.object]
+    assert hits.index(peru) < hits.index(japan)
+    assert japan.episode_status == "stale"
+    assert japan.past_label is not None and japan.past_label.startswith("since superseded: ")
+    assert "Peru" in japan.past_label

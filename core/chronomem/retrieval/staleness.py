@@ -9,14 +9,18 @@ episode is
   closed, by ``end`` or by a newer value of its slot) or retracted then,
 * **unknown** when no fact was extracted from it (or only facts not yet valid).
 
-A stale episode's ``superseded_by`` are the facts live at that instant in the
-slot of one of its ended facts (the value that replaced it); its ``past_label``
+A stale episode's ``superseded_by`` are the facts live at that instant that
+replaced one of its ended facts: same scope, subject and predicate, valid from
+when it ended or later (a single-valued slot's next value, or, for a
+many-valued predicate, "I no longer plan to visit Japan; I plan to visit Peru"
+the value that started as the old one ended or after); its ``past_label``
 says so in words a model reads: ``since superseded: user lives in Berlin``,
 ``since ended`` or ``since retracted``.
 
 The work is bounded by the episodes handed in (a search's kept hits): one
 statement reads their sources' versions, and, only when one is stale, one more
-reads the live versions of the ended facts' slots. Nothing scans a session or
+reads the live versions of the ended facts' subjects and predicates (the
+``cm_versions_subject`` index). Nothing scans a session or
 the tenant."""
 
 from __future__ import annotations
@@ -93,22 +97,38 @@ def _sources_of_episodes(
     return [dict(r) for r in conn.execute(q).mappings()]
 
 
-def _live_in_slots(
-    conn: Connection, scope: Scope, slots: Sequence[str], valid_at: int, known_at: int | None
+_SCOPE = ("user_id", "agent_id", "session_id")
+
+
+def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a replacing value shares with the value it replaced."""
+    return (row["subject_key"], row["predicate"], *(row[c] for c in _SCOPE))
+
+
+def _live_values(
+    conn: Connection,
+    scope: Scope,
+    ended: Sequence[Mapping[str, Any]],
+    valid_at: int,
+    known_at: int | None,
 ) -> list[Mapping[str, Any]]:
-    """The versions live at (``valid_at``, ``known_at``) in ``slots``."""
-    q = (
-        select(versions)
-        .where(
-            versions.c.tenant == scope.tenant,
-            versions.c.slot.in_(bindparam("slots", expanding=True)),
-            reads.scope_visible(versions, scope),
-            reads.known(known_at),
-            reads.in_states({State.LIVE}, valid_at),
-        )
-        .order_by(versions.c.valid_from, versions.c.id)
+    """The versions live at (``valid_at``, ``known_at``) of the subjects and
+    predicates of the ``ended`` versions (by ``cm_versions_subject``)."""
+    q = select(versions).where(
+        versions.c.tenant == scope.tenant,
+        versions.c.subject_hash.in_(bindparam("subjects", expanding=True)),
+        versions.c.predicate.in_(bindparam("predicates", expanding=True)),
+        reads.scope_visible(versions, scope),
+        reads.known(known_at),
+        reads.in_states({State.LIVE}, valid_at),
     )
-    return [dict(r) for r in conn.execute(q, {"slots": list(slots)}).mappings()]
+    params = {
+        "subjects": sorted({r["subject_hash"] for r in ended}),
+        "predicates": sorted({r["predicate"] for r in ended}),
+    }
+    rows: list[Mapping[str, Any]] = [dict(r) for r in conn.execute(q, params).mappings()]
+    rows.sort(key=lambda r: (r["valid_from"], r["id"]))
+    return rows
 
 
 def _fact_state(rows: Sequence[Mapping[str, Any]], valid_at: int, known_at: int | None) -> State:
@@ -150,16 +170,17 @@ def of_episodes(
         for e, fids in cites.items()
         if all(state[f] in (State.ENDED, State.RETRACTED) for f in fids)
     }
-    ended_slots: dict[str, str] = {}  # fact id -> its slot, for the stale episodes' ended facts
+    # the stale episodes' ended facts: the last version of each (its end), by fact id
+    ended: dict[str, Mapping[str, Any]] = {}
     for e in stale:
         for f in cites[e]:
             if state[f] is State.ENDED:
-                ended_slots[f] = by_fact[f][0]["slot"]
-    live: dict[str, list[Mapping[str, Any]]] = {}
-    if ended_slots:
-        for r in _live_in_slots(conn, scope, sorted(set(ended_slots.values())), valid_at, known_at):
-            if r["fact_id"] not in ended_slots:
-                live.setdefault(r["slot"], []).append(r)
+                ended[f] = max(by_fact[f], key=lambda r: r["valid_to"] or 0)
+    live: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    if ended:
+        for r in _live_values(conn, scope, list(ended.values()), valid_at, known_at):
+            if r["fact_id"] not in ended:
+                live.setdefault(_key(r), []).append(r)
     out: dict[str, Staleness] = {}
     for e in ids:
         fids = sorted(cites.get(e, ()))
@@ -181,8 +202,10 @@ def of_episodes(
         succ_rows: dict[str, Mapping[str, Any]] = {}
         for f in fids:
             if state[f] is State.ENDED:
-                for r in live.get(ended_slots[f], ()):
-                    succ_rows.setdefault(r["id"], r)
+                end = ended[f]["valid_to"]
+                for r in live.get(_key(ended[f]), ()):
+                    if r["valid_from"] >= end:  # a later value, not one held alongside
+                        succ_rows.setdefault(r["id"], r)
         successors = tuple(reads.to_fact(r, valid_at) for r in succ_rows.values())
         if successors:
             label = f"{SUPERSEDED}: " + "; ".join(_fact_phrase(s) for s in successors)
