@@ -11,9 +11,10 @@ episode is
 
 A stale episode's ``superseded_by`` are the facts live at that instant that
 replaced one of its ended facts: same scope, subject and predicate, valid from
-when it ended or later (a single-valued slot's next value, or, for a
-many-valued predicate, "I no longer plan to visit Japan; I plan to visit Peru"
-the value that started as the old one ended or after); its ``past_label``
+the instant it ended (a single-valued slot's next value, or, for a many-valued
+predicate, "I no longer plan to visit Japan; I plan to visit Peru", the value
+that began as its value ended, the value's versions being possibly several
+facts; a value that began later is not taken for its replacement); its ``past_label``
 says so in words a model reads: ``since superseded: user lives in Berlin``,
 ``since ended`` or ``since retracted``.
 
@@ -112,15 +113,15 @@ def _live_values(
     valid_at: int,
     known_at: int | None,
 ) -> list[Mapping[str, Any]]:
-    """The versions live at (``valid_at``, ``known_at``) of the subjects and
-    predicates of the ``ended`` versions (by ``cm_versions_subject``)."""
+    """The versions known at ``known_at`` and begun by ``valid_at`` of the subjects
+    and predicates of the ``ended`` versions (by ``cm_versions_subject``)."""
     q = select(versions).where(
         versions.c.tenant == scope.tenant,
         versions.c.subject_hash.in_(bindparam("subjects", expanding=True)),
         versions.c.predicate.in_(bindparam("predicates", expanding=True)),
         reads.scope_visible(versions, scope),
         reads.known(known_at),
-        reads.in_states({State.LIVE}, valid_at),
+        versions.c.valid_from <= valid_at,
     )
     params = {
         "subjects": sorted({r["subject_hash"] for r in ended}),
@@ -177,9 +178,13 @@ def of_episodes(
             if state[f] is State.ENDED:
                 ended[f] = max(by_fact[f], key=lambda r: r["valid_to"] or 0)
     live: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    value_end: dict[str, int] = {}  # slot -> when its value last ended (a value's versions
+    # may be several facts: a restatement can start a new one)
     if ended:
         for r in _live_values(conn, scope, list(ended.values()), valid_at, known_at):
-            if r["fact_id"] not in ended:
+            if r["valid_to"] is not None and r["valid_to"] <= valid_at:
+                value_end[r["slot"]] = max(value_end.get(r["slot"], 0), r["valid_to"])
+            elif r["fact_id"] not in ended:
                 live.setdefault(_key(r), []).append(r)
     out: dict[str, Staleness] = {}
     for e in ids:
@@ -202,9 +207,11 @@ def of_episodes(
         succ_rows: dict[str, Mapping[str, Any]] = {}
         for f in fids:
             if state[f] is State.ENDED:
-                end = ended[f]["valid_to"]
+                slot = ended[f]["slot"]
+                end = max(ended[f]["valid_to"], value_end.get(slot, 0))
                 for r in live.get(_key(ended[f]), ()):
-                    if r["valid_from"] >= end:  # a later value, not one held alongside
+                    # its slot's live value, or another value that began as it ended
+                    if r["slot"] == slot or r["valid_from"] == end:
                         succ_rows.setdefault(r["id"], r)
         successors = tuple(reads.to_fact(r, valid_at) for r in succ_rows.values())
         if successors:
