@@ -216,3 +216,16 @@ def test_a_many_valued_predicate_is_replaced_by_the_value_that_followed(memory: 
     assert japan.episode_status == "stale"
     assert japan.past_label is not None and japan.past_label.startswith("since superseded: ")
     assert "Peru" in japan.past_label
+
+
+def test_every_message_of_a_restated_value_is_superseded_by_the_new_one(memory: Memory) -> None:
+    """Said twice, the old value's versions may be two facts; each message that said it
+    is superseded by the value that replaced it, not merely ended."""
+    memory.add("I work at Acme.", occurred_at=day(0))
+    memory.add("I work at Acme, I love it there.", occurred_at=day(4))
+    memory.add("I left Acme and joined Globex.", occurred_at=day(40))
+    hits = memory.search("Where do I work at Acme?", include_episodes=True, valid_at=day(50))
+    acme = [h for h in hits if h.episode is not None and h.episode_status == "stale"]
+    assert len(acme) == 2
+    for h in acme:
+        assert [f.object for f in h.superseded_by] == ["Globex"], h.episode.text
