@@ -33,6 +33,13 @@ def text(rec: dict[str, Any], key: str, n: int, *, optional: bool = False) -> An
     return encodable(value, f"line {n}: {rec['type']} field {key!r}")
 
 
+def digest(rec: dict[str, Any], n: int) -> str:
+    value: str = text(rec, "content_hash", n)
+    if len(value) > 40:
+        raise InvalidInput(f"line {n}: {rec['type']} content_hash is at most 40 characters")
+    return value
+
+
 def ident(rec: dict[str, Any], key: str, n: int, *, optional: bool = False) -> Any:
     value = text(rec, key, n, optional=optional)
     if value is not None and not _ID.fullmatch(value):
@@ -75,7 +82,7 @@ def episode_row(rec: dict[str, Any], n: int, tenant: str) -> dict[str, Any]:
         "occurred_at": parse_instant(rec.get("occurred_at"), f"line {n}: occurred_at"),
         "recorded_at": parse_instant(rec.get("recorded_at"), f"line {n}: recorded_at"),
         "metadata": _metadata(rec, n),
-        "content_hash": text(rec, "content_hash", n),
+        "content_hash": digest(rec, n),
     }
 
 
@@ -107,7 +114,7 @@ def version_row(rec: dict[str, Any], n: int, tenant: str) -> dict[str, Any]:
     if len(row["predicate"]) > 255:
         raise InvalidInput(f"line {n}: predicate names are at most 255 characters")
     row["metadata"] = _metadata(rec, n)
-    row["content_hash"] = text(rec, "content_hash", n)
+    row["content_hash"] = digest(rec, n)
     return row
 
 
