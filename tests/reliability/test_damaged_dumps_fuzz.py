@@ -13,7 +13,7 @@ import itertools
 import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from chronomem import Memory
@@ -108,9 +108,11 @@ def test_a_damaged_dump_is_refused_whole_or_imports_clean(
     before = snapshot(memory)
     try:
         load(dst, recs)
-    except ChronomemError:
+    except ChronomemError as exc:
+        event(f"refused: {type(exc).__name__}")
         assert snapshot(memory) == before
         return
+    event("imported")
     after = snapshot(memory)
     for table, rows in before.items():  # every other tenant exactly as it was
         theirs = [r for r in after[table] if repr(dst.scope.tenant) not in r]
