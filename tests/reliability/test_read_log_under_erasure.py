@@ -59,69 +59,40 @@ def _check_erased(reader: Memory) -> None:
         reader.replay(read.id)
 
 
+@pytest.mark.parametrize("first", ["batch", "erase"])
 def test_a_batch_written_while_another_process_erases_is_marked(
-    pg_url: str, monkeypatch: pytest.MonkeyPatch
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, first: str
 ) -> None:
-    """The batch's transaction is inside (its rows written, not committed) when the
-    erase starts: the erase must wait for it and then mark it."""
-    app = f"cm-eraser-{uuid.uuid4().hex[:8]}"
-    eraser, reader = Memory(_named(pg_url, app)), Memory(pg_url, read_log=True)
+    """``first`` is inside its transaction (the batch: its rows written; the erase:
+    rows deleted and the log marked), not committed, when the other starts: the
+    other must wait for it, and the entry ends up marked either way."""
+    app = f"cm-second-{uuid.uuid4().hex[:8]}"
+    second = _named(pg_url, app)
+    eraser = Memory(pg_url if first == "erase" else second)
+    reader = Memory(second if first == "erase" else pg_url, read_log=True)
     try:
         fid = eraser.remember("alice", "lives_in", "Paris").fact_ids[0]
         assert reader.facts(subject="alice")  # pending in the reader's batch
         inside, go = threading.Event(), threading.Event()
-        real = batch._write
+        owner, name = (batch, "_write") if first == "batch" else (chronomem.readlog, "forget")
+        real = getattr(owner, name)
 
-        def paused(conn: Any, entries: Any) -> None:
-            real(conn, entries)
+        def paused(*args: Any, **kw: Any) -> None:
+            real(*args, **kw)
             inside.set()
             assert go.wait(30)
 
-        monkeypatch.setattr(batch, "_write", paused)
-        flusher = threading.Thread(target=batch.flush, args=(reader,))
-        flusher.start()
+        monkeypatch.setattr(owner, name, paused)
+        flush = threading.Thread(target=batch.flush, args=(reader,))
+        erase = threading.Thread(target=eraser.erase, args=(fid,))
+        one, two = (flush, erase) if first == "batch" else (erase, flush)
+        one.start()
         assert inside.wait(30)
-        erasing = threading.Thread(target=eraser.erase, args=(fid,))
-        erasing.start()
-        _until(lambda: not erasing.is_alive() or _blocked(pg_url, app), "the erase never waited")
+        two.start()
+        _until(lambda: not two.is_alive() or _blocked(pg_url, app), "the second never waited")
         go.set()
-        flusher.join(30)
-        erasing.join(30)
-        monkeypatch.undo()
-        _check_erased(reader)
-    finally:
-        eraser.close()
-        reader.close()
-
-
-def test_a_batch_written_during_an_uncommitted_erase_is_marked(
-    pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The erase is inside (rows deleted, log marked, not committed) when the batch
-    is written: the batch must wait for it and find its item gone."""
-    app = f"cm-reader-{uuid.uuid4().hex[:8]}"
-    eraser, reader = Memory(pg_url), Memory(_named(pg_url, app), read_log=True)
-    try:
-        fid = eraser.remember("alice", "lives_in", "Paris").fact_ids[0]
-        assert reader.facts(subject="alice")
-        inside, go = threading.Event(), threading.Event()
-        real = chronomem.readlog.forget
-
-        def paused(conn: Any, tenant: str, **kw: Any) -> None:
-            real(conn, tenant, **kw)
-            inside.set()
-            assert go.wait(30)
-
-        monkeypatch.setattr(chronomem.readlog, "forget", paused)
-        erasing = threading.Thread(target=eraser.erase, args=(fid,))
-        erasing.start()
-        assert inside.wait(30)
-        flusher = threading.Thread(target=batch.flush, args=(reader,))
-        flusher.start()
-        _until(lambda: not flusher.is_alive() or _blocked(pg_url, app), "the batch never waited")
-        go.set()
-        erasing.join(30)
-        flusher.join(30)
+        one.join(30)
+        two.join(30)
         monkeypatch.undo()
         _check_erased(reader)
     finally:
