@@ -205,3 +205,18 @@ def test_lone_surrogates_and_huge_instants_in_a_dump_are_invalid_input(memory: M
         with pytest.raises(InvalidInput):
             load(dst, edited)
         assert snapshot(dst) == before
+
+
+def test_an_export_is_one_snapshot_under_concurrent_writes(durable_url: str) -> None:
+    """The export counts, then streams: a write committed in between by another
+    process must not be in the dump (its counts would then say it was cut short)."""
+    from chronomem.exchange import export_records
+
+    with Memory(durable_url) as m, Memory(durable_url) as other:
+        m.remember("alice", "likes", "tea")
+        records = export_records(m)
+        header = next(records)
+        other.remember("bob", "likes", "coffee")
+        recs = [header, *records]
+        assert sum(r["type"] == "version" for r in recs) == header["counts"]["versions"] == 1
+        load(m.scoped(tenant="copy"), recs)

@@ -76,6 +76,13 @@ class Backend:
             yield conn
 
     @contextmanager
+    def snapshot_read(self) -> Iterator[Connection]:
+        """A read transaction whose statements all see one snapshot (an export that
+        counts, then streams). A SQLite read transaction already is one."""
+        with self.read() as conn:
+            yield conn
+
+    @contextmanager
     def point_read(
         self, *, on_end: Callable[[Connection], None] | None = None
     ) -> Iterator[Connection]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -250,6 +251,14 @@ class PostgresBackend(Backend):
             ),
             {"keys": sorted({lock_key(tenant, s) for s in slots})},
         )
+
+    @contextmanager
+    def snapshot_read(self) -> Iterator[Connection]:
+        # read committed gives each statement its own snapshot: an export's counts
+        # and rows could then disagree under concurrent writes
+        snap = self.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+        with self._guarded(), snap as conn, conn.begin():
+            yield conn
 
     @classmethod
     def lock_read_log(cls, conn: Connection, tenants: Sequence[str], *, erasing: bool) -> None:

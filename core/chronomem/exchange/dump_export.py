@@ -54,7 +54,7 @@ def export_records(memory: Memory, *, progress: bool = False) -> Iterator[dict[s
     vis_v = reads.scope_within(versions, scope)
     vis_e = reads.scope_within(episodes, scope)
     later = versions.alias("later")
-    with sh.backend.read() as conn:
+    with sh.backend.snapshot_read() as conn:
         n_versions = conn.execute(select(func.count()).where(vis_v)).scalar_one()
         n_episodes = conn.execute(select(func.count()).where(vis_e)).scalar_one()
         preds = conn.execute(
