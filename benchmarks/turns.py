@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import make_embedder  # noqa: E402
-from chronomem import Memory  # noqa: E402
+from benchmarks.common import make_embedder
+from chronomem import Memory
 
 
 def _ms(fn: Callable[[], Any]) -> float:
@@ -108,8 +108,8 @@ def langchain_history(n: int, rounds: int, folder: str) -> dict[str, Any]:
     read: dict[str, list[float]] = {"chronomem": [], "peer": []}
     for i in range(rounds + 1):
         pair = [HumanMessage(f"hi {i}", id=f"q{i}"), AIMessage(f"hello {i}", id=f"a{i}")]
-        a = _ms(lambda: ours.add_messages(pair))
-        b = _ms(lambda: peer.add_messages(pair))
+        a = _ms(lambda pair=pair: ours.add_messages(pair))
+        b = _ms(lambda pair=pair: peer.add_messages(pair))
         c = _ms(lambda: ours.messages)
         d = _ms(lambda: peer.messages)
         if i:
