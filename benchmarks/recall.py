@@ -19,7 +19,11 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   sessions are distractors. Evidence = the question's ``answer_session_ids`` (a hit
   counts for the session its turn belongs to); a second table scores the turns marked
   ``has_answer`` (479 questions have at least one). R@1/5/10/12/20 and MRR per question
-  type.
+  type. Issue #28 split the questions in two by a fixed hash of the question id
+  (``common.half_of``): the session table is also reported for the tuning half and the
+  held-out half (the store is the same; only the questions asked differ).
+  ``--longmemeval-half tuning`` asks only the tuning half's questions (for tuning runs);
+  the held-out half is scored in aggregate, once per candidate.
 * ``locomo-pooled`` (with ``--locomo-splits``): the split's conversations in ONE store,
   scored by answer session as LongMemEval is (a session = one conversation's session;
   the other conversations are distractors), plus a table of the evidence turns: a
@@ -103,6 +107,7 @@ class Question:
     text: str
     evidence: frozenset[str]  # units (turns) or sessions, see ``by_session``
     evidence_turns: frozenset[str] = frozenset()
+    half: str = ""  # LongMemEval: "tuning" or "heldout" (common.half_of the question id)
 
 
 @dataclass
@@ -128,8 +133,11 @@ class Dataset:
 
 
 # LoCoMo splits (issue #13 discipline): retrieval is tuned on conversations 0-4
-# only; 5-9 are held out; LongMemEval is never tuned on.
+# only; 5-9 are held out. LongMemEval (issue #28): tuned on the questions of its tuning
+# half only (LME_HALVES), the held-out half scored in aggregate.
 LOCOMO_SPLITS = {"all": (0, 10), "tune": (0, 5), "heldout": (5, 10)}
+LME_HALVES = ("all", *common.HALVES)
+LME_SALT = "longmemeval"
 
 
 def load_locomo(path: Path, limit: int = 0, split: str = "all") -> Dataset:
@@ -194,7 +202,11 @@ def load_locomo(path: Path, limit: int = 0, split: str = "all") -> Dataset:
     return Dataset(name, corpora, dict(excluded))
 
 
-def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
+def half_table(table: str, half: str) -> str:
+    return f"{table} · {half} half"
+
+
+def load_longmemeval(path: Path, limit: int = 0, half: str = "all") -> Dataset:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         raw = json.load(fh)
     sessions: dict[str, list[Turn]] = {}
@@ -231,21 +243,22 @@ def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
     answer_turns = {t.unit for s in sessions.values() for t in s if t.has_answer}
     questions = []
     for item in raw[: limit or None]:
+        qid = str(item["question_id"])
+        which = common.half_of(qid, LME_SALT)
+        if half != "all" and which != half:
+            continue
         ev = frozenset(str(s) for s in item["answer_session_ids"])
         turns = frozenset(t.unit for sid in ev for t in sessions[sid] if t.unit in answer_turns)
         questions.append(
-            Question(
-                str(item["question_id"]),
-                str(item["question_type"]),
-                str(item["question"]),
-                ev,
-                turns,
-            )
+            Question(qid, str(item["question_type"]), str(item["question"]), ev, turns, which)
         )
     corpus = Corpus(
         "longmemeval-oracle-pooled", list(sessions.values()), questions, by_session=True
     )
-    return Dataset("longmemeval", [corpus], {}, tables=("session", "has_answer turn"))
+    if half != "all":
+        return Dataset(f"longmemeval-{half}", [corpus], {}, tables=("session", "has_answer turn"))
+    halves = tuple(half_table("session", h) for h in common.HALVES)
+    return Dataset("longmemeval", [corpus], {}, tables=("session", *halves, "has_answer turn"))
 
 
 def pool_locomo(ds: Dataset) -> Dataset:
@@ -599,10 +612,13 @@ def run_arm(
                 rankings[q.qid] = [sorted(u) for u in r.units]
                 if corpus.by_session:
                     row = score(to_sessions(r.units), q.evidence)
-                    per_table["session"].append({"group": q.group, **row})
-                    chance_rows["session"].append(
-                        {"group": q.group, **chance(corpus, q, "session")}
-                    )
+                    odds = chance(corpus, q, "session")
+                    tables = ["session"]
+                    if q.half and half_table("session", q.half) in ds.tables:
+                        tables.append(half_table("session", q.half))
+                    for table in tables:
+                        per_table[table].append({"group": q.group, **row})
+                        chance_rows[table].append({"group": q.group, **odds})
                     if q.evidence_turns:
                         turn_table = ds.tables[-1]
                         row = score(r.units, q.evidence_turns)
@@ -644,7 +660,7 @@ def report(ds: Dataset, arms: list[ArmResult]) -> str:
                 continue
             n = have[0].tables[table]["result"]["n"]
             what = {"evidence": "evidence turns", "session": "answer sessions"}.get(
-                table, table + "s"
+                table, table + "s" if "·" not in table else "answer sessions, " + table
             )
             out.append(f"\n{ds.name} — evidence = {what}, {n:,} questions, embedder {emb} (in %)")
             rows = []
@@ -702,6 +718,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="all",
         help="comma list of all (conversations 0-9), tune (0-4), heldout (5-9)",
     )
+    ap.add_argument(
+        "--longmemeval-half",
+        default="all",
+        choices=LME_HALVES,
+        help="ask only this half's questions (all: every question, halves reported too)",
+    )
     ap.add_argument("--embedders", default="hashing,minilm")
     ap.add_argument("--arms", default="episodes,facts")
     ap.add_argument("--systems", default="chronomem,memvara")
@@ -757,7 +779,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif d == "longmemeval":
             loaded.append(
                 load_longmemeval(
-                    common.DATA / "longmemeval_oracle.json.gz", 60 if args.quick else args.limit
+                    common.DATA / "longmemeval_oracle.json.gz",
+                    60 if args.quick else args.limit,
+                    args.longmemeval_half,
                 )
             )
         else:
@@ -889,6 +913,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "limit": args.limit,
                 "quick": args.quick,
                 "legs": legs,
+                "longmemeval_half": args.longmemeval_half,
                 "chronomem_url": args.url or "in-memory SQLite",
             },
             "skipped": skipped,
