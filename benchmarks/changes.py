@@ -58,11 +58,10 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chronomem import Memory, render
-from chronomem.embedding import HashingEmbedder
-
 from benchmarks import common
 from benchmarks.change_stories import SMALL_TALK, STORIES, Story
+from chronomem import Memory, render
+from chronomem.embedding import HashingEmbedder
 
 SALT = "changes"
 K = 10
@@ -189,9 +188,7 @@ def langchain_retriever(t: Told) -> Reader:
 
     r = ChronomemRetriever(memory=t.memory, k=K, include_episodes=True)
     return Reader(
-        lambda q: [
-            Item(d.page_content, d.metadata.get("kind") == "episode") for d in r.invoke(q)
-        ]
+        lambda q: [Item(d.page_content, d.metadata.get("kind") == "episode") for d in r.invoke(q)]
     )
 
 
@@ -209,6 +206,7 @@ def llamaindex_retriever(t: Told) -> Reader:
 
 def llamaindex_block(t: Told) -> Reader:
     from llama_index.core.llms import ChatMessage
+
     from llama_index.memory.chronomem import ChronomemMemoryBlock
 
     b = ChronomemMemoryBlock(t.memory, recall_k=K)
@@ -247,6 +245,7 @@ def _overwrites(t: Told) -> list[tuple[str, str]]:
 
 def crewai_storage(t: Told) -> Reader:
     from crewai.memory.types import MemoryRecord
+
     from crewai_chronomem import ChronomemStorage
 
     s = ChronomemStorage(embedder=_vectors)
@@ -308,9 +307,7 @@ class Score:
 def score(t: Told, reader: Reader) -> Score:
     shown = reader.ask(t.story.current)
     first = shown[0].text if shown else ""
-    stale = [
-        i for i in shown if i.episode and any(flat_in(s, i.text) for s in t.stale)
-    ]
+    stale = [i for i in shown if i.episode and any(flat_in(s, i.text) for s in t.stale)]
     labelled = [i for i in stale if (i.labelled if i.labelled is not None else marked_past(i.text))]
     false_past = sum(
         1
@@ -383,13 +380,13 @@ def stories_of(split: str) -> list[Story]:
 
 
 def run(
-    split: str, surfaces: Sequence[str], show_misses: bool = False
+    stories: Sequence[Story], surfaces: Sequence[str]
 ) -> tuple[dict[str, dict[str, Tally]], list[str]]:
-    """Every story of ``split`` through every surface: half -> surface -> tally, and the
-    stories whose extraction check failed."""
+    """Every story through every surface: half -> surface -> tally, and the stories
+    whose extraction check failed."""
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     problems = []
-    for story in stories_of(split):
+    for story in stories:
         half = common.half_of(story.sid, SALT)
         told = tell(story)
         if told.problems:
@@ -397,7 +394,9 @@ def run(
         try:
             for name in surfaces:
                 reader = SURFACES[name](told)
-                tally = tallies[half].setdefault(name, Tally(by_construction=reader.by_construction))
+                tally = tallies[half].setdefault(
+                    name, Tally(by_construction=reader.by_construction)
+                )
                 tally.add(story.sid, score(told, reader))
         finally:
             told.memory.close()
@@ -419,7 +418,14 @@ def table(half: str, tallies: dict[str, Tally]) -> str:
                 f["past_found"],
             ]
         )
-    head = ["surface", "stories", "current-first %", "past-labelled %", "false past", "past-found %"]
+    head = [
+        "surface",
+        "stories",
+        "current-first %",
+        "past-labelled %",
+        "false past",
+        "past-found %",
+    ]
     return f"\n{half} half\n" + common.table(head, rows)
 
 
@@ -428,16 +434,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--split", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--surfaces", default=",".join(SURFACES), help="comma list")
     ap.add_argument("--out", default=None, help="results file name under benchmarks/results/")
-    ap.add_argument(
-        "--misses", action="store_true", help="list the tuning half's failing stories"
-    )
+    ap.add_argument("--misses", action="store_true", help="list the tuning half's failing stories")
     args = ap.parse_args(argv)
     surfaces = [s for s in args.surfaces.split(",") if s]
     for s in surfaces:
         if s not in SURFACES:
             raise SystemExit(f"unknown surface {s!r} ({', '.join(SURFACES)})")
     t0 = time.perf_counter()
-    tallies, problems = run(args.split, surfaces)
+    tallies, problems = run(stories_of(args.split), surfaces)
     print(
         f"{len(stories_of(args.split))} stories ({args.split}), markers {PAST_MARKERS}, "
         f"{time.perf_counter() - t0:.1f} s"
@@ -460,8 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "past_markers": list(PAST_MARKERS),
             "extraction_problems": problems,
             "results": {
-                half: {name: t.figures() for name, t in by.items()}
-                for half, by in tallies.items()
+                half: {name: t.figures() for name, t in by.items()} for half, by in tallies.items()
             },
         }
         print(f"wrote {common.shown(common.write_json(args.out, payload))}")
