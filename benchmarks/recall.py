@@ -710,6 +710,31 @@ def compare_rankings(a: ArmResult, b: ArmResult) -> int:
     return sum(1 for q in a.rankings if a.rankings[q] != b.rankings.get(q))
 
 
+def override(assignments: Sequence[str]) -> dict[str, Any]:
+    """``--set fusion.RECENCY_WEIGHT=0.1``: replace a retrieval constant for this run only
+    (tuning experiments; the source is untouched). ``fusion`` names a module of
+    ``chronomem.retrieval``; every chronomem module that imported the same constant gets
+    the new value too. Returns what was set."""
+    import ast
+    import importlib
+
+    done: dict[str, Any] = {}
+    for a in assignments:
+        target, _, raw = a.partition("=")
+        mod_name, _, attr = target.strip().rpartition(".")
+        if not mod_name or not attr or not raw:
+            raise SystemExit(f"--set wants module.NAME=value, not {a!r}")
+        mod = importlib.import_module(f"chronomem.retrieval.{mod_name}")
+        if not hasattr(mod, attr):
+            raise SystemExit(f"chronomem.retrieval.{mod_name} has no {attr}")
+        old, new = getattr(mod, attr), ast.literal_eval(raw.strip())
+        for m in list(sys.modules.values()):
+            if (m.__name__ or "").startswith("chronomem.") and getattr(m, attr, None) is old:
+                setattr(m, attr, new)
+        done[target.strip()] = new
+    return done
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--datasets", default="locomo,longmemeval")
@@ -736,6 +761,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick", action="store_true", help="2 LoCoMo conversations, 60 LongMemEval questions"
     )
     ap.add_argument("--legs", default=None, help="chronomem legs to enable (ablation), comma list")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="override a chronomem.retrieval constant for this run (tuning experiments)",
+    )
     ap.add_argument("--check-determinism", action="store_true")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--no-write", action="store_true")
@@ -749,6 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arms = [a for a in args.arms.split(",") if a]
     systems = [s for s in args.systems.split(",") if s]
     legs = [x for x in args.legs.split(",") if x] if args.legs else None
+    overrides = override(args.set)
     skipped: list[str] = []
     notes: list[str] = []
 
@@ -879,6 +912,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skipped: {s}")
     if legs:
         print(f"note: chronomem legs enabled: {legs}")
+    if overrides:
+        print(f"note: retrieval constants overridden for this run: {overrides}")
 
     if args.dump:
         with open(args.dump, "w") as fh:
@@ -914,6 +949,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "quick": args.quick,
                 "legs": legs,
                 "longmemeval_half": args.longmemeval_half,
+                "overrides": overrides or None,
                 "chronomem_url": args.url or "in-memory SQLite",
             },
             "skipped": skipped,
