@@ -38,8 +38,8 @@ FLOORS: dict[str, tuple[float, float | None, float | None]] = {
     "llamaindex retriever": (0.0, 0.0, 100.0),
     "llamaindex block": (83.0, None, None),
     "crewai recall": (0.0, 0.0, 100.0),
-    "crewai storage": (83.0, 100.0, 100.0),
-    "langgraph store": (83.0, 100.0, 100.0),
+    "crewai storage": (100.0, 100.0, 100.0),
+    "langgraph store": (100.0, 100.0, 100.0),
 }
 NEEDS = {
     "langchain retriever": "langchain_chronomem",
