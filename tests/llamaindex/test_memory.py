@@ -178,6 +178,23 @@ def test_history_never_starts_with_an_orphan_tool_result(store: Memory) -> None:
     assert roles and roles[0] != "tool"
 
 
+def test_history_never_starts_with_an_assistant_turn(store: Memory) -> None:
+    """A long first user message, then an assistant reply and a user message:
+    trimming to ``token_limit`` gives ``['user']`` (as ``ChatMemoryBuffer`` and
+    LlamaIndex's ``Memory``), never ``['assistant', 'user']``."""
+    m = ChronomemMemory.from_defaults(memory=store, session_id="t", token_limit=60, extract=False)
+    m.put_messages([user("word " * 80), bot("a short reply"), user("and a question")])
+    assert [x.role.value for x in m.get()] == ["user"]
+    # every trimmed prefix of a longer alternating history opens with a user turn
+    m.put_messages([bot("reply " * 5), user("next " * 5), bot("answer " * 5), user("last")])
+    for initial in range(0, 50, 5):
+        roles = [x.role.value for x in m.get(initial_token_count=initial)]
+        assert roles[0] == "user"
+    # the newest message alone is kept even when it is the assistant's
+    m.put_messages([bot("word " * 80)])
+    assert [x.role.value for x in m.get()] == ["assistant"]
+
+
 # -- set never overwrites -----------------------------------------------------------------
 def test_set_with_the_whole_history_appends_only_new_messages(mem: ChronomemMemory) -> None:
     first = [user("hi"), bot("hello"), user("ok")]

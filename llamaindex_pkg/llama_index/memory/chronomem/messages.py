@@ -117,13 +117,19 @@ def last_user_text(messages: Sequence[ChatMessage]) -> str | None:
     return None
 
 
+# roles a trimmed history may not start with (ChatMemoryBuffer.get's rule)
+LEADING_REFUSED = ("assistant", "tool")
+
+
 def fit(
     messages: Sequence[ChatMessage], budget: int, count: Callable[[ChatMessage], int]
 ) -> list[ChatMessage]:
     """The most recent messages within ``budget`` tokens, dropping whole oldest
     messages. The newest message is always kept (a prompt without the turn being
-    answered is useless), and the result never starts with a tool result whose
-    call was dropped."""
+    answered is useless). Like ``ChatMemoryBuffer``, the result never starts with
+    an assistant or tool message unless it is that newest message alone (several
+    providers refuse a history that does not open with a user turn, and a tool
+    result needs its call): such leading messages are dropped too."""
     if not messages:
         return []
     kept = [messages[-1]]
@@ -135,7 +141,7 @@ def fit(
         kept.append(m)
         used += cost
     kept.reverse()
-    while len(kept) > 1 and role_of(kept[0]) == "tool":
+    while len(kept) > 1 and role_of(kept[0]) in LEADING_REFUSED:
         kept.pop(0)
     return kept
 
