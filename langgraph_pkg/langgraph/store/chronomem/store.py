@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -143,6 +144,9 @@ class ChronomemStore(BaseStore):
         Semantic.TRANSCRIPT: "a BaseStore is a document store, not a message log",
     }
     supports_ttl: bool = True
+    # index["embed"] as LangChain ``Embeddings`` (None without one), as
+    # InMemoryStore/SqliteStore expose it
+    embeddings: Embeddings | None = None
 
     def __init__(
         self,
@@ -181,6 +185,7 @@ class ChronomemStore(BaseStore):
             embedder = None
             if embed is not None:
                 embedder = LangChainEmbedder(embed, (index or {}).get("dims", 0))
+                self.embeddings = embedder.embeddings
             self._memory = Memory(
                 memory,
                 clock=clock,
