@@ -274,4 +274,6 @@ def test_store_exposes_its_embeddings(make_store: Any, embeddings: Any) -> None:
     """``store.embeddings`` is the index's LangChain ``Embeddings``, as on
     ``InMemoryStore``/``SqliteStore`` (None without an index)."""
     assert make_store(index={"dims": embeddings.dims, "embed": embeddings}).embeddings is embeddings
-    assert make_store().embeddings is None
+    plain = ChronomemStore()
+    assert plain.embeddings is None
+    plain.close()
