@@ -161,7 +161,9 @@ def test_token_limit_drops_whole_oldest_messages(store: Memory) -> None:
     assert got == texts[-len(got) :], "a suffix of whole messages, in order"
     assert len(got) < len(texts)
     fewer = [x.content for x in m.get(initial_token_count=30)]
-    assert fewer == texts[-len(fewer) :] and len(fewer) < len(got)
+    # a smaller budget keeps no more, and still a whole turn from its user message
+    assert fewer == texts[-len(fewer) :] and len(fewer) <= len(got)
+    assert texts.index(fewer[0]) % 2 == 0
 
 
 def test_history_never_starts_with_an_orphan_tool_result(store: Memory) -> None:
@@ -190,9 +192,15 @@ def test_history_never_starts_with_an_assistant_turn(store: Memory) -> None:
     for initial in range(0, 50, 5):
         roles = [x.role.value for x in m.get(initial_token_count=initial)]
         assert roles[0] == "user"
-    # the newest message alone is kept even when it is the assistant's
+    # when only an assistant or tool message fits, the turn is kept from its
+    # user message (over budget), as LlamaIndex's Memory does
     m.put_messages([bot("word " * 80)])
-    assert [x.role.value for x in m.get()] == ["assistant"]
+    assert [x.role.value for x in m.get()] == ["user", "assistant"]
+    other = ChronomemMemory.from_defaults(
+        memory=store, session_id="u", token_limit=60, extract=False
+    )
+    other.put_messages([user("x " * 80), bot("call"), ChatMessage(role="tool", content="result")])
+    assert [x.role.value for x in other.get()] == ["user", "assistant", "tool"]
 
 
 # -- set never overwrites -----------------------------------------------------------------

@@ -126,10 +126,11 @@ def fit(
 ) -> list[ChatMessage]:
     """The most recent messages within ``budget`` tokens, dropping whole oldest
     messages. The newest message is always kept (a prompt without the turn being
-    answered is useless). Like ``ChatMemoryBuffer``, the result never starts with
-    an assistant or tool message unless it is that newest message alone (several
-    providers refuse a history that does not open with a user turn, and a tool
-    result needs its call): such leading messages are dropped too."""
+    answered is useless). The result opens with a user message whenever the
+    history holds one (several providers refuse a history that does not, and a
+    tool result needs its call): leading assistant and tool messages are dropped,
+    as ``ChatMemoryBuffer`` does; if only such messages fit, the turn is kept
+    whole from its user message, over budget, as LlamaIndex's ``Memory`` does."""
     if not messages:
         return []
     kept = [messages[-1]]
@@ -143,6 +144,10 @@ def fit(
     kept.reverse()
     while len(kept) > 1 and role_of(kept[0]) in LEADING_REFUSED:
         kept.pop(0)
+    if role_of(kept[0]) in LEADING_REFUSED:
+        for i in range(len(messages) - 2, -1, -1):
+            if role_of(messages[i]) == "user":
+                return list(messages[i:])
     return kept
 
 
