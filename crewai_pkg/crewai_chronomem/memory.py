@@ -50,6 +50,7 @@ from chronomem import (
 )
 from chronomem.errors import ScopeError
 from chronomem.extraction import default_extractor
+from chronomem.identity import fold
 from chronomem.ops import WriteOp
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
@@ -110,6 +111,20 @@ def _json_meta(value: object) -> dict[str, Any] | None:
         return dict(json.loads(json.dumps(value, allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise InvalidType(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+def _distinct(texts: list[str]) -> list[str]:
+    """The batch without near-identical repeats (CrewAI's intra-batch dedup drops
+    an item whose embedding is >= 0.98 cosine to an earlier one; here: texts
+    equal once folded (case, Unicode form, punctuation and spacing), first kept)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for t in texts:
+        key = fold(t) or t
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
 
 
 class _Reader:
@@ -309,6 +324,9 @@ class ChronomemMemory(Memory):
         return self._extractor
 
     def close(self) -> None:
+        """CrewAI's ``close``: drain (saves here are synchronous) and release the
+        store's connections. Reads and writes still work afterwards, as with
+        CrewAI's own backends; a store passed in as ``memory=`` is the caller's."""
         self._save_pool.shutdown(wait=True)
         self._handle.close()
 
@@ -326,7 +344,7 @@ class ChronomemMemory(Memory):
         root_scope: str | None,
     ) -> list[MemoryRecord]:
         self._writable("remember")
-        texts = [_text(c) for c in contents]
+        texts = _distinct([_text(c) for c in contents])
         cats = _names(categories, "categories")
         meta = _json_meta(metadata)
         if importance is not None and (
@@ -421,6 +439,8 @@ class ChronomemMemory(Memory):
         For CrewAI's agent saves (``Task: …\\nAgent: …\\nExpected result: …\\nResult:
         …``) that is the result; otherwise the non-empty lines. Facts are read
         from them later, by ``remember``'s extractor."""
+        if isinstance(content, str) and not content.strip():
+            return []  # as CrewAI's: nothing to extract from an empty blob
         text = _text(content)
         if "\nResult:" in text:
             text = text.split("\nResult:", 1)[1]
@@ -555,6 +575,7 @@ class ChronomemMemory(Memory):
             )
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
+            shown: dict[str, float] = {}  # the facts' scores, by version id
             for hit in hits:
                 if hit.fact is not None:
                     if _is_marker(hit.fact):
@@ -564,17 +585,27 @@ class ChronomemMemory(Memory):
                 elif hit.episode is not None:
                     if not reader.visible(hit.episode):
                         continue
-                    record = episode_record(hit.episode)
+                    record = episode_record(hit.episode, hit)
                     kind = "episode"
                 else:
                     continue
                 if not self._admits(record, prefix, cats, source, include_private):
                     continue
                 legs = sorted((hit.explain or {}).get("legs", {}) or {})
+                score = unit_score(hit.score, kind)
+                if hit.fact is not None:
+                    shown[hit.fact.version_id] = score
+                # a stale episode never scores above the live fact that replaced it
+                score = min(
+                    [
+                        score,
+                        *(shown[f.version_id] for f in hit.superseded_by if f.version_id in shown),
+                    ]
+                )
                 out.append(
                     MemoryMatch(
                         record=record,
-                        score=unit_score(hit.score, kind),
+                        score=score,
                         match_reasons=legs or ["chronomem"],
                     )
                 )

@@ -476,7 +476,13 @@ class ChronomemStorage:
         return [RecordVersion(to_record(f), f.state, f.valid_from, f.valid_to) for f in facts]
 
     def close(self) -> None:
+        """Drain and release connections; the storage stays usable (as CrewAI's
+        backends do after ``Memory.close``)."""
         self._handle.close()
+
+    def is_open(self) -> bool:
+        """False once its chronomem store was closed for good (directly)."""
+        return self._handle.is_open()
 
     # -- async twins ---------------------------------------------------------------------
     async def asave(self, records: list[MemoryRecord]) -> None:

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
@@ -49,6 +50,27 @@ def _recall_tag() -> dict[str, str | None]:
         callbacks = None
     tag["parent_run"] = _str(getattr(callbacks, "parent_run_id", None))
     return tag
+
+
+def binds_tools(model: object) -> bool:
+    """Whether ``model`` can be given tools: a chat model that does not override
+    ``BaseChatModel.bind_tools`` (LangChain's fake chat models) raises
+    ``NotImplementedError`` there. Other runnables are assumed able."""
+    if not isinstance(model, BaseChatModel):
+        return True
+    return type(model).bind_tools is not BaseChatModel.bind_tools
+
+
+def _check_tools_bindable(request: ModelRequest) -> None:
+    if request.tools and not binds_tools(request.model):
+        name = type(request.model).__name__
+        raise InvalidInput(
+            f"ChronomemMiddleware(tools=True) gives the model its memory tools, but "
+            f"{name} cannot bind tools (it does not implement bind_tools). Use a chat "
+            f"model with tool calling, pass tools=False, or, offline, a fake model that "
+            f"accepts tools: subclass {name} with `def bind_tools(self, tools, **kw): "
+            f"return self` (langchain-chronomem README, 'Offline')."
+        )
 
 
 def _str(value: object) -> str | None:
@@ -102,7 +124,9 @@ class ChronomemMiddleware(AgentMiddleware):
 
     Options: ``k`` (facts recalled, default 8), ``extract``, ``extractor``,
     ``record`` (store turns at all), ``tools`` (also give the model the
-    ``remember``/``search_memory``/``fact_history``/``forget`` tools), and
+    ``remember``/``search_memory``/``fact_history``/``forget`` tools; a model
+    that cannot bind tools is refused at its first call with an
+    ``InvalidInput`` saying so), and
     ``valid_at``/``known_at``/``as_of``: a pinned view for replaying an old
     run. A pinned middleware reads at that instant and writes nothing (a
     replay never changes the present). ``read_log=True`` turns the store's
@@ -171,6 +195,8 @@ class ChronomemMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
+        if self.tools:
+            _check_tools_bindable(request)
         return handler(self._with_recall(request, self.recall_for(request.messages)))
 
     async def awrap_model_call(
@@ -178,6 +204,8 @@ class ChronomemMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
+        if self.tools:
+            _check_tools_bindable(request)
         block = await run_in_executor(None, self.recall_for, request.messages)
         return await handler(self._with_recall(request, block))
 

@@ -12,9 +12,9 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, field_validator, model_validator
+from pydantic import ConfigDict, ValidationError, field_validator, model_validator
 
-from chronomem import Memory
+from chronomem import ChronomemError, InvalidType, Memory
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.readtags import switch_on, tagged
@@ -88,6 +88,20 @@ class ChronomemRetriever(BaseRetriever):
     min_score: float = 0.0
     read_log: bool = False
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _chronomem_error(exc) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _needs_memory(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not isinstance(data.get("memory"), Memory):
+            got = type(data.get("memory")).__name__ if "memory" in data else "nothing"
+            raise InvalidType(f"ChronomemRetriever needs memory= a chronomem Memory, got {got}")
+        return data
+
     @field_validator("valid_at", "known_at", "as_of", mode="before")
     @classmethod
     def _instant(cls, value: object, info: Any) -> datetime | None:
@@ -158,3 +172,13 @@ class ChronomemRetriever(BaseRetriever):
             None, self._search, query, options, run_manager
         )
         return result
+
+
+def _chronomem_error(exc: ValidationError) -> Exception:
+    """The chronomem error a field validator raised (pydantic wraps ``ValueError``
+    subclasses such as ``InvalidInput``), else pydantic's own error."""
+    for err in exc.errors():
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, ChronomemError):
+            return cause
+    return exc

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import dataclasses
 import functools
 import math
 import threading
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -36,6 +39,7 @@ from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 
 from . import filters, keys, namespaces, pinning, scoring
+from .coalescing import Coalescer
 from .embedder import LangChainEmbedder
 from .erasure import erase_subject
 from .errors import ReadOnlyView
@@ -140,6 +144,9 @@ class ChronomemStore(BaseStore):
         Semantic.TRANSCRIPT: "a BaseStore is a document store, not a message log",
     }
     supports_ttl: bool = True
+    # index["embed"] as LangChain ``Embeddings`` (None without one), as
+    # InMemoryStore/SqliteStore expose it
+    embeddings: Embeddings | None = None
 
     def __init__(
         self,
@@ -178,6 +185,7 @@ class ChronomemStore(BaseStore):
             embedder = None
             if embed is not None:
                 embedder = LangChainEmbedder(embed, (index or {}).get("dims", 0))
+                self.embeddings = embedder.embeddings
             self._memory = Memory(
                 memory,
                 clock=clock,
@@ -204,6 +212,11 @@ class ChronomemStore(BaseStore):
         self._checkpointer = checkpointer
         self._pins = pinning.PinCache()
         self._swept_us = -(2**62)  # sweep_ttl: the previous sweep's instant
+        # abatch: concurrent async calls share a batch (one coalescer per event loop)
+        self._coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._coalescers_lock = threading.Lock()
 
     @classmethod
     def from_conn_string(
@@ -261,6 +274,8 @@ class ChronomemStore(BaseStore):
         view = copy.copy(self)
         view._owns = False
         view._pin = Pin(v, k)
+        view._coalescers = weakref.WeakKeyDictionary()  # a view's batches read at its pin
+        view._coalescers_lock = threading.Lock()
         return view
 
     @property
@@ -455,11 +470,44 @@ class ChronomemStore(BaseStore):
             self._floor.note(self._memory.apply(write_ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread (the database calls are blocking)."""
+        """``batch`` in a worker thread (the database calls are blocking).
+
+        Concurrent calls are coalesced, as LangGraph's async stores do: the calls
+        that arrive while a batch runs are validated each on its own, then run
+        together as the next batch (``coalescing.py``). A call made inside a graph
+        step that needs its run's context (``pin_reads``, ``read_log``) runs alone."""
         ops = list(ops)
         ctx = await self._acontext()  # here: the worker thread does not see the run's config
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, functools.partial(self._batch, ops, ctx))
+        if ctx is not None:
+            return await loop.run_in_executor(None, functools.partial(self._batch, ops, ctx))
+        self._prepare(ops)  # a bad call fails here, alone, before it joins a shared batch
+        return await self._coalescer(loop).submit(ops)
+
+    def _coalescer(self, loop: asyncio.AbstractEventLoop) -> Coalescer:
+        with self._coalescers_lock:
+            found = self._coalescers.get(loop)
+            if found is None:
+                found = Coalescer(functools.partial(self._batch, ctx=None), loop)
+                self._coalescers[loop] = found
+            return found
+
+    # -- TTL sweeper (LangGraph's SqliteStore / PostgresStore API) --------------------------
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: int | None = None
+    ) -> concurrent.futures.Future[None]:
+        """What ``SqliteStore.start_ttl_sweeper`` returns (a future), already done:
+        there is nothing to sweep. An expired item's fields ended in valid time
+        at the instant it expired, inside the write that set the TTL, so it left
+        every current read without a sweep (``sweep_ttl`` counts them; ``erase``
+        deletes physically). Awaiting the result also works, for code written
+        against ``AsyncSqliteStore``/``AsyncPostgresStore``, whose method is a
+        coroutine returning a task."""
+        return _DoneSweeper()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> _Stopped:
+        """``True`` (as upstream's when no sweeper runs), also when awaited."""
+        return _Stopped(1)
 
     # -- beyond BaseStore ----------------------------------------------------------------
     def history(
@@ -522,6 +570,31 @@ class ChronomemStore(BaseStore):
         swept = sum(1 for end in expired.values() if self._swept_us < end <= now)
         self._swept_us = now
         return swept
+
+
+class _DoneSweeper(concurrent.futures.Future[None]):
+    """A finished sweeper: a done ``concurrent.futures.Future`` (``SqliteStore``'s
+    type) that is also awaitable (``AsyncSqliteStore``'s method is a coroutine)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_result(None)
+
+    def __await__(self) -> Generator[Any, None, _DoneSweeper]:
+        return self
+        yield  # pragma: no cover  (makes this a generator)
+
+
+class _Stopped(int):
+    """``True`` for a sync caller (``SqliteStore.stop_ttl_sweeper`` returns a bool)
+    and ``True`` when awaited (``AsyncSqliteStore``'s is a coroutine)."""
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        return True
+        yield  # pragma: no cover  (makes this a generator)
+
+    def __repr__(self) -> str:
+        return "True"
 
 
 def opt_dt_iso(value: int | None) -> str | None:
