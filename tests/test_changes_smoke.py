@@ -28,16 +28,16 @@ SUBSET = (
     "pref-blue-green",
 )
 # surface -> (current-first %, past-labelled %, past-found %); None: not applicable
-# (the block shows facts only, so no stale message and no ended value). Measured on
-# main before the stale-episode mechanism (issue #28 baseline): the raw old messages
-# outrank the new fact wherever episodes are searched, and nothing is marked as past.
+# (the block shows facts only, so no stale message and no ended value). Set on main after
+# the stale-episode mechanism (issue #28), at the figures measured then; before it, every
+# surface that searches episodes scored current-first 0 and past-labelled 0 here.
 FLOORS: dict[str, tuple[float, float | None, float | None]] = {
-    "core search": (0.0, 0.0, 100.0),
-    "core recall": (83.0, 0.0, 100.0),
-    "langchain retriever": (0.0, 0.0, 100.0),
-    "llamaindex retriever": (0.0, 0.0, 100.0),
+    "core search": (100.0, 100.0, 100.0),
+    "core recall": (100.0, 100.0, 100.0),
+    "langchain retriever": (100.0, 100.0, 100.0),
+    "llamaindex retriever": (100.0, 100.0, 100.0),
     "llamaindex block": (83.0, None, None),
-    "crewai recall": (0.0, 0.0, 100.0),
+    "crewai recall": (100.0, 100.0, 100.0),
     "crewai storage": (100.0, 100.0, 100.0),
     "langgraph store": (100.0, 100.0, 100.0),
 }
