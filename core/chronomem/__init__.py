@@ -31,6 +31,7 @@ from .model import (
     FactRow,
     Provenance,
     Receipt,
+    ScopeCounts,
     State,
     Stats,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "RetractOp",
     "SchemaMismatch",
     "Scope",
+    "ScopeCounts",
     "ScopeError",
     "SearchFailed",
     "Served",

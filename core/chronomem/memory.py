@@ -26,6 +26,7 @@ from .model import (
     FactRow,
     Provenance,
     Receipt,
+    ScopeCounts,
     State,
     Stats,
     parse_states,
@@ -33,6 +34,7 @@ from .model import (
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .render import render as render_block
+from .reserved import is_internal
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .retrieval import search as run_search
 from .scope import Scope
@@ -614,6 +616,13 @@ class Memory:
         self._check_open()
         return provenance.stats(self._engine, self.scope)
 
+    def scopes(self) -> list[ScopeCounts]:
+        """Every scope of the whole database (every tenant) that holds facts or
+        episodes, with its own counts: where an adapter's data is, whatever scope
+        this handle reads."""
+        self._check_open()
+        return provenance.scopes(self._engine)
+
     # -- retrieval ----------------------------------------------------------------------
     @property
     def _retrieval(self) -> Retrieval:
@@ -687,7 +696,7 @@ class Memory:
             as_of=as_of,
             include_episodes=include_episodes,
         )
-        live = [h.fact for h in hits if h.fact is not None]
+        live = [h.fact for h in hits if h.fact is not None and not is_internal(h.fact.predicate)]
         eps = [h.episode for h in hits if h.episode is not None]
         history: list[Fact] = []
         if include_history:
