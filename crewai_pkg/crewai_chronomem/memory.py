@@ -54,6 +54,7 @@ from chronomem.extraction import default_extractor
 from chronomem.ops import WriteOp
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
@@ -69,7 +70,7 @@ from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc
 MARK = "crewai-memory"
 FORGOTTEN = "crewai_forgotten"  # object: an episode id
 RESET = "crewai_reset"  # metadata: {"path": ...}
-MAX_LIMIT = 1000
+MAX_LIMIT = MAX_K  # chronomem_adapters.limits: one bound for every adapter read
 log = logging.getLogger("crewai_chronomem")
 MAX_TEXT = 100_000
 FINAL = "Final Answer:"  # CrewAI's ReAct marker, left in an agent's saved output

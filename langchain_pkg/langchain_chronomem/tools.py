@@ -24,7 +24,7 @@ from chronomem_adapters.timeselect import parse_instant
 
 from .readtags import run_tag
 
-MAX_RESULTS = 50
+MAX_RESULTS = 50  # a model picks k: tool answers stay prompt-sized (chronomem_adapters.limits)
 TOOL_NAMES = ("remember", "search_memory", "fact_history", "forget")
 
 

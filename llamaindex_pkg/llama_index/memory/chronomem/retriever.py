@@ -31,13 +31,13 @@ from chronomem import InvalidInput, InvalidType, Memory, State
 from chronomem.model import parse_states
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from .readtags import llamaindex_tag
 
-MAX_K = 1000
 HIDDEN_KEYS = [
     "kind",
     "fact_id",
