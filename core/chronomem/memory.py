@@ -34,7 +34,7 @@ from .model import (
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
 from .render import render as render_block
-from .reserved import is_internal
+from .reserved import for_people
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .retrieval import search as run_search
 from .scope import Scope
@@ -696,7 +696,13 @@ class Memory:
             as_of=as_of,
             include_episodes=include_episodes,
         )
-        live = [h.fact for h in hits if h.fact is not None and not is_internal(h.fact.predicate)]
+        hits = for_people(
+            hits,
+            lambda subject: self.facts(
+                subject=subject, exact=True, valid_at=valid_at, known_at=known_at, as_of=as_of
+            ),
+        )
+        live = [h.fact for h in hits if h.fact is not None]
         eps = [h.episode for h in hits if h.episode is not None]
         history: list[Fact] = []
         if include_history:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..model import Fact
-from ..reserved import is_internal
+from ..reserved import for_people, is_internal
 from .instant import INSTANT
 from .output import FACT_COLUMNS, fact_cells, fact_row, parse_instant, shown
 
@@ -179,7 +179,11 @@ def register(cli: Any) -> None:
         found = s.memory().search(query, k=k, states=states or None, subject=subject,
                                   include_episodes=include_episodes,
                                   **times(valid_at, known_at, as_of))  # fmt: skip
-        hits = [h for h in found if h.fact is None or not is_internal(h.fact.predicate)]
+        hits = for_people(
+            found,
+            lambda subj: s.memory().facts(subject=subj, exact=True,
+                                          **times(valid_at, known_at, as_of)),
+        )  # fmt: skip
         payload = {
             "hits": [
                 {"score": h.score, "fact": h.fact, "episode": h.episode,
