@@ -37,6 +37,7 @@ demo: $(DEMO_VENV)/.installed
 wheels:
 	rm -rf dist
 	$(PYTHON) -m pip wheel -q --no-deps -w dist $(addprefix ./,$(DISTS))
+	rm -rf $(addsuffix /build,$(DISTS))
 
 # Installs each adapter by name from dist/ into its own fresh venv and runs its example.
 check-wheels: wheels

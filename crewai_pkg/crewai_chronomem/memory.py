@@ -549,6 +549,8 @@ class ChronomemMemory(Memory):
         if not isinstance(query, str):
             raise InvalidType(f"query must be a str, not {type(query).__name__}")
         n = _limit(limit)
+        if isinstance(limit, int) and limit > MAX_K:
+            raise InvalidInput(f"limit must be <= {MAX_K} (chronomem_adapters.limits), not {limit}")
         cats = _names(categories, "categories")
         sel = self._time.override(select_time(valid_at, known_at, as_of))
         prefix = paths.join(self.root_scope, scope) if (scope or self.root_scope) else None
