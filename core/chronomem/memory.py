@@ -696,14 +696,14 @@ class Memory:
             as_of=as_of,
             include_episodes=include_episodes,
         )
-        hits = for_people(
+        shown = for_people(
             hits,
             lambda subject: self.facts(
                 subject=subject, exact=True, valid_at=valid_at, known_at=known_at, as_of=as_of
             ),
         )
-        live = [h.fact for h in hits if h.fact is not None]
-        eps = [h.episode for h in hits if h.episode is not None]
+        live = [h.fact for h in shown if h.fact is not None]
+        eps = [h.episode for h in shown if h.episode is not None]
         history: list[Fact] = []
         if include_history:
             seen: set[tuple[str, str]] = set()

@@ -45,5 +45,5 @@ def for_people(hits: Sequence[H], facts_of: Callable[[str], list[Fact]]) -> list
         for other in facts_of(fact.subject):
             if not is_internal(other.predicate) and other.version_id not in seen:
                 seen.add(other.version_id)
-                out.append(replace(hit, fact=other))  # type: ignore[type-var]
+                out.append(replace(hit, fact=other))
     return out
