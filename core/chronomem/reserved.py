@@ -47,3 +47,10 @@ def for_people(hits: Sequence[H], facts_of: Callable[[str], list[Fact]]) -> list
                 seen.add(other.version_id)
                 out.append(replace(hit, fact=other))
     return out
+
+
+def without_internal(hits: Sequence[H]) -> list[H]:
+    """The hits an adapter hands its framework: internal rows left out."""
+    return [
+        h for h in hits if (f := getattr(h, "fact", None)) is None or not is_internal(f.predicate)
+    ]

@@ -52,6 +52,7 @@ from chronomem import (
 from chronomem.errors import ScopeError
 from chronomem.extraction import default_extractor
 from chronomem.ops import WriteOp
+from chronomem.reserved import without_internal
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.limits import MAX_K
@@ -575,7 +576,7 @@ class ChronomemMemory(Memory):
             )
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
-            for hit in hits:
+            for hit in without_internal(hits):
                 if hit.fact is not None:
                     if _is_marker(hit.fact):
                         continue
