@@ -22,16 +22,7 @@ from .memory_episodes import EpisodeMethods
 from .memory_erasure import ErasureMethods
 from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
-from .model import (
-    ALL_STATES,
-    Fact,
-    FactRow,
-    Provenance,
-    Receipt,
-    ScopeCounts,
-    State,
-    Stats,
-)
+from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, ScopeCounts, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
