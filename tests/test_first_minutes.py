@@ -16,8 +16,7 @@ from chronomem.cli import main
 from chronomem.ops import AssertOp
 
 
-def scoped_db(tmp_path: Path) -> str:
-    db = str(tmp_path / "m.db")
+def scoped_db(db: str) -> str:
     with Memory(db) as m:
         m.scoped(user="ada").remember("ada", "lives_in", "Paris")
         m.scoped(user="ada").remember("ada", "likes", "jazz")
@@ -25,8 +24,8 @@ def scoped_db(tmp_path: Path) -> str:
     return db
 
 
-def test_scopes_lists_every_scope_with_counts(tmp_path: Path, capsys) -> None:
-    db = scoped_db(tmp_path)
+def test_scopes_lists_every_scope_with_counts(durable_url: str, capsys) -> None:
+    db = scoped_db(durable_url)
     assert main(["--url", db, "--json", "scopes"]) == 0
     rows = json.loads(capsys.readouterr().out)
     got = {r["options"]: (r["facts"], r["live_facts"], r["episodes"]) for r in rows}
@@ -36,8 +35,8 @@ def test_scopes_lists_every_scope_with_counts(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize("command", [["facts"], ["stats"], ["search", "where does ada live"]])
-def test_an_empty_scope_says_where_the_data_is(tmp_path: Path, capsys, command) -> None:
-    db = scoped_db(tmp_path)
+def test_an_empty_scope_says_where_the_data_is(durable_url: str, capsys, command) -> None:
+    db = scoped_db(durable_url)
     assert main(["--url", db, *command]) == 0
     err = capsys.readouterr().err
     assert "this scope" in err and "chronomem scopes" in err
@@ -56,8 +55,7 @@ def test_no_hint_when_the_whole_database_is_empty(tmp_path: Path, capsys) -> Non
     assert capsys.readouterr().err == ""
 
 
-def internal_db(tmp_path: Path) -> str:
-    db = str(tmp_path / "i.db")
+def internal_db(db: str) -> str:
     with Memory(db) as m:
         m.apply(
             [
@@ -70,8 +68,8 @@ def internal_db(tmp_path: Path) -> str:
     return db
 
 
-def test_internal_rows_never_reach_people_or_prompts(tmp_path: Path, capsys) -> None:
-    db = internal_db(tmp_path)
+def test_internal_rows_never_reach_people_or_prompts(durable_url: str, capsys) -> None:
+    db = internal_db(durable_url)
     with Memory(db) as m:
         assert "@index" not in m.recall("ada lives in Paris")
         assert any(h.fact and h.fact.predicate == "@index:$" for h in m.search("ada Paris"))
@@ -98,7 +96,7 @@ def test_facts_and_history_take_a_subject_as_facts_prints_it(tmp_path: Path, cap
 
 @pytest.mark.parametrize("option", ["--known-at", "--valid-at", "--as-of"])
 def test_a_bad_instant_names_its_option(tmp_path: Path, capsys, option: str) -> None:
-    db = scoped_db(tmp_path)
+    db = scoped_db(str(tmp_path / "m.db"))
     assert main(["--url", db, "facts", option, "yesterday"]) == 2
     err = capsys.readouterr().err
     assert option in err and "yesterday" in err and "ISO 8601" in err
