@@ -73,3 +73,8 @@ class CorruptStore(ChronomemError, RuntimeError):
 
 class ReadOnlyStore(ChronomemError, PermissionError):
     """A write to a store that was opened read-only (its file is not writable)."""
+
+
+class MissingDriver(ChronomemError, ImportError):
+    """A URL needs a driver that is not installed; the message names the extra that
+    brings it (``pip install 'chronomem[postgres]'``)."""

@@ -22,7 +22,7 @@ from .memory_episodes import EpisodeMethods
 from .memory_erasure import ErasureMethods
 from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
-from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, State, Stats
+from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, ScopeCounts, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
@@ -472,6 +472,13 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
         episodes and predicates, and its last transaction time."""
         self._check_open()
         return provenance.stats(self._engine, self.scope)
+
+    def scopes(self) -> list[ScopeCounts]:
+        """Every scope of the whole database (every tenant) that holds facts or
+        episodes, with its own counts: where an adapter's data is, whatever scope
+        this handle reads."""
+        self._check_open()
+        return provenance.scopes(self._engine)
 
     # -- retrieval ----------------------------------------------------------------------
     @property

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
@@ -52,8 +53,10 @@ from chronomem.errors import ScopeError
 from chronomem.extraction import default_extractor
 from chronomem.identity import fold
 from chronomem.ops import WriteOp
+from chronomem.reserved import without_internal
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
@@ -61,6 +64,7 @@ from chronomem_adapters.timeselect import TimeSelection, select_time
 from . import paths
 from .errors import ReadOnlyView
 from .handle import Handle
+from .location import default_path
 from .readtags import crewai_tag
 from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc, unit_score
 
@@ -68,7 +72,8 @@ from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc
 MARK = "crewai-memory"
 FORGOTTEN = "crewai_forgotten"  # object: an episode id
 RESET = "crewai_reset"  # metadata: {"path": ...}
-MAX_LIMIT = 1000
+MAX_LIMIT = MAX_K  # chronomem_adapters.limits: one bound for every adapter read
+log = logging.getLogger("crewai_chronomem")
 MAX_TEXT = 100_000
 FINAL = "Final Answer:"  # CrewAI's ReAct marker, left in an agent's saved output
 
@@ -207,6 +212,10 @@ class ChronomemMemory(Memory):
     """CrewAI ``Memory`` backed by chronomem (see the module docstring).
 
     ``ChronomemMemory(memory=chronomem.Memory(...))`` or ``ChronomemMemory(url=...)``;
+    with neither, the memory persists in CrewAI's storage folder
+    (``crewai_chronomem.location``: ``$CREWAI_STORAGE_DIR`` or CrewAI's
+    ``db_storage_path()``, file ``chronomem.db``; ``memory.location`` says where,
+    and it is logged); an in-memory store is ``memory=chronomem.Memory()``.
     ``extractor``: ``None`` (the offline rule extractor), ``"llm"`` (the ``llm``
     field's CrewAI LLM, through ``CrewAIExtractor``) or any chronomem extractor.
     ``read_log=True`` turns the store's served-read log on (a
@@ -234,6 +243,11 @@ class ChronomemMemory(Memory):
             raise InvalidType("url must be a str")
         if not isinstance(read_log, bool):
             raise InvalidType(f"read_log must be a bool, not {type(read_log).__name__}")
+        if memory is None and url is None:
+            url = str(
+                default_path()
+            )  # persist where CrewAI keeps its memory, never silently in RAM
+            log.info("chronomem: ChronomemMemory() keeps this crew's memory in %s", url)
         store = memory if memory is not None else Store(url)
         switch_on(store, read_log)
         data.setdefault("storage", f"chronomem:{store.url}")
@@ -290,6 +304,11 @@ class ChronomemMemory(Memory):
     def chronomem(self) -> Store:
         """The chronomem store this memory works on."""
         return self._handle.memory
+
+    @property
+    def location(self) -> str:
+        """Where this memory's facts live: the store's URL (a file path for SQLite)."""
+        return self._handle.memory.url
 
     def as_of(
         self, t: object = None, *, valid_at: object = None, known_at: object = None
@@ -551,6 +570,8 @@ class ChronomemMemory(Memory):
         if not isinstance(query, str):
             raise InvalidType(f"query must be a str, not {type(query).__name__}")
         n = _limit(limit)
+        if isinstance(limit, int) and limit > MAX_K:
+            raise InvalidInput(f"limit must be <= {MAX_K} (chronomem_adapters.limits), not {limit}")
         cats = _names(categories, "categories")
         sel = self._time.override(select_time(valid_at, known_at, as_of))
         prefix = paths.join(self.root_scope, scope) if (scope or self.root_scope) else None
@@ -576,7 +597,7 @@ class ChronomemMemory(Memory):
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
             shown: dict[str, float] = {}  # the facts' scores, by version id
-            for hit in hits:
+            for hit in without_internal(hits):
                 if hit.fact is not None:
                     if _is_marker(hit.fact):
                         continue

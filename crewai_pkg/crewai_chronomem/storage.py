@@ -56,7 +56,7 @@ from .handle import Handle
 from .readtags import crewai_tag
 
 PREDICATE = "crewai_record"
-MAX_LIMIT = 10_000
+MAX_LIMIT = 10_000  # clamps, never refuses: CrewAI's own Memory picks these limits
 
 
 def _iso(d: datetime) -> str:

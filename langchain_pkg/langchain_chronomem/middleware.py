@@ -15,6 +15,7 @@ from langchain_core.tools import BaseTool
 from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
 from chronomem.extraction.base import content_text
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K as SHARED_MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
@@ -27,7 +28,7 @@ from .tools import memory_tools
 KIND = "langchain-agent"
 RECALL_ID = "chronomem-recall"
 RECALL_NAME = "memory"
-MAX_K = 100
+MAX_K = SHARED_MAX_K  # chronomem_adapters.limits: one bound for every adapter read
 
 
 def last_user_text(messages: list[AnyMessage]) -> tuple[int, str] | None:

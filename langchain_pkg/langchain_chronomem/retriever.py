@@ -15,6 +15,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, ValidationError, field_validator, model_validator
 
 from chronomem import ChronomemError, InvalidType, Memory
+from chronomem.reserved import without_internal
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.readtags import switch_on, tagged
@@ -154,7 +155,7 @@ class ChronomemRetriever(BaseRetriever):
         with tagged(self.memory, lambda: manager_tag(manager)):
             hits = self.memory.search(query, **options.search_kwargs())
         docs = []
-        for hit in hits:
+        for hit in without_internal(hits):  # an adapter's @-rows are never documents
             d = hit_document(hit)
             docs.append(Document(id=d.id, page_content=d.text, metadata=d.metadata))
         return docs

@@ -18,13 +18,14 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
 from chronomem import ChronomemError, Fact, InvalidType, Memory
+from chronomem.reserved import without_internal
 from chronomem_adapters.documents import fact_text, hit_document
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import parse_instant
 
 from .readtags import run_tag
 
-MAX_RESULTS = 50
+MAX_RESULTS = 50  # a model picks k: tool answers stay prompt-sized (chronomem_adapters.limits)
 TOOL_NAMES = ("remember", "search_memory", "fact_history", "forget")
 
 
@@ -151,7 +152,10 @@ def search_memory_tool(memory: Memory) -> StructuredTool:
     def search_memory(query: str, k: int = 5, as_of: str | None = None) -> str:
         at = _instant(as_of, "as_of")
         hits = memory.search(query, k=k, as_of=at)
-        lines = [f"- {d.text} [fact {d.metadata['fact_id']}]" for d in map(hit_document, hits)]
+        lines = [
+            f"- {d.text} [fact {d.metadata['fact_id']}]"
+            for d in map(hit_document, without_internal(hits))
+        ]
         return "\n".join(lines) if lines else "No matching memories."
 
     return _tool(

@@ -20,11 +20,12 @@ from ..model import Fact
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
 
-def parse_instant(value: str | None) -> datetime | None:
+def parse_instant(value: str | datetime | None) -> datetime | None:
     """ISO 8601; a date or a time without an offset is read as UTC (said, not guessed:
-    the CLI documents it, unlike the API, which refuses naive datetimes)."""
-    if value is None:
-        return None
+    the CLI documents it, unlike the API, which refuses naive datetimes). A datetime
+    (already converted by the option's type, ``cli.instant``) is returned as is."""
+    if value is None or isinstance(value, datetime):
+        return value
     text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
     dt = datetime.fromisoformat(text)
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

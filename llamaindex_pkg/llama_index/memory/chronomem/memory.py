@@ -47,6 +47,7 @@ from llama_index.core.utils import get_tokenizer
 from chronomem import InvalidInput, InvalidType, Memory
 from chronomem.extraction import Extractor
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping, UnsupportedSemantics
 from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
@@ -109,7 +110,7 @@ class ChronomemMemory(BaseMemory):
         default=None, description="The conversation's session under the durable scope."
     )
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0)
-    recall_k: int = Field(default=8, gt=0, le=200)
+    recall_k: int = Field(default=8, gt=0, le=MAX_K)
     extract: bool = Field(default=True, description="Extract facts from stored messages.")
     include_history: bool = Field(
         default=False, description="Recall also shows the ended values of recalled slots."
