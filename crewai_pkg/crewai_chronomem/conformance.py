@@ -20,8 +20,8 @@ from crewai.memory.types import MemoryRecord
 
 from chronomem import Memory
 from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem.timeutil import instant
 from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
-from chronomem_adapters.timeselect import parse_instant
 
 from .memory import ChronomemMemory
 from .storage import ChronomemStorage
@@ -124,8 +124,8 @@ class CrewAIMemoryHarness(HarnessBase):
             Entry(
                 d["object"],
                 _STATUS[d["state"]],
-                parse_instant(d["valid_from"], "valid_from"),
-                parse_instant(d["valid_to"], "valid_to"),
+                instant(d["valid_from"], "valid_from"),
+                instant(d["valid_to"], "valid_to"),
             )
             for d in metas
             if d["state"] in _STATUS
@@ -154,8 +154,8 @@ class CrewAIMemoryHarness(HarnessBase):
         return [
             Timed(
                 m.record.metadata["object"],
-                parse_instant(m.record.metadata["valid_from"], "valid_from"),
-                parse_instant(m.record.metadata["valid_to"], "valid_to"),
+                instant(m.record.metadata["valid_from"], "valid_from"),
+                instant(m.record.metadata["valid_to"], "valid_to"),
             )
             for m in self._matches(entity, attribute)
         ]

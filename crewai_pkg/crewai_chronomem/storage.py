@@ -42,6 +42,7 @@ from chronomem import (
 from chronomem import (
     Memory as Store,
 )
+from chronomem.timeutil import instant
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
 from chronomem_adapters.readtags import tagged
@@ -69,8 +70,8 @@ def _iso(d: datetime) -> str:
 def _naive(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
-    d = datetime.fromisoformat(value)
-    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
+    d = instant(value, "a record time", naive="utc")
+    return None if d is None else d.replace(tzinfo=None)
 
 
 def _int(value: object, name: str) -> int:

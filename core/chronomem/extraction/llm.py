@@ -22,12 +22,14 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ..errors import ChronomemError
 from ..identity import fold, fold_predicate
 from ..predicates import BUILTIN
+from ..timeutil import parse_iso
 from .base import Extracted, ExtractionError, ExtractionResult, Turn
 from .salience import is_small_talk
 
@@ -77,19 +79,10 @@ def _parse_when(value: object, where: str) -> datetime | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ExtractionError(f"{where} must be an ISO 8601 date or null, not {value!r}")
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        if len(text) == 10:
-            d = date.fromisoformat(text)
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        raise ExtractionError(f"{where} is not an ISO 8601 date: {value!r}") from None
-    if dt.tzinfo is None or dt.tzinfo.utcoffset(dt) is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    try:  # a model's answer: a time without an offset is UTC
+        return parse_iso(value, where, naive="utc", error=ExtractionError)
+    except ChronomemError as e:  # out of the calendar: a bad answer, not a bad call
+        raise ExtractionError(str(e)) from None
 
 
 def parse_answer(raw: object, turns: dict[int, Turn]) -> dict[int, list[Extracted]]:

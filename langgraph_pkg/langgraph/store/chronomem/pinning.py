@@ -18,11 +18,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from chronomem import InvalidInput
-from chronomem.timeutil import to_us
+from chronomem.timeutil import parse_iso, to_us
 
 from .errors import PinUnavailable
 
@@ -94,7 +93,7 @@ def _ts_us(ctx: RunContext, found: Any) -> int:
             f"pin_reads='checkpoint': checkpoint {ctx.fork_of!r} of thread {ctx.thread!r} "
             "is not in the checkpointer"
         )
-    return to_us(datetime.fromisoformat(found.checkpoint["ts"]), "checkpoint ts")
+    return to_us(parse_iso(found.checkpoint["ts"], "checkpoint ts"), "checkpoint ts")
 
 
 def _saver(ctx: RunContext, checkpointer: Any) -> Any:

@@ -34,6 +34,7 @@ from chronomem.model import ALL_STATES
 from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
+from chronomem_adapters.timeselect import read_instant
 
 from . import filters, keys, namespaces, pinning, scoring
 from .embedder import LangChainEmbedder
@@ -245,17 +246,22 @@ class ChronomemStore(BaseStore):
     # -- time travel -------------------------------------------------------------------
     def as_of(
         self,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
     ) -> ChronomemStore:
         """A read-only view with the same ``BaseStore`` API, reading the world at
         ``valid_at`` as the store believed it at ``known_at`` (``as_of`` sets both).
+        Each is an aware ``datetime`` or an ISO-8601 string (``"2025-01-01T00:00:00Z"``).
 
         A graph compiled with the view replays what memory held then; a write to
         it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
-        v, k = read_instants(valid_at, known_at, as_of)
+        v, k = read_instants(
+            read_instant(valid_at, "valid_at"),
+            read_instant(known_at, "known_at"),
+            read_instant(as_of, "as_of"),
+        )
         if v is None and k is None:
             raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
         view = copy.copy(self)
@@ -468,7 +474,7 @@ class ChronomemStore(BaseStore):
         key: str,
         field: str | None = None,
         *,
-        known_at: datetime | None = None,
+        known_at: datetime | str | None = None,
         include_retracted: bool = True,
     ) -> list[FieldVersion]:
         """Every value the item's fields (or one ``field``) had, in valid-time order:
@@ -478,6 +484,7 @@ class ChronomemStore(BaseStore):
         validate_labels(tuple(namespace))
         subject = keys.subject(tuple(namespace), _check_key(key))
         pin = self._pin
+        known_at = read_instant(known_at, "known_at")
         if known_at is None and pin is not None:
             known_at = opt_dt(pin.known_at)
         valid = from_us(
