@@ -34,6 +34,7 @@ from chronomem.model import ALL_STATES
 from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
+from chronomem_adapters.readtags import tagged
 from chronomem_adapters.timeselect import read_instant
 
 from . import filters, keys, namespaces, pinning, scoring
@@ -347,11 +348,8 @@ class ChronomemStore(BaseStore):
         return self._batch(list(ops), self._context())
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
-        tag = (
-            self._memory.read_tag(**ctx.tag())
-            if ctx is not None and self._memory.read_log
-            else contextlib.nullcontext()
-        )
+        # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
+        tag = tagged(self._memory, ctx.tag) if ctx is not None else contextlib.nullcontext()
         with tag:
             return self._run(ops, ctx)
 
