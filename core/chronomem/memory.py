@@ -36,6 +36,7 @@ from .render import render as render_block
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .retrieval import search as run_search
 from .scope import Scope
+from .similarity import similarities as similarity
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 
@@ -624,6 +625,11 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         return self._retrieval.embedder
+
+    def similarities(self, query: str, version_ids: Iterable[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each fact version's stored embedding,
+        by version id (``chronomem.similarity``; versions without one are left out)."""
+        return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids)
 
     @readlog.logged("search")
     def search(
