@@ -39,7 +39,9 @@ def as_embedder(embedder: object, *, name: str | None = None) -> CallableEmbedde
         )
     if callable(embedder):
         fn = embedder
-        return CallableEmbedder(lambda texts: _rows(fn(texts)), name=label)
+        return CallableEmbedder(
+            lambda texts: _rows(fn(texts)), name=label or f"crewai-{type(embedder).__name__}"
+        )
     raise InvalidType(
         "embedder must be a CrewAI embedder, an object with embed_documents, or a callable "
         f"list[str] -> vectors; not {type(embedder).__name__}"
