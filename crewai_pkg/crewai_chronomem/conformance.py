@@ -12,53 +12,28 @@ database seen from another chronomem scope (user, tenant or session)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from crewai.memory.types import MemoryRecord
 
-from chronomem import Memory
-from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem import Memory, State
 from chronomem.timeutil import instant
-from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
+from chronomem_adapters.conformance import (
+    BASE_SCOPE,
+    Entry,
+    HarnessBase,
+    KitClock,
+    KitExtractor,
+    Timed,
+    sibling_scope,
+    status_of,
+)
 
 from .memory import ChronomemMemory
 from .storage import ChronomemStorage
 
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")  # single-valued in the kit's world
-_STATUS = {"live": Status.CURRENT, "ended": Status.PAST, "retracted": Status.RETRACTED}
-
-
-class KitExtractor:
-    """Reads ``{"entity", "attribute", "value"}`` (or ``"end": true``) from a turn,
-    and the facts ``expect``-ed for a given source text."""
-
-    name = "kit"
-    version = "1"
-
-    def __init__(self) -> None:
-        self.expected: dict[str, tuple[str, str, str]] = {}
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
-        out = []
-        for t in turns:
-            if t.text in self.expected:
-                e, a, v = self.expected[t.text]
-                out.append(ExtractionResult(t, [Extracted(e, a, v)]))
-                continue
-            try:
-                data = json.loads(t.text)
-            except ValueError:
-                out.append(ExtractionResult(t, []))
-                continue
-            if data.get("end"):
-                fact = Extracted(data["entity"], data["attribute"], None, op="end")
-            else:
-                fact = Extracted(data["entity"], data["attribute"], data["value"])
-            out.append(ExtractionResult(t, [fact]))
-        return out
 
 
 def _scope(entity: str) -> str:
@@ -123,12 +98,12 @@ class CrewAIMemoryHarness(HarnessBase):
         return [
             Entry(
                 d["object"],
-                _STATUS[d["state"]],
+                status_of(d["state"]),
                 instant(d["valid_from"], "valid_from"),
                 instant(d["valid_to"], "valid_to"),
             )
             for d in metas
-            if d["state"] in _STATUS
+            if d["state"] != State.SCHEDULED
         ]
 
     def history(self, entity: str, attribute: str) -> list[Entry]:
@@ -165,15 +140,7 @@ class CrewAIMemoryHarness(HarnessBase):
         return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
 
     def sibling(self, kind: str, name: str) -> CrewAIMemoryHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, **BASE_SCOPE}
-        elif kind == "session":
-            scope = {"user": BASE_SCOPE["user"], "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return CrewAIMemoryHarness(self.root, self.clock, scope)
+        return CrewAIMemoryHarness(self.root, self.clock, sibling_scope(kind, name))
 
 
 def kit_embedder(texts: list[str]) -> list[list[float]]:
@@ -233,9 +200,9 @@ class CrewAIStorageHarness(HarnessBase):
     def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
         versions = self.storage.history(self._id(entity, attribute), include_retracted=audit)
         return [
-            Entry(v.record.content, _STATUS[v.state.value], v.valid_from, v.valid_to)
+            Entry(v.record.content, status_of(v.state), v.valid_from, v.valid_to)
             for v in versions
-            if v.state.value in _STATUS
+            if v.state is not State.SCHEDULED
         ]
 
     def history(self, entity: str, attribute: str) -> list[Entry]:
@@ -252,12 +219,4 @@ class CrewAIStorageHarness(HarnessBase):
         return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
 
     def sibling(self, kind: str, name: str) -> CrewAIStorageHarness:
-        if kind == "user":
-            storage = self.storage.scoped(user=name)
-        elif kind == "tenant":
-            storage = self.storage.scoped(tenant=name, **BASE_SCOPE)
-        elif kind == "session":
-            storage = self.storage.scoped(user=BASE_SCOPE["user"], session=name)
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return CrewAIStorageHarness(storage, self.clock)
+        return CrewAIStorageHarness(self.storage.scoped(**sibling_scope(kind, name)), self.clock)

@@ -25,39 +25,24 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import Field
 
-from chronomem import Memory, State
+from chronomem import Memory
 from chronomem.identity import fold
 from chronomem_adapters.conformance import (
+    BASE_SCOPE,
     Entry,
     HarnessBase,
     KitClock,
     NotExpressible,
-    Status,
     Timed,
+    sibling_scope,
+    status_of,
 )
 
 from .history import ChronomemChatMessageHistory
 from .middleware import RECALL_ID, ChronomemMiddleware
 from .retriever import ChronomemRetriever
 
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")  # the kit's attributes: single-valued predicates
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
-
-
-def _sibling_scope(kind: str, name: str) -> dict[str, str]:
-    if kind == "user":
-        return {"user": name}
-    if kind == "tenant":
-        return {"tenant": name, **BASE_SCOPE}
-    if kind == "session":
-        return {"user": BASE_SCOPE["user"], "session": name}
-    raise ValueError(f"unknown sibling kind {kind!r}")
 
 
 class _FactHarness(HarnessBase):
@@ -129,7 +114,7 @@ class RetrieverHarness(_FactHarness):
         entries = [
             Entry(
                 d.metadata["object"],
-                _STATUS[State(d.metadata["state"])],
+                status_of(d.metadata["state"]),
                 datetime.fromisoformat(d.metadata["valid_from"]),
                 datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
             )
@@ -163,7 +148,7 @@ class RetrieverHarness(_FactHarness):
         ]
 
     def sibling(self, kind: str, name: str) -> RetrieverHarness:
-        return RetrieverHarness(self.root, self.clock, _sibling_scope(kind, name))
+        return RetrieverHarness(self.root, self.clock, sibling_scope(kind, name))
 
 
 class HistoryHarness(HarnessBase):
@@ -248,4 +233,4 @@ class MiddlewareHarness(_FactHarness):
         return self._shown(entity, attribute, valid_at=valid_at, known_at=known_at)
 
     def sibling(self, kind: str, name: str) -> MiddlewareHarness:
-        return MiddlewareHarness(self.root, self.clock, _sibling_scope(kind, name))
+        return MiddlewareHarness(self.root, self.clock, sibling_scope(kind, name))

@@ -16,6 +16,15 @@ from .checks import (
 )
 from .clock import KitClock
 from .harness import SIBLING_KINDS, Entry, Harness, HarnessBase, NotExpressible, Status, Timed
+from .kit import (
+    BASE_SCOPE,
+    KIT,
+    STATUS,
+    KitExtractor,
+    kit_message,
+    sibling_scope,
+    status_of,
+)
 from .suite import (
     ConformanceTests,
     DeclarationTests,
@@ -25,8 +34,11 @@ from .suite import (
 )
 
 __all__ = [
+    "BASE_SCOPE",
+    "KIT",
     "SEMANTIC_CHECKS",
     "SIBLING_KINDS",
+    "STATUS",
     "ConformanceTests",
     "DeclarationTests",
     "Entry",
@@ -34,6 +46,7 @@ __all__ = [
     "HarnessBase",
     "IsolationTests",
     "KitClock",
+    "KitExtractor",
     "NotExpressible",
     "SemanticsTests",
     "Status",
@@ -43,4 +56,7 @@ __all__ = [
     "check_prefix_not_widened",
     "check_sibling_isolated",
     "check_undeclared",
+    "kit_message",
+    "sibling_scope",
+    "status_of",
 ]

@@ -12,18 +12,19 @@ from datetime import datetime
 from typing import Any
 
 from chronomem import Memory, State
-from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, NotExpressible, Status
+from chronomem_adapters.conformance import (
+    BASE_SCOPE,
+    Entry,
+    HarnessBase,
+    KitClock,
+    NotExpressible,
+    sibling_scope,
+    status_of,
+)
 
 from .store import ChronomemStore
 
 KEY = "profile"
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
 
 
 class LangGraphHarness(HarnessBase):
@@ -75,7 +76,7 @@ class LangGraphHarness(HarnessBase):
     def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
         versions = self.store.history(self._ns(entity), KEY, attribute, include_retracted=audit)
         return [
-            Entry(v.value, _STATUS[v.state], v.valid_from, v.valid_to)
+            Entry(v.value, status_of(v.state), v.valid_from, v.valid_to)
             for v in versions
             if v.state is not State.SCHEDULED
         ]
@@ -103,12 +104,4 @@ class LangGraphHarness(HarnessBase):
         return {item.namespace[1] for item in found}
 
     def sibling(self, kind: str, name: str) -> LangGraphHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, **BASE_SCOPE}
-        elif kind == "session":
-            scope = {"user": BASE_SCOPE["user"], "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return LangGraphHarness(self.root, self.clock, scope)
+        return LangGraphHarness(self.root, self.clock, sibling_scope(kind, name))

@@ -19,62 +19,34 @@ kit's writes go to the store it reads (``Memory.remember``/``end``/
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
 
-from chronomem import Cardinality, Memory, State
-from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem import Cardinality, Memory
 from chronomem.render import HEADER_HISTORY, HEADER_LIVE, flatten
+from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
+    BASE_SCOPE,
     Entry,
     HarnessBase,
     KitClock,
+    KitExtractor,
     NotExpressible,
     Status,
     Timed,
+    kit_message,
+    sibling_scope,
+    status_of,
 )
 
 from .memory import ChronomemMemory
 from .retriever import ChronomemRetriever
 
-BASE_USER = "kit-user"
-BASE_SESSION = "kit-session"
-KIT = "chronomem-kit"
-
-
-def kit_message(op: str, entity: str, attribute: str, value: str | None = None) -> str:
-    return json.dumps({KIT: op, "entity": entity, "attribute": attribute, "value": value})
-
-
-class KitExtractor:
-    """Reads the harness's own messages exactly; learns attributes as single-valued."""
-
-    name = "kit"
-    version = "1"
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
-        out = []
-        for t in turns:
-            try:
-                data = json.loads(t.text)
-            except ValueError:
-                data = None
-            if not isinstance(data, dict) or KIT not in data:
-                out.append(ExtractionResult(t, [], skipped=True))
-                continue
-            if data[KIT] == "end":
-                fact = Extracted(data["entity"], data["attribute"], None, op="end")
-            else:
-                fact = Extracted(data["entity"], data["attribute"], data["value"])
-            out.append(ExtractionResult(t, [fact]))
-        return out
-
-    def cardinality_of(self, predicate: str, example: Extracted | None = None) -> str | None:
-        return "one"
+BASE_USER = BASE_SCOPE["user"]
+BASE_SESSION = BASE_SCOPE["session"]
 
 
 def recalled_by_section(
@@ -171,16 +143,8 @@ class MemoryHarness(HarnessBase):
         raise ValueError(f"unknown sibling kind {kind!r}")
 
 
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
-
-
 def _instant(value: Any) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
+    return instant(value, "a node's validity")
 
 
 class RetrieverHarness(HarnessBase):
@@ -190,7 +154,7 @@ class RetrieverHarness(HarnessBase):
     def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
         self.root = root
         self.clock = clock
-        self.scope = dict(scope or {"user": BASE_USER, "session": BASE_SESSION})
+        self.scope = dict(scope or BASE_SCOPE)
         self.store = root.scoped(**self.scope)
         self.retriever = ChronomemRetriever(self.store, k=100)
         self._known: set[str] = set()
@@ -239,7 +203,7 @@ class RetrieverHarness(HarnessBase):
         entries = [
             Entry(
                 n.node.metadata["object"],
-                _STATUS[State(n.node.metadata["state"])],
+                status_of(n.node.metadata["state"]),
                 _instant(n.node.metadata["valid_from"]),
                 _instant(n.node.metadata["valid_to"]),
             )
@@ -283,12 +247,4 @@ class RetrieverHarness(HarnessBase):
         raise NotExpressible("a BaseRetriever returns nodes, not a message log")
 
     def sibling(self, kind: str, name: str) -> RetrieverHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, "user": BASE_USER, "session": BASE_SESSION}
-        elif kind == "session":
-            scope = {"user": BASE_USER, "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return RetrieverHarness(self.root, self.clock, scope)
+        return RetrieverHarness(self.root, self.clock, sibling_scope(kind, name))
