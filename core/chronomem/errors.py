@@ -73,3 +73,9 @@ class CorruptStore(ChronomemError, RuntimeError):
 
 class ReadOnlyStore(ChronomemError, PermissionError):
     """A write to a store that was opened read-only (its file is not writable)."""
+
+
+class ReadOnlyView(ChronomemError, RuntimeError):
+    """A write was sent to a read-only time-travel view (an adapter's ``as_of``:
+    the LangGraph store's put, delete, erase or TTL refresh; a CrewAI memory's
+    remember, update, forget, reset or erase). Write to the live object instead."""

@@ -1,9 +1,8 @@
-"""Errors the CrewAI adapters raise beyond chronomem's own."""
+"""Errors the CrewAI adapters raise: chronomem's own (``ReadOnlyView``: a write
+(remember, update, forget, reset, erase) sent to an ``as_of`` view)."""
 
 from __future__ import annotations
 
-from chronomem import ChronomemError
+from chronomem import ReadOnlyView
 
-
-class ReadOnlyView(ChronomemError, RuntimeError):
-    """A write (remember, update, forget, reset, erase) was sent to an ``as_of`` view."""
+__all__ = ["ReadOnlyView"]
