@@ -12,7 +12,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 
 from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
-from chronomem.extraction.base import content_text
+from chronomem.extraction import content_text
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import Semantic, TimeKeeping
