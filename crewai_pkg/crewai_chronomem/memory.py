@@ -54,7 +54,7 @@ from chronomem.ops import WriteOp
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from . import paths, scopes
@@ -170,17 +170,7 @@ def _is_marker(fact: Fact) -> bool:
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.ERASURE,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    },
+    VERSIONED | {Semantic.ERASURE, Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     name="CrewAI memory",
     notes={

@@ -46,7 +46,7 @@ from chronomem.timeutil import instant
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
 from chronomem_adapters.readtags import tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from . import paths, scopes
@@ -133,15 +133,7 @@ class RecordVersion:
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.ERASURE,
-    },
+    VERSIONED | {Semantic.ERASURE},
     as_of=TimeKeeping.VIEW,
     name="CrewAI storage",
     notes={

@@ -35,6 +35,7 @@ from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 from chronomem_adapters.readtags import tagged
+from chronomem_adapters.semantics import VERSIONED
 from chronomem_adapters.timeselect import read_instant
 
 from . import filters, keys, namespaces, pinning, scoring
@@ -124,17 +125,7 @@ class ChronomemStore(BaseStore):
     (``memory.reads()``), tagged with the run, thread and checkpoint."""
 
     ADAPTER_NAME = "LangGraph store"
-    SEMANTICS = frozenset(
-        {
-            Semantic.CURRENT_VIEW,
-            Semantic.SUPERSESSION,
-            Semantic.VALID_TIME,
-            Semantic.TRANSACTION_TIME,
-            Semantic.HISTORY,
-            Semantic.RETRACTION,
-            Semantic.ERASURE,
-        }
-    )
+    SEMANTICS = VERSIONED | {Semantic.ERASURE}
     AS_OF = TimeKeeping.VIEW
     SEMANTICS_NOTES: ClassVar[dict[Semantic, str]] = {
         Semantic.PROVENANCE: "BaseStore items carry no sources and puts take none",
