@@ -12,6 +12,7 @@ database seen from another chronomem scope (user, tenant or session)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,13 +22,12 @@ from chronomem import Memory, State
 from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
     BASE_SCOPE,
-    Entry,
-    HarnessBase,
     KitClock,
     KitExtractor,
     Timed,
+    Version,
+    VersionsHarness,
     sibling_scope,
-    status_of,
 )
 
 from .memory import ChronomemMemory
@@ -40,7 +40,7 @@ def _scope(entity: str) -> str:
     return f"/kit/{entity}"
 
 
-class CrewAIMemoryHarness(HarnessBase):
+class CrewAIMemoryHarness(VersionsHarness):
     adapter = ChronomemMemory
     siblings = frozenset({"user", "tenant", "session"})
 
@@ -92,25 +92,11 @@ class CrewAIMemoryHarness(HarnessBase):
         found = self._matches(entity, attribute, valid_at=valid_at, known_at=known_at)
         return [m.record.metadata["object"] for m in found]
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
         found = self._matches(entity, attribute, include_history=True, include_retracted=audit)
-        metas = sorted((m.record.metadata for m in found), key=lambda d: d["valid_from"])
-        return [
-            Entry(
-                d["object"],
-                status_of(d["state"]),
-                instant(d["valid_from"], "valid_from"),
-                instant(d["valid_to"], "valid_to"),
-            )
-            for d in metas
-            if d["state"] != State.SCHEDULED
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+        metas = [m.record.metadata for m in found]
+        return [(d["object"], d["state"], d["valid_from"], d["valid_to"]) for d in metas]
 
     def erase(self, entity: str, attribute: str) -> None:
         found = self._matches(entity, attribute, include_history=True, include_retracted=True)
@@ -150,7 +136,7 @@ def kit_embedder(texts: list[str]) -> list[list[float]]:
     return [list(map(float, row)) for row in HashingEmbedder(64).embed(texts)]
 
 
-class CrewAIStorageHarness(HarnessBase):
+class CrewAIStorageHarness(VersionsHarness):
     """An entity's attribute is the record ``<entity>/<attribute>`` in scope
     ``/kit/<entity>``, written with ``save``/``update`` as CrewAI's ``Memory`` does."""
 
@@ -197,19 +183,10 @@ class CrewAIStorageHarness(HarnessBase):
         )
         return [r.content] if r is not None else []
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
-        versions = self.storage.history(self._id(entity, attribute), include_retracted=audit)
-        return [
-            Entry(v.record.content, status_of(v.state), v.valid_from, v.valid_to)
-            for v in versions
-            if v.state is not State.SCHEDULED
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
+        found = self.storage.history(self._id(entity, attribute), include_retracted=audit)
+        return [(v.record.content, v.state, v.valid_from, v.valid_to) for v in found]
 
     def erase(self, entity: str, attribute: str) -> None:
         self.storage.erase([self._id(entity, attribute)])

@@ -27,15 +27,16 @@ from pydantic import Field
 
 from chronomem import Memory
 from chronomem.identity import fold
+from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
     BASE_SCOPE,
-    Entry,
     HarnessBase,
     KitClock,
     NotExpressible,
     Timed,
+    Version,
+    VersionsHarness,
     sibling_scope,
-    status_of,
 )
 
 from .history import ChronomemChatMessageHistory
@@ -69,7 +70,7 @@ class _FactHarness(HarnessBase):
         self.memory.remember(entity, attribute, value, source=episode)
 
 
-class RetrieverHarness(_FactHarness):
+class RetrieverHarness(_FactHarness, VersionsHarness):
     """``ChronomemRetriever``: every read is ``invoke(f"{entity} {attribute}", ...)``,
     filtered to the entity's attribute by the documents' metadata."""
 
@@ -109,24 +110,12 @@ class RetrieverHarness(_FactHarness):
     ) -> list[str]:
         return self._values(entity, attribute, valid_at=valid_at, known_at=known_at)
 
-    def _entries(self, entity: str, attribute: str, states: Sequence[str]) -> list[Entry]:
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
         docs = self._docs(entity, attribute, states=list(states))
-        entries = [
-            Entry(
-                d.metadata["object"],
-                status_of(d.metadata["state"]),
-                datetime.fromisoformat(d.metadata["valid_from"]),
-                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
-            )
-            for d in docs
+        return [
+            (m["object"], m["state"], m["valid_from"], m["valid_to"] or None)
+            for m in (d.metadata for d in docs)
         ]
-        return sorted(entries, key=lambda e: e.valid_from or datetime.min)
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended"])
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended", "retracted"])
 
     def erase(self, entity: str, attribute: str) -> None:
         raise NotExpressible("a LangChain retriever only reads (erase is Memory.erase)")
@@ -141,8 +130,8 @@ class RetrieverHarness(_FactHarness):
         return [
             Timed(
                 d.metadata["object"],
-                datetime.fromisoformat(d.metadata["valid_from"]),
-                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
+                instant(d.metadata["valid_from"], "valid_from"),
+                instant(d.metadata["valid_to"] or None, "valid_to"),
             )
             for d in self._docs(entity, attribute)
         ]

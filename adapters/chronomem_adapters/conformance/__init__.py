@@ -17,10 +17,15 @@ from .checks import (
 from .clock import KitClock
 from .harness import SIBLING_KINDS, Entry, Harness, HarnessBase, NotExpressible, Status, Timed
 from .kit import (
+    AUDIT_STATES,
     BASE_SCOPE,
+    HISTORY_STATES,
     KIT,
     STATUS,
     KitExtractor,
+    Version,
+    VersionsHarness,
+    entries,
     kit_message,
     sibling_scope,
     status_of,
@@ -34,7 +39,9 @@ from .suite import (
 )
 
 __all__ = [
+    "AUDIT_STATES",
     "BASE_SCOPE",
+    "HISTORY_STATES",
     "KIT",
     "SEMANTIC_CHECKS",
     "SIBLING_KINDS",
@@ -52,10 +59,13 @@ __all__ = [
     "Status",
     "Timed",
     "UndeclaredTests",
+    "Version",
+    "VersionsHarness",
     "check_declared",
     "check_prefix_not_widened",
     "check_sibling_isolated",
     "check_undeclared",
+    "entries",
     "kit_message",
     "sibling_scope",
     "status_of",

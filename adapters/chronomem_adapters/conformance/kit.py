@@ -9,12 +9,14 @@ database seen from another user, tenant or session."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from chronomem import State
 from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem.timeutil import instant
 
-from .harness import Status
+from .harness import Entry, HarnessBase, Status
 
 BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 
@@ -32,6 +34,40 @@ KIT = "chronomem-kit"  # the op key of a kit message (``kit_message``)
 def status_of(state: State | str) -> Status:
     """The kit's status of a fact in ``state`` (a ``State`` or its value)."""
     return STATUS[State(state)]
+
+
+# The states a history shows, and an audit view (a retraction is not history)
+HISTORY_STATES = (State.LIVE.value, State.ENDED.value)
+AUDIT_STATES = (*HISTORY_STATES, State.RETRACTED.value)
+
+# One version as a harness reads it: value, state, valid from, valid to (a
+# datetime or its ISO text, as the framework's output carries it)
+Version = tuple[str, "State | str", "datetime | str | None", "datetime | str | None"]
+
+
+def entries(versions: Iterable[Version]) -> list[Entry]:
+    """The kit's entries of ``versions`` in valid-time order (ties by value);
+    scheduled versions are not history yet and are left out."""
+    out = [
+        Entry(value, status_of(state), instant(start, "valid_from"), instant(end, "valid_to"))
+        for value, state, start, end in versions
+        if State(state) is not State.SCHEDULED
+    ]
+    return sorted(out, key=lambda e: (e.valid_from or datetime.min, e.value))
+
+
+class VersionsHarness(HarnessBase):
+    """A harness whose ``history`` and ``audit`` read one list of versions: it
+    implements ``versions`` (the versions of an attribute in the given states)."""
+
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> Iterable[Version]:
+        raise self._no("read history")
+
+    def history(self, entity: str, attribute: str) -> list[Entry]:
+        return entries(self.versions(entity, attribute, HISTORY_STATES))
+
+    def audit(self, entity: str, attribute: str) -> list[Entry]:
+        return entries(self.versions(entity, attribute, AUDIT_STATES))
 
 
 def sibling_scope(kind: str, name: str, base: dict[str, str] | None = None) -> dict[str, str]:

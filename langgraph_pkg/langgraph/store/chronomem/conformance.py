@@ -8,18 +8,18 @@ another chronomem scope (user, tenant or session)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from chronomem import Memory, State
 from chronomem_adapters.conformance import (
     BASE_SCOPE,
-    Entry,
-    HarnessBase,
     KitClock,
     NotExpressible,
+    Version,
+    VersionsHarness,
     sibling_scope,
-    status_of,
 )
 
 from .store import ChronomemStore
@@ -27,7 +27,7 @@ from .store import ChronomemStore
 KEY = "profile"
 
 
-class LangGraphHarness(HarnessBase):
+class LangGraphHarness(VersionsHarness):
     adapter = ChronomemStore
     siblings = frozenset({"user", "tenant", "session"})
 
@@ -73,19 +73,10 @@ class LangGraphHarness(HarnessBase):
         value = self._value(view, entity)
         return [value[attribute]] if attribute in value else []
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
-        versions = self.store.history(self._ns(entity), KEY, attribute, include_retracted=audit)
-        return [
-            Entry(v.value, status_of(v.state), v.valid_from, v.valid_to)
-            for v in versions
-            if v.state is not State.SCHEDULED
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
+        found = self.store.history(self._ns(entity), KEY, attribute, include_retracted=audit)
+        return [(v.value, v.state, v.valid_from, v.valid_to) for v in found]
 
     def erase(self, entity: str, attribute: str) -> None:
         self.store.erase(self._ns(entity), KEY)

@@ -37,9 +37,10 @@ from chronomem_adapters.conformance import (
     NotExpressible,
     Status,
     Timed,
+    Version,
+    VersionsHarness,
     kit_message,
     sibling_scope,
-    status_of,
 )
 
 from .memory import ChronomemMemory
@@ -143,11 +144,7 @@ class MemoryHarness(HarnessBase):
         raise ValueError(f"unknown sibling kind {kind!r}")
 
 
-def _instant(value: Any) -> datetime | None:
-    return instant(value, "a node's validity")
-
-
-class RetrieverHarness(HarnessBase):
+class RetrieverHarness(VersionsHarness):
     adapter = ChronomemRetriever
     siblings = frozenset({"user", "tenant", "session"})
 
@@ -198,24 +195,12 @@ class RetrieverHarness(HarnessBase):
         nodes = self._nodes(entity, attribute, valid_at=valid_at, known_at=known_at)
         return [n.node.metadata["object"] for n in nodes]
 
-    def _entries(self, entity: str, attribute: str, states: list[str]) -> list[Entry]:
-        nodes = self._nodes(entity, attribute, states=states)
-        entries = [
-            Entry(
-                n.node.metadata["object"],
-                status_of(n.node.metadata["state"]),
-                _instant(n.node.metadata["valid_from"]),
-                _instant(n.node.metadata["valid_to"]),
-            )
-            for n in nodes
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        nodes = self._nodes(entity, attribute, states=list(states))
+        return [
+            (m["object"], m["state"], m["valid_from"], m["valid_to"] or None)
+            for m in (n.node.metadata for n in nodes)
         ]
-        return sorted(entries, key=lambda e: (e.valid_from or datetime.min, e.value))
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended"])
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended", "retracted"])
 
     def erase(self, entity: str, attribute: str) -> None:
         raise NotExpressible("a BaseRetriever only reads")
@@ -237,8 +222,8 @@ class RetrieverHarness(HarnessBase):
         return [
             Timed(
                 n.node.metadata["object"],
-                _instant(n.node.metadata["valid_from"]),
-                _instant(n.node.metadata["valid_to"]),
+                instant(n.node.metadata["valid_from"], "valid_from"),
+                instant(n.node.metadata["valid_to"] or None, "valid_to"),
             )
             for n in self._nodes(entity, attribute)
         ]
