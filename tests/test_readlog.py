@@ -407,8 +407,8 @@ def test_a_pending_read_reaches_the_log_after_an_age(
 ) -> None:
     memory.read_log = True
     memory.facts()
-    now = [readlog.time.monotonic()]
-    monkeypatch.setattr(readlog.time, "monotonic", lambda: now[0])
+    now = [readlog.batch.time.monotonic()]
+    monkeypatch.setattr(readlog.batch.time, "monotonic", lambda: now[0])
     memory.facts()
     assert _stored_reads(memory) == 0
     now[0] += readlog.FLUSH_AFTER_S
@@ -518,7 +518,7 @@ def test_a_store_that_cannot_write_its_pending_reads_still_closes(
     def down(p: Any) -> None:
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(readlog, "_flush", down)
+    monkeypatch.setattr(readlog.batch, "_flush", down)
     with pytest.warns(RuntimeWarning, match="2 served-read log entries were not written"):
         memory.close()
     with pytest.raises(StoreClosed):

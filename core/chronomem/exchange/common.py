@@ -1,0 +1,64 @@
+"""What the exchange formats share: the dump's instants and optional progress bars."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..errors import InvalidInput
+from ..timeutil import MAX_US, MIN_US, from_us, to_us
+
+FORMAT = 1
+CHUNK = 500
+
+SCOPE_COLUMNS = (("user", "user_id"), ("agent", "agent_id"), ("session", "session_id"))
+VERSION_TEXT = ("subject", "subject_key", "predicate", "object", "object_key", "slot")
+VERSION_OPT_TEXT = ("superseded_by", "closed_reason", "extractor", "index_text")
+
+
+# -- instants ---------------------------------------------------------------------------
+def instant(us: int | None) -> str | int | None:
+    """Stored microseconds -> the dump's form (ISO 8601 UTC, or the integer outside
+    the calendar)."""
+    if us is None:
+        return None
+    return from_us(us).isoformat() if MIN_US <= us <= MAX_US else us
+
+
+def parse_instant(value: object, what: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 instant") from None
+        if dt.tzinfo is None:
+            raise InvalidInput(f"{what}: {value!r} has no UTC offset")
+        return to_us(dt, what)
+    raise InvalidInput(f"{what}: expected an ISO 8601 instant, not {type(value).__name__}")
+
+
+def opt_instant(value: object, what: str) -> int | None:
+    return None if value is None else parse_instant(value, what)
+
+
+# -- progress -----------------------------------------------------------------------------
+def bar(total: int | None, desc: str, enabled: bool) -> Any:
+    """A tqdm bar on stderr when asked for and tqdm is installed, else a no-op."""
+    if enabled:
+        try:
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc=desc, unit="row", leave=False)
+        except ImportError:  # pragma: no cover - tqdm comes with the cli extra
+            pass
+    return NoBar()
+
+
+class NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,94 @@
+"""Import of hand-written facts, one JSON object a line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from ..timeutil import to_us
+from .common import bar
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+
+# -- plain facts ----------------------------------------------------------------------------
+_FACT_KEYS = {"subject", "predicate", "object", "valid_from", "valid_to", "recorded_at",
+              "metadata", "extractor"}  # fmt: skip
+
+
+def import_facts(memory: Memory, lines: Iterable[str], *, progress: bool = False) -> dict[str, int]:
+    """Import hand-written facts, one JSON object a line::
+
+        {"subject": "alice", "predicate": "lives_in", "object": "Paris",
+         "valid_from": "2025-06-01", "recorded_at": "2026-01-05"}
+
+    ``valid_from``/``valid_to`` default as in ``remember``; a line with
+    ``recorded_at`` is history (``Memory.import_fact``: believed since then), written
+    in ``recorded_at`` order; lines without it are remembered now, in one batch.
+    Instants without an offset are UTC. Returns how many facts each way."""
+    past: list[tuple[int, int, dict[str, Any]]] = []
+    now: list[dict[str, Any]] = []
+    for n, rec in _fact_lines(lines):
+        unknown = set(rec) - _FACT_KEYS
+        if unknown:
+            raise InvalidInput(f"line {n}: unknown field(s) {sorted(unknown)}")
+        kw: dict[str, Any] = {
+            "subject": rec.get("subject"),
+            "predicate": rec.get("predicate"),
+            "obj": rec.get("object"),
+        }
+        for key in ("valid_from", "valid_to"):
+            if rec.get(key) is not None:
+                kw[key] = _loose_instant(rec[key], f"line {n}: {key}")
+        for key in ("metadata", "extractor"):
+            if rec.get(key) is not None:
+                kw[key] = rec[key]
+        if rec.get("recorded_at") is not None:
+            at = _loose_instant(rec["recorded_at"], f"line {n}: recorded_at")
+            past.append((to_us(at), n, {**kw, "recorded_at": at}))
+        else:
+            memory.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
+            now.append({**kw, "subject": rec.get("subject"), "predicate": rec.get("predicate"),
+                        "obj": rec.get("object")})  # fmt: skip
+    progress_bar = bar(len(past) + len(now), "import", progress)
+    try:
+        for _, n, kw in sorted(past, key=lambda p: (p[0], p[1])):
+            try:
+                memory.import_fact(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
+            except InvalidInput as exc:
+                raise type(exc)(f"line {n}: {exc}") from None
+            progress_bar.update()
+        if now:
+            memory.remember_many(now)
+            progress_bar.update(len(now))
+    finally:
+        progress_bar.close()
+    return {"history": len(past), "remembered": len(now)}
+
+
+def _fact_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise InvalidInput(f"line {n}: each line is a JSON object")
+        yield n, rec
+
+
+def _loose_instant(value: object, what: str) -> datetime:
+    """ISO 8601 date or time; without an offset, UTC."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what}: expected an ISO 8601 string")
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 instant") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

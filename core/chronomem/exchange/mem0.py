@@ -1,0 +1,118 @@
+"""Import of mem0's history database: each memory a single-valued slot whose
+values are written at the event's own time, on both clocks."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, NotFound
+from ..ops import AssertOp, EndOp
+from ..predicates import Cardinality
+from ..timeutil import from_us, to_us
+from .common import bar
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+MEM0_PREDICATE = "mem0_memory"
+
+
+# -- mem0 ---------------------------------------------------------------------------------
+def _mem0_time(value: object, what: str) -> int:
+    """mem0 stamps ``datetime.now(tz).isoformat()``; older rows may be naive (read as UTC)."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, str) and value.strip():
+        try:
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 time") from None
+    else:
+        raise InvalidInput(f"{what}: no time")
+    return to_us(dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc), what)
+
+
+def mem0_events(path: str) -> list[dict[str, Any]]:
+    """The rows of a mem0 history database, oldest first. Reads both mem0 layouts:
+    ``old_memory``/``new_memory``/``created_at``/``updated_at`` and the older
+    ``prev_value``/``new_value``/``timestamp``."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise NotFound(f"cannot open mem0 history {path!r}: {exc}") from None
+    try:
+        conn.row_factory = sqlite3.Row
+        try:
+            rows = [dict(r) for r in conn.execute("SELECT rowid AS _rowid, * FROM history")]
+        except sqlite3.Error as exc:
+            raise InvalidInput(f"{path!r} has no mem0 history table: {exc}") from None
+    finally:
+        conn.close()
+    events = []
+    for r in rows:
+        event = str(r.get("event") or "").upper()
+        if event not in ("ADD", "UPDATE", "DELETE"):
+            continue  # mem0 also logs NONE (nothing changed)
+        created = r.get("created_at", r.get("timestamp"))
+        updated = r.get("updated_at")
+        when = updated if event != "ADD" and updated else created
+        events.append(
+            {
+                "history_id": str(r.get("id")),
+                "memory_id": str(r.get("memory_id")),
+                "event": event,
+                "text": r.get("new_memory", r.get("new_value")),
+                "at": _mem0_time(when, f"mem0 history row {r.get('id')!r}"),
+                "actor_id": r.get("actor_id"),
+                "role": r.get("role"),
+                "order": r["_rowid"],
+            }
+        )
+    events.sort(key=lambda e: (e["at"], e["order"]))
+    return events
+
+
+def import_mem0_history(memory: Memory, path: str, *, progress: bool = False) -> dict[str, int]:
+    """Import a mem0 history database (SQLite) into ``memory``'s scope, each event
+    written at its own time on both clocks (see the module docstring). Returns
+    counts per event kind."""
+    events = mem0_events(path)
+    counts = {"ADD": 0, "UPDATE": 0, "DELETE": 0}
+    last: dict[str, int] = {}
+    progress_bar = bar(len(events), "mem0", progress)
+    try:
+        for e in events:
+            mid = e["memory_id"]
+            at = max(e["at"], last.get(mid, e["at"] - 1) + 1)  # same-instant events: in order
+            last[mid] = at
+            if e["event"] == "DELETE":
+                ops: list[Any] = [EndOp(mid, MEM0_PREDICATE, None, at, cardinality=Cardinality.ONE)]
+            else:
+                text = e["text"]
+                if not isinstance(text, str) or not text.strip():
+                    raise InvalidInput(f"mem0 history row {e['history_id']!r}: no memory text")
+                meta = {
+                    k: e[k] for k in ("history_id", "event", "actor_id", "role") if e[k] is not None
+                }
+                ops = [
+                    AssertOp(
+                        mid,
+                        MEM0_PREDICATE,
+                        text,
+                        at,
+                        None,
+                        bounded=False,
+                        metadata={"mem0": meta},
+                        extractor="mem0",
+                        cardinality=Cardinality.ONE,
+                        index_text=text,
+                    )
+                ]
+            memory.apply(ops, recorded_at=from_us(at))
+            counts[e["event"]] += 1
+            progress_bar.update()
+    finally:
+        progress_bar.close()
+    return {k.lower(): v for k, v in counts.items()}
