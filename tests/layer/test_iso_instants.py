@@ -99,3 +99,19 @@ def test_crewai_views_take_iso(url: str | None, clock: ManualClock) -> None:
         assert mem.as_of(ISO)._time.as_of == AT
     finally:
         mem.close()
+
+
+def test_one_iso_parser_in_the_source() -> None:
+    """Only ``chronomem.timeutil`` calls ``fromisoformat``: core, the shared layer and
+    the four packages read ISO text through ``parse_iso``/``instant``."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    roots = ["core", "adapters", "langgraph_pkg", "langchain_pkg", "llamaindex_pkg", "crewai_pkg"]
+    found = [
+        str(path.relative_to(repo))
+        for root in roots
+        for path in (repo / root).rglob("*.py")
+        if "fromisoformat(" in path.read_text(encoding="utf-8")
+    ]
+    assert found == ["core/chronomem/timeutil.py"]

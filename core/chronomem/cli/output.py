@@ -12,10 +12,11 @@ import json
 import sys
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..model import Fact
+from ..timeutil import parse_iso
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
@@ -25,9 +26,7 @@ def parse_instant(value: str | None) -> datetime | None:
     the CLI documents it, unlike the API, which refuses naive datetimes)."""
     if value is None:
         return None
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    dt = datetime.fromisoformat(text)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return parse_iso(value, "time", naive="utc", error=ValueError)
 
 
 def shown(value: object) -> str:
