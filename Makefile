@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PKGS   := -e 'core[postgres,cli,http,local-embed,plot]' -e adapters -e langgraph_pkg \
+PKGS   := -e 'core[postgres,cli,http,local-embed,plot,mcp]' -e adapters -e langgraph_pkg \
           -e 'langchain_pkg[test]' -e 'llamaindex_pkg[test]' -e crewai_pkg -e '.[dev]'
 # The CPU build of torch for the offline MiniLM embedder (on these machines
 # pip takes it from local disk; an unpinned torch would pull a CUDA build).

@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +27,10 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from sqlalchemy import select
 
 from chronomem import Memory, StoreClosed, readlog
+from chronomem.queries import FactQuery, RecallQuery, SearchQuery
 from chronomem.readlog import ErasedRead
 from chronomem.schema import read_items, read_log
+from chronomem.timeutil import to_us
 
 from .conftest import ManualClock, utc
 
@@ -523,3 +527,61 @@ def test_a_store_that_cannot_write_its_pending_reads_still_closes(
         memory.close()
     with pytest.raises(StoreClosed):
         memory.facts()
+
+
+# -- reads as values -------------------------------------------------------------------------------
+def test_each_read_is_logged_as_its_frozen_query_value(memory: Memory, clock: ManualClock) -> None:
+    memory.read_log = True
+    memory.remember("alice", "lives_in", "Paris")
+    now = clock()
+    memory.facts(subject="alice", states=["live", "ended"], valid_at=now)
+    memory.search("alice", k=3, predicates=("lives_in",), valid_at=now)
+    memory.recall("alice", include_history=True, valid_at=now)
+    facts, search, recall = memory.reads()
+    assert facts.query == FactQuery(subject="alice", valid_at=now, states=["ended", "live"])
+    assert search.query == SearchQuery("alice", k=3, valid_at=now, predicates=["lives_in"])
+    assert recall.query == RecallQuery("alice", include_history=True, valid_at=now)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.query.subject = "bob"  # type: ignore[misc]
+
+
+def test_a_read_stored_in_the_log_format_replays(memory: Memory, clock: ManualClock) -> None:
+    """The stored arguments are every parameter by name, instants in µs, states
+    sorted by name: a row written in that format replays to the same answer."""
+    memory.read_log = True
+    memory.remember("alice", "lives_in", "Paris")
+    now = clock()
+    served = memory.facts(subject="alice", valid_at=now)
+    (read,) = memory.reads()
+    stored = {
+        "subject": "alice",
+        "predicate": None,
+        "obj": None,
+        "valid_at": to_us(now, "valid_at"),
+        "known_at": None,
+        "as_of": None,
+        "states": None,
+        "limit": None,
+        "subject_prefix": None,
+        "exact": False,
+        "subjects": None,
+    }
+    with memory.backend.read() as conn:
+        raw = conn.execute(select(read_log.c.args).where(read_log.c.id == read.id)).scalar_one()
+    assert json.loads(raw) == stored
+    with memory.backend.write() as conn:
+        conn.execute(
+            read_log.update()
+            .where(read_log.c.id == read.id)
+            .values(args=json.dumps(dict(reversed(stored.items()))))
+        )
+    clock.advance(days=1)
+    memory.end("alice", "lives_in")
+    assert _outcome("facts", memory.replay(read.id)) == _outcome("facts", served)
+    assert memory.facts(subject="alice") == []
+
+
+def test_no_read_binds_a_signature() -> None:
+    """The log stores the query value the read built: no signature introspection."""
+    package = Path(readlog.__file__).parent
+    assert not [p.name for p in package.glob("*.py") if "inspect" in p.read_text()]

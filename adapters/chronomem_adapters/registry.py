@@ -62,4 +62,5 @@ ADAPTERS: tuple[AdapterEntry, ...] = (
     ),
     AdapterEntry("CrewAI memory", "crewai-chronomem", "crewai_chronomem:ChronomemMemory"),
     AdapterEntry("CrewAI storage", "crewai-chronomem", "crewai_chronomem:ChronomemStorage"),
+    AdapterEntry("MCP server", "chronomem[mcp]", "chronomem_adapters.mcp:ChronomemMCP"),
 )

@@ -1,115 +1,57 @@
-"""``Memory``: the public face of the store."""
+"""``Memory``: the public face of the store. Its arguments are checked in
+``arguments``, its reads are values (``queries``) run by ``reading``. The episode
+(and ``add``), predicate registry, served-read log and erasure methods are mixed in from
+``memory_episodes``, ``memory_predicates``, ``memory_log`` and ``memory_erasure``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import episodes as episode_store
-from . import erasure, provenance, readlog, writes
 from . import facts as fact_store
-from .arguments import collection, names
+from . import provenance, reading, readlog, writes
+from .arguments import FactRef, SourceLike, assert_op, assert_ops, ref_id
 from .backends import Backend
 from .embedding import Embedder
 from .engine import Engine
-from .errors import InvalidInput, InvalidInterval, InvalidType, NotFound, TimeTravel
-from .identity import encodable, fold, fold_predicate, require_id, require_text
+from .errors import InvalidType, TimeTravel
+from .identity import require_text
 from .integrity import CheckReport
-from .model import (
-    ALL_STATES,
-    Episode,
-    ExtractionReceipt,
-    Fact,
-    FactRow,
-    Provenance,
-    Receipt,
-    State,
-    Stats,
-    parse_states,
-)
+from .memory_episodes import EpisodeMethods
+from .memory_erasure import ErasureMethods
+from .memory_log import ReadLogMethods
+from .memory_predicates import PredicateMethods
+from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
-from .predicates import Cardinality, PredicateSpec, Volatility
-from .render import render as render_block
+from .predicates import Cardinality
+from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
-from .retrieval import search as run_search
 from .scope import Scope
 from .similarity import similarities as similarity
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 
-SourceLike = str | Episode
-FactRef = str | Fact  # a fact id, the id of one of its versions, or a Fact
 
-
-def _json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidType(f"{name} must be a mapping, not {type(metadata).__name__}")
-    _check_json_keys(metadata, name)
-    try:
-        text = json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name} must be JSON-serialisable (no NaN/inf): {exc}") from None
-    encodable(text, name)
-    out: dict[str, Any] = json.loads(text)
-    return out
-
-
-def _check_json_keys(value: Any, name: str, path: frozenset[int] = frozenset()) -> None:
-    """JSON object keys are strings; anything else would come back changed. A
-    container that holds itself has no JSON form at all."""
-    if isinstance(value, Mapping | list | tuple):
-        if id(value) in path:
-            raise InvalidInput(f"{name} contains itself (a reference cycle); JSON cannot hold it")
-        path = path | {id(value)}
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidType(f"{name} keys must be str (JSON), not {type(k).__name__}: {k!r}")
-            _check_json_keys(v, name, path)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            _check_json_keys(v, name, path)
-
-
-def _ref_id(ref: object) -> str:
-    """The id a fact reference gives: a ``Fact``'s fact id, or the id as passed."""
-    if isinstance(ref, Fact):
-        return require_id(ref.id, "fact_id")
-    return require_id(ref, "fact_id")
-
-
-def _source_ids(source: SourceLike | Iterable[SourceLike] | None) -> tuple[str, ...]:
-    if source is None:
-        return ()
-    try:
-        items = [source] if isinstance(source, str | Episode) else list(source)
-    except TypeError:
-        raise InvalidType(
-            f"source must be an episode id, an Episode or a list of them, not {source!r}"
-        ) from None
-    out = []
-    for s in items:
-        if isinstance(s, Episode):
-            out.append(s.id)
-        elif isinstance(s, str):
-            out.append(require_id(s, "episode_id"))
-        else:
-            raise InvalidType(f"source must be an episode id or Episode, not {type(s).__name__}")
-    return tuple(dict.fromkeys(out))
-
-
-class Memory:
+class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
     """Bitemporal memory. ``Memory()`` is in-memory SQLite, ``Memory("memory.db")`` a
     file, ``Memory("postgresql+psycopg://…")`` PostgreSQL.
 
     Every fact lives on two clocks: valid time (when it was true in the world,
     set by the caller) and transaction time (when the store believed it, set by
-    the store's ``clock``). Nothing is overwritten."""
+    the store's ``clock``). Nothing is overwritten.
+
+    :param url: a SQLAlchemy URL or a SQLite file path (default: in-memory SQLite)
+    :param scope: the ``Scope`` to start from (default: the default tenant)
+    :param clock: a callable returning an aware ``datetime``, the transaction
+        clock (default: the system clock)
+    :param tenant: narrow ``scope`` to this tenant (likewise ``user``, ``agent``,
+        ``session``: each a level of the scope)
+    :param embedder: the embedder search uses (default: the offline hashing embedder)
+    :param reembed: re-embed the stored texts when another embedder indexed the
+        store (default ``False``: opening it with another embedder is refused)
+    :param reranker: a reranker applied to search's fused hits (default none)
+    :param read_log: log every read served (``chronomem.readlog``; default ``False``)"""
 
     def __init__(
         self,
@@ -146,11 +88,13 @@ class Memory:
     # -- lifecycle -----------------------------------------------------------------
     @property
     def backend(self) -> Backend:
+        """The store's database backend (``chronomem.backends``)."""
         self._check_open()
         return self._engine.backend
 
     @property
     def url(self) -> str:
+        """The store's database URL, password hidden."""
         return str(self._engine.backend.engine.url.render_as_string(hide_password=True))
 
     def scoped(
@@ -161,7 +105,11 @@ class Memory:
         agent: str | None = None,
         session: str | None = None,
     ) -> Memory:
-        """The same store seen from a narrower scope (or another tenant)."""
+        """The same store seen from a narrower scope (or another tenant).
+
+        :param tenant: another tenant, seen from its top (default: this view's)
+        :param user: the user to narrow to (default: this view's); likewise ``agent``
+            and ``session``, each a level under the one before"""
         self._check_open()
         return Memory(
             scope=self.scope.child(tenant=tenant, user=user, agent=agent, session=session),
@@ -169,6 +117,7 @@ class Memory:
         )
 
     def close(self) -> None:
+        """Close the store (every scoped view of it), writing the read log's pending entries."""
         if not self._engine.closed:
             readlog.close(self)  # writes the served-read log's pending entries
         self._engine.close()
@@ -183,11 +132,16 @@ class Memory:
         self._engine.check_open()
 
     def now(self) -> datetime:
+        """The store's clock now (the instant a read without ``valid_at`` uses)."""
         return self._engine.now()
 
     # -- writing ---------------------------------------------------------------------
     def apply(self, ops: Sequence[WriteOp], *, recorded_at: datetime | None = None) -> Receipt:
-        """Apply write operations in one transaction with one transaction time."""
+        """Apply write operations in one transaction with one transaction time.
+
+        :param ops: ``AssertOp``/``EndOp``/``RetractOp``/``CorrectOp`` values (``assertion``)
+        :param recorded_at: the transaction time (default: the clock's next instant);
+            ``import_fact`` checks it"""
         self._check_open()
         if not ops:
             return Receipt()
@@ -212,42 +166,37 @@ class Memory:
         index_text: str | None = None,
         valid_for: timedelta | None = None,
     ) -> AssertOp:
-        """Validate one fact and return it as an operation (for batched ``apply``).
+        """Check one fact and return it as an operation (for batched ``apply``).
 
-        ``exact=True`` keys subject/predicate/object as given (no folding, no alias
-        resolution); ``cardinality`` fixes the slot's cardinality for this write;
-        ``index_text`` is what search indexes ("" = not indexed); ``valid_for`` (a
-        TTL) makes the fact hold from the transaction time for that long."""
-        require_text(subject, "subject")
-        require_text(predicate, "predicate")
-        require_text(obj, "obj")
-        vf = opt_us(valid_from, "valid_from")
-        vt = opt_us(valid_to, "valid_to")
-        if vf is not None and vt is not None and vt <= vf:
-            raise InvalidInterval("valid_to must be after valid_from")
-        if extractor is not None:
-            require_text(extractor, "extractor")
-        for_us = None
-        if valid_for is not None:
-            if not isinstance(valid_for, timedelta):
-                raise InvalidType("valid_for must be a timedelta")
-            for_us = valid_for // timedelta(microseconds=1)
-            if for_us <= 0 or valid_from is not None or valid_to is not None:
-                raise InvalidInterval("valid_for must be positive and excludes valid_from/valid_to")
-        return AssertOp(
+        :param subject: who or what the fact is about
+        :param predicate: the relation (a name or a registered alias)
+        :param obj: the value
+        :param valid_from: when it starts to hold (default: the transaction time)
+        :param valid_to: when it stops holding (default: the next known change)
+        :param source: the episode(s) it came from: ids or ``Episode``s
+        :param metadata: a JSON-serialisable mapping kept with it (default empty)
+        :param extractor: the name of what extracted it (default none)
+        :param exact: key subject/predicate/object as given: no folding, no alias
+            resolution (default ``False``)
+        :param cardinality: the slot's cardinality for this write (default: the
+            predicate's)
+        :param index_text: the text search indexes ("" = not indexed; default:
+            the fact's words)
+        :param valid_for: a TTL: holds from the transaction time for this long
+            (excludes ``valid_from``/``valid_to``)"""
+        return assert_op(
             subject,
             predicate,
             obj,
-            vf,
-            vt,
-            bounded=valid_to is not None,
-            metadata=_json_metadata(metadata),
-            sources=_source_ids(source),
+            valid_from=valid_from,
+            valid_to=valid_to,
+            source=source,
+            metadata=metadata,
             extractor=extractor,
-            exact=bool(exact),
-            cardinality=Cardinality(cardinality) if cardinality is not None else None,
+            exact=exact,
+            cardinality=cardinality,
             index_text=index_text,
-            valid_for=for_us,
+            valid_for=valid_for,
         )
 
     def remember(
@@ -262,8 +211,17 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         extractor: str | None = None,
     ) -> Receipt:
-        """Assert that ``subject predicate obj`` holds from ``valid_from`` (default:
-        now) until ``valid_to`` (default: the next known change)."""
+        """Assert that ``subject predicate obj`` holds from ``valid_from`` until
+        ``valid_to``. The parameters are ``assertion``'s:
+
+        :param subject: who or what the fact is about
+        :param predicate: the relation (a name or a registered alias)
+        :param obj: the value
+        :param valid_from: when it starts to hold (default: now)
+        :param valid_to: when it stops holding (default: the next known change)
+        :param source: the episode(s) it came from: ids or ``Episode``s
+        :param metadata: a JSON-serialisable mapping kept with it (default empty)
+        :param extractor: the name of what extracted it (default none)"""
         op = self.assertion(
             subject,
             predicate,
@@ -277,28 +235,21 @@ class Memory:
         return self.apply([op])
 
     def remember_many(self, facts: Iterable[AssertOp | Mapping[str, Any]]) -> Receipt:
-        """Batched ingest: many facts, one transaction, one transaction time."""
-        ops: list[WriteOp] = []
-        for f in collection(facts, "remember_many", of="facts (mappings or AssertOps)"):
-            if isinstance(f, AssertOp):
-                ops.append(f)
-            elif isinstance(f, Mapping):
-                kw = dict(f)
-                try:
-                    subject, predicate, obj = kw.pop("subject"), kw.pop("predicate"), kw.pop("obj")
-                except KeyError as exc:
-                    raise InvalidInput(f"remember_many: a fact lacks {exc.args[0]!r}") from None
-                ops.append(self.assertion(subject, predicate, obj, **kw))
-            else:
-                raise InvalidType(
-                    f"remember_many: each fact is a mapping or an AssertOp, not {type(f).__name__}"
-                )
-        return self.apply(ops)
+        """Batched ingest: many facts, one transaction, one transaction time.
+
+        :param facts: ``AssertOp``s, or mappings of ``assertion``'s arguments
+            (``subject``, ``predicate`` and ``obj`` required)"""
+        return self.apply(assert_ops(facts))
 
     def end(
         self, subject: str, predicate: str, obj: str | None = None, *, at: datetime | None = None
     ) -> Receipt:
-        """The world changed with no successor ("I left Acme"): the value stops at ``at``."""
+        """The world changed with no successor ("I left Acme"): the value stops at ``at``.
+
+        :param subject: who or what the fact is about
+        :param predicate: the relation
+        :param obj: the value that stops (default: every value of the slot)
+        :param at: when it stops holding (default: now)"""
         require_text(subject, "subject")
         require_text(predicate, "predicate")
         if obj is not None:
@@ -308,14 +259,18 @@ class Memory:
 
     def retract(self, fact_id: FactRef) -> Receipt:
         """The record was wrong ("we misheard"): the fact's current versions are closed
-        as retracted; their valid time is untouched. ``fact_id`` may also be the id of
-        any version of the fact (``Receipt.added``) or a ``Fact``."""
-        return self.apply([RetractOp(_ref_id(fact_id))])
+        as retracted; their valid time is untouched.
+
+        :param fact_id: the fact's id, the id of any of its versions
+            (``Receipt.added``), or a ``Fact``"""
+        return self.apply([RetractOp(ref_id(fact_id))])
 
     def correct(self, fact_id: FactRef, obj: str) -> Receipt:
-        """Retract ``fact_id`` and assert ``obj`` over the same interval, as one write
-        (a version id or a ``Fact`` names its fact too)."""
-        return self.apply([CorrectOp(_ref_id(fact_id), require_text(obj, "obj"))])
+        """Retract a fact and assert ``obj`` over the same interval, as one write.
+
+        :param fact_id: the fact's id, the id of any of its versions, or a ``Fact``
+        :param obj: the right value"""
+        return self.apply([CorrectOp(ref_id(fact_id), require_text(obj, "obj"))])
 
     def import_fact(
         self,
@@ -341,7 +296,17 @@ class Memory:
         as held since ``recorded_at``, which is what importing history means. Reads
         at a ``known_at`` before the import's ``recorded_at`` keep their answers. To
         keep every past answer fixed, import before serving reads (or into a fresh
-        tenant), or record at the current time (``remember``)."""
+        tenant), or record at the current time (``remember``).
+
+        :param subject: who or what the fact is about
+        :param predicate: the relation (a name or a registered alias)
+        :param obj: the value
+        :param recorded_at: when the store came to believe it (its transaction time)
+        :param valid_from: when it starts to hold (default: ``recorded_at``)
+        :param valid_to: when it stops holding (default: the next known change)
+        :param source: the episode(s) it came from: ids or ``Episode``s
+        :param metadata: a JSON-serialisable mapping kept with it (default empty)
+        :param extractor: the name of what extracted it (default none)"""
         if to_us(recorded_at, "recorded_at") > self._engine.now_us():
             raise TimeTravel(
                 "recorded_at is after the store's clock: an import records the past, and would "
@@ -359,144 +324,7 @@ class Memory:
         )
         return self.apply([op], recorded_at=recorded_at)
 
-    def register_predicate(
-        self,
-        name: str,
-        *,
-        cardinality: Cardinality | str = Cardinality.MANY,
-        volatility: Volatility | str = Volatility.SLOW,
-        aliases: Sequence[str] = (),
-    ) -> PredicateSpec:
-        """Persist a predicate (and its aliases) in this tenant's registry."""
-        self._check_open()
-        alias_names = names(aliases, "aliases")
-        try:
-            spec = PredicateSpec(
-                fold_predicate(require_text(name, "name")),
-                Cardinality(cardinality),
-                Volatility(volatility),
-                alias_names,
-            )
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
-        self._engine.register_predicate(self.scope.tenant, spec)
-        return spec
-
-    def predicate(self, name: str) -> PredicateSpec:
-        """The registry's spec for a predicate name or alias (unknown: MANY)."""
-        self._check_open()
-        return self._engine.resolve_predicate(self.scope.tenant, name)
-
-    def predicate_known(self, name: str) -> bool:
-        """Whether ``name`` is a built-in predicate or alias, or registered in this
-        tenant (``predicate`` resolves an unknown name to ``MANY`` too)."""
-        self._check_open()
-        return self._engine.predicate_known(self.scope.tenant, require_text(name, "name"))
-
-    def add(
-        self,
-        messages: object,
-        *,
-        extractor: Any = None,
-        occurred_at: datetime | None = None,
-        on_error: str = "report",
-    ) -> ExtractionReceipt:
-        """Store messages (a str, a list, OpenAI-style ``{"role", "content"}`` dicts,
-        framework message objects) as episodes, extract facts from them (default:
-        the offline rule extractor) and write the facts through the state machine.
-        The ``ExtractionReceipt`` names the new ``episode_ids`` and counts
-        ``extracted``, ``skipped`` (small talk), ``unextracted`` (kept, but nothing
-        the extractor could read) and ``failed``."""
-        from .extraction import add_messages
-
-        return add_messages(
-            self,
-            messages,
-            extractor=extractor,
-            occurred_at=occurred_at,
-            on_error=on_error,  # type: ignore[arg-type]
-        )
-
-    # -- episodes ----------------------------------------------------------------------
-    def add_episode(
-        self,
-        text: str,
-        *,
-        role: str | None = None,
-        occurred_at: datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Episode:
-        """Store a raw record (a message, a task output, a document)."""
-        return self.add_episodes(
-            [{"text": text, "role": role, "occurred_at": occurred_at, "metadata": metadata}]
-        )[0]
-
-    def add_episodes(self, items: Iterable[Mapping[str, Any]]) -> list[Episode]:
-        """Store several episodes in one transaction (same transaction time)."""
-        self._check_open()
-        prepared = []
-        for item in collection(items, "add_episodes", of="episodes (mappings)"):
-            if not isinstance(item, Mapping):
-                raise InvalidType(
-                    f"add_episodes: each episode is a mapping, not {type(item).__name__}"
-                )
-            text = item.get("text")
-            if not isinstance(text, str):
-                raise InvalidType(f"episode text must be a str, not {type(text).__name__}")
-            encodable(text, "episode text")
-            role = item.get("role")
-            if role is not None:
-                if not isinstance(role, str):
-                    raise InvalidType("role must be a str")
-                encodable(role, "role")
-            prepared.append(
-                (
-                    text,
-                    role,
-                    opt_us(item.get("occurred_at"), "occurred_at"),
-                    _json_metadata(item.get("metadata")),
-                )
-            )
-        if not prepared:
-            return []
-        return episode_store.insert(self._engine, self.scope, prepared)
-
-    def get_episode(self, episode_id: str) -> Episode:
-        self._check_open()
-        require_id(episode_id, "episode_id")
-        found = episode_store.get(self._engine, self.scope, episode_id)
-        if found is None:
-            raise NotFound(f"no episode {episode_id!r} in this scope")
-        return found
-
-    def episodes(
-        self,
-        *,
-        limit: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        known_at: datetime | None = None,
-        role: str | None = None,
-    ) -> list[Episode]:
-        """Episodes in this scope, in the order they occurred (then recorded)."""
-        self._check_open()
-        since_us = to_us(since, "since") if since is not None else None
-        until_us = to_us(until, "until") if until is not None else None
-        known_us = to_us(known_at, "known_at") if known_at is not None else None
-        if role is not None and not isinstance(role, str):
-            raise InvalidType("role must be a str")
-        return episode_store.listing(
-            self._engine,
-            self.scope,
-            since=since_us,
-            until=until_us,
-            known_at=known_us,
-            role=role,
-            limit=fact_store.check_limit(limit),
-        )
-
     # -- reading -------------------------------------------------------------------------
-    @readlog.logged("facts")
     def facts(
         self,
         *,
@@ -506,34 +334,43 @@ class Memory:
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
         as_of: datetime | None = None,
-        states: Iterable[State | str] | State | str | None = None,
+        states: States = None,
         limit: int | None = None,
         subject_prefix: str | None = None,
         exact: bool = False,
         subjects: Sequence[str] | None = None,
     ) -> list[Fact]:
-        """Facts in this scope at a valid instant (default now) as believed at a belief
-        instant (default: everything recorded so far). ``states`` default: live.
+        """Facts in this scope (and the scopes enclosing it) at a valid instant as
+        believed at a belief instant (``FactQuery``).
 
-        ``exact=True`` matches subject/predicate/object as given, without folding
-        (for adapters that write with ``exact`` keys); ``subject_prefix`` matches
-        stored subject keys that start with it, character for character;
-        ``subjects`` reads many subjects in one query."""
-        self._check_open()
-        v, k = self._engine.times(valid_at, known_at, as_of)
-        return fact_store.read(
-            self._engine,
-            self.scope,
-            v,
-            k,
-            parse_states(states),
-            subject=subject,
-            predicate=predicate,
-            obj=obj,
-            limit=limit,
-            subject_prefix=subject_prefix,
-            exact=exact,
-            subjects=subjects,
+        :param subject: only this subject's facts (default: every subject)
+        :param predicate: only this predicate's (a name or alias; default: every one)
+        :param obj: only facts with this value
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither: ``InvalidTimeSelector``)
+        :param states: any of ``"live"``, ``"ended"``, ``"scheduled"``, ``"retracted"``
+            (default: live)
+        :param limit: at most this many facts (default: all)
+        :param subject_prefix: only subjects whose stored key starts with this,
+            character for character
+        :param exact: match subject/predicate/object as given, without folding or
+            aliases (for adapters that write with ``exact`` keys; default ``False``)
+        :param subjects: these subjects, in one query"""
+        return self._read(
+            FactQuery(
+                subject,
+                predicate,
+                obj,
+                valid_at,
+                known_at,
+                as_of,
+                states,
+                limit,
+                subject_prefix,
+                exact,
+                subjects,
+            )
         )
 
     def rows(
@@ -553,7 +390,14 @@ class Memory:
         same instants, each subject's rows together (by predicate, then valid
         from), without sources, metadata or scope: one prepared statement per 8
         subjects. With the served-read log on it is served (and logged) as that
-        ``facts`` read."""
+        ``facts`` read.
+
+        :param subjects: these subjects' facts
+        :param subject_prefix: the facts of the subjects whose stored key starts with this
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)
+        :param exact: match the subjects as given, without folding (default ``False``)"""
         self._check_open()
         if self._engine.read_log:
             found = self.facts(
@@ -578,40 +422,55 @@ class Memory:
         known_at: datetime | None = None,
         include_retracted: bool = False,
     ) -> list[Fact]:
-        """Every value the subject's predicate had, as believed at ``known_at``, in valid-time order."""
+        """Every value the subject's predicate had, as believed at ``known_at``, in
+        valid-time order (live, ended and scheduled values).
+
+        :param subject: who or what the facts are about
+        :param predicate: only this predicate's values (default: every predicate's)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param include_retracted: add the retracted values (default ``False``)"""
         states = ALL_STATES if include_retracted else ALL_STATES - {State.RETRACTED}
         found = self.facts(subject=subject, predicate=predicate, known_at=known_at, states=states)
         return sorted(found, key=lambda f: (f.predicate, f.valid_from, f.recorded_at, f.version_id))
 
     def get(self, fact_id: FactRef, *, known_at: datetime | None = None) -> list[Fact]:
-        """The versions of one fact known at ``known_at`` (default: now current).
-        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
+        """The versions of one fact known at ``known_at``.
+
+        :param fact_id: the fact's id, the id of any of its versions, or a ``Fact``
+        :param known_at: the belief instant (default: the versions current now)"""
         self._check_open()
         v, k = self._engine.times(None, known_at, None)
         return fact_store.versions_of(
-            self._engine, self.scope, _ref_id(fact_id), v, k, is_fact_id=isinstance(fact_id, Fact)
+            self._engine, self.scope, ref_id(fact_id), v, k, is_fact_id=isinstance(fact_id, Fact)
         )
 
     def why(self, fact_id: FactRef) -> Provenance:
         """Where a fact came from: every version of it ever recorded, its source
         episodes, the extractors that wrote it, and what its writes superseded.
-        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
+
+        :param fact_id: the fact's id, the id of any of its versions, or a ``Fact``"""
         self._check_open()
         return provenance.why(
-            self._engine, self.scope, _ref_id(fact_id), is_fact_id=isinstance(fact_id, Fact)
+            self._engine, self.scope, ref_id(fact_id), is_fact_id=isinstance(fact_id, Fact)
         )
 
     def timeline(
         self, subject: str, predicate: str | None = None, *, exact: bool = False
     ) -> Timeline:
         """Every version of ``subject``'s facts ever recorded, on both clocks:
-        ``.text()`` for a terminal, ``.plot()`` a matplotlib figure (``chronomem.timeline``)."""
+        ``.text()`` for a terminal, ``.plot()`` a matplotlib figure (``chronomem.timeline``).
+
+        :param subject: who or what the facts are about
+        :param predicate: only this predicate's versions (default: every predicate's)
+        :param exact: match the subject as given, without folding (default ``False``)"""
         from .timeline import build
 
         self._check_open()
         return build(self._engine, self.scope, subject, predicate, exact=exact)
 
     def stats(self) -> Stats:
+        """Counts of this scope's facts (and live ones), versions (and current ones),
+        episodes and predicates, and its last transaction time."""
         self._check_open()
         return provenance.stats(self._engine, self.scope)
 
@@ -624,14 +483,15 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder search and indexing use."""
         return self._retrieval.embedder
 
     def similarities(self, query: str, version_ids: Iterable[str]) -> dict[str, float]:
         """The cosine similarity of ``query`` to each fact version's stored embedding,
         by version id (``chronomem.similarity``; versions without one are left out)."""
+        self._check_open()
         return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids)
 
-    @readlog.logged("search")
     def search(
         self,
         query: str,
@@ -640,7 +500,7 @@ class Memory:
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
         as_of: datetime | None = None,
-        states: Iterable[State | str] | State | str | None = None,
+        states: States = None,
         include_episodes: bool = False,
         min_score: float = 0.0,
         subject: str | None = None,
@@ -648,28 +508,41 @@ class Memory:
         predicates: Sequence[str] | None = None,
         exact: bool = False,
     ) -> SearchResult:
-        """Hybrid search: fact lexical, fact vector and entity-graph legs (plus the
-        episode legs with ``include_episodes``), the temporal predicate applied inside
-        each leg, fused by reciprocal rank. Each hit carries ``explain``; a failing
-        leg is reported in ``result.failed_legs`` (``result.degraded``)."""
-        return run_search(
-            self._engine,
-            self.scope,
-            query,
-            k=k,
-            valid_at=valid_at,
-            known_at=known_at,
-            as_of=as_of,
-            states=states,
-            include_episodes=include_episodes,
-            min_score=min_score,
-            subject=subject,
-            subject_prefix=subject_prefix,
-            predicates=names(predicates, "predicates") if predicates is not None else None,
-            exact=exact,
+        """Hybrid search (``SearchQuery``): fact lexical, fact vector and entity-graph
+        legs (plus the episode legs with ``include_episodes``), the temporal predicate
+        applied inside each leg, fused by reciprocal rank. Each hit carries
+        ``explain``; a failing leg is reported in ``result.failed_legs``
+        (``result.degraded``).
+
+        :param query: what to look for, in words
+        :param k: at most this many hits (default 10)
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)
+        :param states: which facts may be hit, as for ``facts`` (default: live)
+        :param include_episodes: search the episodes too (default ``False``)
+        :param min_score: drop hits scoring below this (default 0.0)
+        :param subject: only this subject's facts
+        :param subject_prefix: only subjects whose stored key starts with this
+        :param predicates: only these predicates' facts (names or aliases)
+        :param exact: match ``subject`` as given, without folding (default ``False``)"""
+        return self._read(
+            SearchQuery(
+                query,
+                k,
+                valid_at,
+                known_at,
+                as_of,
+                states,
+                include_episodes,
+                min_score,
+                subject,
+                subject_prefix,
+                predicates,
+                exact,
+            )
         )
 
-    @readlog.logged("recall")
     def recall(
         self,
         query: str,
@@ -682,119 +555,39 @@ class Memory:
         as_of: datetime | None = None,
     ) -> str:
         """A prompt-ready block of the live facts relevant to ``query`` (with their
-        validity), framed as reference data. ``include_history`` adds the ended
-        values of the surfaced slots under their own header; retracted values are
-        never rendered."""
-        hits = self.search(
-            query,
-            k=k,
-            valid_at=valid_at,
-            known_at=known_at,
-            as_of=as_of,
-            include_episodes=include_episodes,
+        validity), framed as reference data (``RecallQuery``). Retracted values are
+        never rendered.
+
+        :param query: what the block is for, in words (searched as ``search`` does)
+        :param k: at most this many hits searched (default 8)
+        :param include_history: add the ended values of the surfaced slots under
+            their own header (default ``False``)
+        :param include_episodes: add the episodes the search hits (default ``False``)
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        return self._read(
+            RecallQuery(query, k, include_history, include_episodes, valid_at, known_at, as_of)
         )
-        live = [h.fact for h in hits if h.fact is not None]
-        eps = [h.episode for h in hits if h.episode is not None]
-        history: list[Fact] = []
-        if include_history:
-            seen: set[tuple[str, str]] = set()
-            for f in live:
-                if (f.subject_key, f.predicate) in seen:
-                    continue
-                seen.add((f.subject_key, f.predicate))
-                history += self.facts(
-                    subject=f.subject_key,
-                    predicate=f.predicate,
-                    states=[State.ENDED],
-                    valid_at=valid_at,
-                    known_at=known_at,
-                    as_of=as_of,
-                    exact=True,
-                )
-        return render_block(live, history, eps)
 
-    # -- the served-read log (chronomem.readlog) ------------------------------------------
-    @property
-    def read_log(self) -> bool:
-        """Whether this store logs every ``facts``/``search``/``recall`` it serves."""
-        return self._engine.read_log
-
-    @read_log.setter
-    def read_log(self, on: bool) -> None:
-        self._engine.read_log = bool(on)
-
-    @staticmethod
-    def read_tag(**tag: str | None) -> AbstractContextManager[None]:
-        """Tag the reads logged inside a ``with`` block: ``run``, ``thread``, ``checkpoint``…"""
-        return readlog.read_tag(**tag)
-
-    def reads(
-        self,
-        *,
-        run: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        op: str | None = None,
-        tag: Mapping[str, str] | None = None,
-        limit: int | None = None,
-    ) -> list[readlog.Read]:
-        """The logged reads of this scope (and the scopes under it), oldest first."""
-        return readlog.reads(self, run=run, since=since, until=until, op=op, tag=tag, limit=limit)
-
-    def replay(self, read_id: str | readlog.Read, *, rerun: bool = False) -> Any:
-        """What a logged read returned, as of its instant (``chronomem.readlog.replay``)."""
-        return readlog.replay(self, read_id, rerun=rerun)
-
-    def served(
-        self,
-        *,
-        run: str | None = None,
-        read_ids: Sequence[str] | None = None,
-        since: datetime | None = None,
-        tag: Mapping[str, str] | None = None,
-    ) -> readlog.Served:
-        """What the agent knew: each item served, its state then, what changed since."""
-        return readlog.served(self, run=run, read_ids=read_ids, since=since, tag=tag)
+    def _read(self, query: Query) -> Any:
+        """Run a read value (``chronomem.reading``), through the served-read log."""
+        self._check_open()
+        return readlog.serve(self, query, reading.run)
 
     def check(self, *, repair: bool = False) -> CheckReport:
         """Check the whole database (every tenant) for damage: the text indexes,
-        invariant I1, orphan source links and vectors; with ``repair=True`` also
-        rebuild damaged text indexes and delete orphans (see ``chronomem.integrity``)."""
+        invariant I1, orphan source links and vectors (``chronomem.integrity``).
+
+        :param repair: also rebuild damaged text indexes and delete orphans
+            (default ``False``)"""
         from .integrity import check as run_check
 
         self._check_open()
         return run_check(self._engine, repair=repair)
 
     def set_reranker(self, reranker: Reranker | None) -> None:
+        """Rerank search's fused hits with ``reranker`` from now on.
+
+        :param reranker: the reranker, or ``None`` for none"""
         self._retrieval.reranker = reranker
-
-    # -- erasure -----------------------------------------------------------------------
-    def erase(self, fact_id: FactRef) -> dict[str, int]:
-        """Physically delete every version of a fact, its vectors and text index
-        entries, and its source episodes that no surviving fact cites. Irreversible.
-        ``fact_id`` may also be the id of any of its versions, or a ``Fact``."""
-        ref = _ref_id(fact_id)
-        self._check_open()
-        return erasure.erase(self._engine, self.scope, fact_ref=ref)
-
-    def erase_subject(
-        self, subject: str, *, exact: bool = False, descendants: bool = True
-    ) -> dict[str, int]:
-        """``erase`` every fact about ``subject`` (every predicate, every belief state)
-        in this scope and, unless ``descendants=False``, in every scope under it (from
-        the tenant: every user's, agent's and session's facts about the subject)."""
-        key = require_text(subject, "subject") if exact else fold(require_text(subject, "subject"))
-        self._check_open()
-        return erasure.erase(
-            self._engine,
-            self.scope,
-            subject_key=key,
-            subject=subject,
-            descendants=bool(descendants),
-        )
-
-    def purge(self) -> dict[str, int]:
-        """Physically delete everything in this scope and the scopes under it
-        (a user's purge takes their sessions too; other users are untouched)."""
-        self._check_open()
-        return erasure.purge(self._engine, self.scope)

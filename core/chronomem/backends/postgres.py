@@ -95,7 +95,7 @@ _ADVANCE_AT = text(
 # of by btree_gist's variable-length keys (one tenant's rows all share the first
 # column). Checking and maintaining it per inserted version cost about half of a
 # LangGraph batch's insert in the v1 shape ``(tenant, slot, range)``, measured on
-# 3,000 rows into 10k (benchmarks/README.md, schema v7).
+# 3,000 rows into 10k (benchmarks/HISTORY.md, schema v7).
 I1_COLUMNS = (
     "hashtextextended(slot, 0) WITH =, tenant WITH =, slot WITH =, "
     "int8range(valid_from, valid_to) WITH &&"

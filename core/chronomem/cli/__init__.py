@@ -8,6 +8,7 @@ chronomem --url memory.db correct 3f2a… Berlin
 chronomem --url memory.db export --out dump.jsonl
 chronomem --url memory.db facts --subject alice --as-of 2026-06-01
 chronomem --url memory.db doctor [--repair]
+chronomem --url memory.db --user alice mcp        # an MCP server (chronomem[mcp])
 
 Commands that only read (and ``end``/``retract``/``correct``/``erase``/``purge``,
 which change what exists) refuse a database that does not exist instead of
@@ -74,7 +75,7 @@ class Session:
 
 def _build() -> Any:
     assert click is not None
-    from . import moving, reading, writing
+    from . import moving, reading, served, serving, writing
 
     @click.group()
     @click.option("--url", envvar="CHRONOMEM_URL", default="memory.db", show_default=True,
@@ -96,6 +97,8 @@ def _build() -> Any:
     reading.register(cli)
     writing.register(cli)
     moving.register(cli)
+    serving.register(cli)
+    served.register(cli)
     return cli
 
 

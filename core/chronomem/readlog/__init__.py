@@ -11,8 +11,8 @@ Each concern is one module of this package:
 
 - ``tags``: the caller tag (``read_tag``), a context variable an adapter sets
   around a framework call: ``with memory.read_tag(run="r-17"): ...``.
-- ``capture``: logging the three reads (the ``logged`` decorator); ``args``: how
-  a read's arguments are stored; ``instant``: the read's transaction-clock instant.
+- ``capture``: logging the three reads (``serve`` a query value); ``args``: how
+  a read's query value is stored; ``instant``: the read's transaction-clock instant.
 - ``batch``: the pending entries and their batched writes (``flush``, ``close``).
 - ``queries``: ``reads`` and ``get_read``; ``records``: the values they return.
 - ``replay``: ``memory.replay(read_id)``, what a read returned as of its instant.
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .args import TEXT_ARGS, TIME_ARGS
 from .batch import FLUSH_AFTER_S, FLUSH_EVERY, close, flush
-from .capture import logged
+from .capture import serve
 from .erasure import forget, forget_scope
 from .instant import instant_hook
 from .queries import get_read, reads
@@ -55,9 +55,9 @@ __all__ = [
     "forget_scope",
     "get_read",
     "instant_hook",
-    "logged",
     "read_tag",
     "reads",
     "replay",
+    "serve",
     "served",
 ]

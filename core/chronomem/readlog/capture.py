@@ -1,22 +1,27 @@
-"""Logging the three reads: ``Memory.facts``, ``search`` and ``recall`` are
-decorated with ``logged``; with the log off a read pays one attribute check."""
+"""Logging the three reads: ``Memory.facts``, ``search`` and ``recall`` hand their
+query value (``chronomem.queries``) to ``serve``; with the log off a read pays one
+attribute check."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .args import encode
 from .batch import pending, record
 from .instant import read_clock, read_instant
 
 if TYPE_CHECKING:
+    from ..engine import Engine
     from ..memory import Memory
+    from ..queries import Query
+    from ..scope import Scope
 
-F = TypeVar("F", bound=Callable[..., Any])
+# ``chronomem.reading.run``: answers a query; a read made of reads runs them through
+# its last argument
+Run = Callable[["Engine", "Scope", "Query", Callable[["Query"], Any]], Any]
 
 # set while a logged read runs the reads it is made of (recall runs search and facts):
 # the inner reads add their items to the outer read instead of logging themselves
@@ -25,21 +30,39 @@ collect: ContextVar[list[tuple[str, str, float | None, str | None]] | None] = Co
 )
 
 
-def logged(op: str) -> Callable[[F], F]:
-    """Decorate ``Memory.facts``/``search``/``recall``: with the log off, one check."""
+def serve(mem: Memory, query: Query, run: Run) -> Any:
+    """What ``run`` answers to ``query`` in ``mem``'s scope, logged when the store's
+    log is on: the query (with its valid instant resolved), its instant and the
+    items it served."""
 
-    def deco(fn: F) -> F:
-        sig = _Signature(inspect.signature(fn))
+    def part(sub: Query) -> Any:
+        return serve(mem, sub, run)
 
-        @functools.wraps(fn)
-        def wrapper(self: Memory, *args: Any, **kwargs: Any) -> Any:
-            if not self._engine.read_log:
-                return fn(self, *args, **kwargs)
-            return _serve(self, op, fn, sig, args, kwargs)
-
-        return cast(F, wrapper)
-
-    return deco
+    if not mem._engine.read_log:
+        return run(mem._engine, mem.scope, query, part)
+    outer = collect.get()
+    if outer is not None:  # part of a logged read (recall): it records the items
+        out = run(mem._engine, mem.scope, query, part)
+        if query.op != "recall":
+            outer.extend(_items(query.op, out))
+        return out
+    if query.valid_at is None and query.as_of is None:
+        # what the read would use: logged, so replay pins it
+        query = replace(query, valid_at=mem.now())
+    collected: list[tuple[str, str, float | None, str | None]] = []
+    instants: list[int] = []
+    pending(mem._engine)  # the clock listener is on the engine before the read begins
+    token = collect.set(collected)
+    clock = read_clock.set((mem.scope.tenant, instants))
+    try:
+        out = run(mem._engine, mem.scope, query, part)
+    finally:
+        read_clock.reset(clock)
+        collect.reset(token)
+    items = collected if query.op == "recall" else _items(query.op, out)
+    at = max(instants) if instants else read_instant(mem)
+    record(mem, query.op, encode(query), items, at)
+    return out
 
 
 def _items(op: str, out: Any) -> list[tuple[str, str, float | None, str | None]]:
@@ -52,78 +75,3 @@ def _items(op: str, out: Any) -> list[tuple[str, str, float | None, str | None]]
         elif h.episode is not None:
             found.append(("e", h.episode.id, float(h.score), None))
     return found
-
-
-class _Signature:
-    """A read's signature, with what binding a call needs worked out once:
-    ``inspect.Signature.bind`` cost a fifth of a logged point read."""
-
-    def __init__(self, sig: inspect.Signature):
-        self.sig = sig
-        params = list(sig.parameters.values())[1:]  # after self
-        self.positional = tuple(
-            p.name
-            for p in params
-            if p.kind
-            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        )
-        self.names = frozenset(p.name for p in params)
-        self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
-        self.simple = all(
-            p.kind is not p.VAR_POSITIONAL and p.kind is not p.VAR_KEYWORD for p in params
-        )
-
-    def arguments(
-        self, mem: Memory, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """Every argument of the call by name, defaults included (None: the call
-        does not bind, and raises its own error)."""
-        if self.simple and len(args) <= len(self.positional):
-            given = dict(zip(self.positional, args, strict=False))
-            if not (given.keys() & kwargs.keys()) and kwargs.keys() <= self.names:
-                call = {**self.defaults, **given, **kwargs}
-                if len(call) == len(self.names):  # every parameter without a default given
-                    return call
-        try:
-            bound = self.sig.bind(mem, *args, **kwargs)
-        except TypeError:
-            return None
-        bound.apply_defaults()
-        out = dict(bound.arguments)
-        out.pop("self", None)
-        return out
-
-
-def _serve(
-    mem: Memory,
-    op: str,
-    fn: Callable[..., Any],
-    sig: _Signature,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    outer = collect.get()
-    if outer is not None:  # part of a logged read (recall): it records the items
-        out = fn(mem, *args, **kwargs)
-        if op != "recall":
-            outer.extend(_items(op, out))
-        return out
-    call = sig.arguments(mem, args, kwargs)
-    if call is None:
-        return fn(mem, *args, **kwargs)  # the call's own error
-    if call.get("valid_at") is None and call.get("as_of") is None:
-        call["valid_at"] = mem.now()  # what the read would use: logged, so replay pins it
-    collected: list[tuple[str, str, float | None, str | None]] = []
-    instants: list[int] = []
-    pending(mem._engine)  # the clock listener is on the engine before the read begins
-    token = collect.set(collected)
-    clock = read_clock.set((mem.scope.tenant, instants))
-    try:
-        out = fn(mem, **call)
-    finally:
-        read_clock.reset(clock)
-        collect.reset(token)
-    items = collected if op == "recall" else _items(op, out)
-    at = max(instants) if instants else read_instant(mem)
-    record(mem, op, encode(call), items, at)
-    return out

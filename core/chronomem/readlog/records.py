@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import ChronomemError
 from ..model import Episode, Fact
+from ..queries import Query, query_of
 
 
 class ErasedRead(ChronomemError, LookupError):
@@ -37,6 +38,11 @@ class Read:
     items: list[ReadItem]
     tag: dict[str, str]
     erased: bool  # it served something later erased; its text arguments are blanked
+
+    @property
+    def query(self) -> Query:
+        """The read as a query value (``chronomem.queries``), as called."""
+        return query_of(self.op, self.args)
 
 
 @dataclass(frozen=True)

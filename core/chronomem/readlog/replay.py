@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import reads as reads_sql
 from ..model import State
+from ..queries import query_of
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..scope import Scope
@@ -53,10 +54,9 @@ def replay(mem: Memory, read_id: str | Read, *, rerun: bool = False) -> Any:
         call["known_at"] = entry.at
     if entry.op != "facts" and not rerun:
         return _rebuild(view, entry, call)
-    fn = getattr(type(view), entry.op).__wrapped__
     token = collect.set([])  # the replay is not itself a served read
     try:
-        return fn(view, **call)
+        return view._read(query_of(entry.op, call))
     finally:
         collect.reset(token)
 
