@@ -25,7 +25,7 @@ from chronomem.timeutil import instant
 NAMES = ("valid_at", "known_at", "as_of")
 
 
-def read_instant(value: object, name: str) -> datetime | None:
+def parse_instant(value: object, name: str) -> datetime | None:
     """One time argument: ``None``, an aware ``datetime`` or an ISO-8601 string
     (core's parser); text that is not ISO 8601 is ``InvalidType``, like any other
     value that is not an instant."""
@@ -61,9 +61,9 @@ def select_time(
 ) -> TimeSelection:
     """Validate the three keywords into a ``TimeSelection``."""
     sel = TimeSelection(
-        read_instant(valid_at, "valid_at"),
-        read_instant(known_at, "known_at"),
-        read_instant(as_of, "as_of"),
+        parse_instant(valid_at, "valid_at"),
+        parse_instant(known_at, "known_at"),
+        parse_instant(as_of, "as_of"),
     )
     if sel.as_of is not None and (sel.valid_at is not None or sel.known_at is not None):
         raise InvalidTimeSelector("as_of means both valid_at and known_at; do not combine them")

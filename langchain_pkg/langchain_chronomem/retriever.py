@@ -19,7 +19,7 @@ from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
-from chronomem_adapters.timeselect import read_instant, select_time
+from chronomem_adapters.timeselect import parse_instant, select_time
 
 from .options import ReadOptions, check_bool, check_k, check_score, check_states
 from .readtags import manager_tag
@@ -82,7 +82,7 @@ class ChronomemRetriever(BaseRetriever):
     @field_validator("valid_at", "known_at", "as_of", mode="before")
     @classmethod
     def _instant(cls, value: object, info: Any) -> datetime | None:
-        return read_instant(value, info.field_name)
+        return parse_instant(value, info.field_name)
 
     @field_validator("k", mode="before")
     @classmethod

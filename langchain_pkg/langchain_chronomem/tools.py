@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from chronomem import ChronomemError, Fact, InvalidType, Memory
 from chronomem_adapters.documents import fact_text, hit_document
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.timeselect import read_instant
+from chronomem_adapters.timeselect import parse_instant
 
 from .readtags import run_tag
 
@@ -32,7 +32,7 @@ def _instant(value: str | None, name: str) -> datetime | None:
     """An ISO date (UTC midnight) or an ISO datetime with an offset."""
     if value is None or value == "":
         return None
-    return read_instant(value, name)
+    return parse_instant(value, name)
 
 
 def _validation_message(error: ValidationError) -> str:

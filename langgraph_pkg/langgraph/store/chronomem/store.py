@@ -36,7 +36,7 @@ from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 from chronomem_adapters.readtags import tagged
 from chronomem_adapters.semantics import VERSIONED
-from chronomem_adapters.timeselect import read_instant
+from chronomem_adapters.timeselect import parse_instant
 
 from . import filters, keys, namespaces, pinning, scoring
 from .embedder import LangChainEmbedder
@@ -250,9 +250,9 @@ class ChronomemStore(BaseStore):
         A graph compiled with the view replays what memory held then; a write to
         it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
         v, k = read_instants(
-            read_instant(valid_at, "valid_at"),
-            read_instant(known_at, "known_at"),
-            read_instant(as_of, "as_of"),
+            parse_instant(valid_at, "valid_at"),
+            parse_instant(known_at, "known_at"),
+            parse_instant(as_of, "as_of"),
         )
         if v is None and k is None:
             raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
@@ -473,7 +473,7 @@ class ChronomemStore(BaseStore):
         validate_labels(tuple(namespace))
         subject = keys.subject(tuple(namespace), _check_key(key))
         pin = self._pin
-        known_at = read_instant(known_at, "known_at")
+        known_at = parse_instant(known_at, "known_at")
         if known_at is None and pin is not None:
             known_at = opt_dt(pin.known_at)
         valid = from_us(
