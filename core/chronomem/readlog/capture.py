@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .args import encode
 from .batch import pending, record
-from .instant import parse_instant, read_clock
+from .instant import read_clock, read_instant
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -60,7 +60,7 @@ def serve(mem: Memory, query: Query, run: Run) -> Any:
         read_clock.reset(clock)
         collect.reset(token)
     items = collected if query.op == "recall" else _items(query.op, out)
-    at = max(instants) if instants else parse_instant(mem)
+    at = max(instants) if instants else read_instant(mem)
     record(mem, query.op, encode(query), items, at)
     return out
 

@@ -61,7 +61,7 @@ def instant_hook(conn: Connection) -> None:
             want[1].append(int(at))
 
 
-def parse_instant(mem: Memory) -> int:
+def read_instant(mem: Memory) -> int:
     """The instant of a read whose transactions did not give one (a tenant that
     never wrote has no clock row yet: it gets one, once)."""
     t = mem.scope.tenant
