@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import InvalidInput, InvalidInterval, InvalidType
 from .identity import encodable, fold_predicate, require_id, require_text
+from .jsondepth import MAX_DEPTH
 from .model import Episode, Fact
 from .ops import AssertOp, WriteOp
 from .predicates import Cardinality, PredicateSpec, Volatility
@@ -69,6 +70,8 @@ def check_json_keys(value: Any, name: str, path: frozenset[int] = frozenset()) -
         if id(value) in path:
             raise InvalidInput(f"{name} contains itself (a reference cycle); JSON cannot hold it")
         path = path | {id(value)}
+        if len(path) > MAX_DEPTH:  # before Python's recursion limit (chronomem.jsondepth)
+            raise InvalidInput(f"{name} nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):

@@ -385,6 +385,31 @@ def test_postgres_erase_clears_the_text_index_pages(pg_pages: str) -> None:
     assert _in_pages(pg_pages, mk) == []
 
 
+def _busy_subjects(m: Memory, mk: str) -> str:
+    """A subject-key btree page with live keys around the erased one."""
+    for i in range(40):
+        m.remember(f"subject before {i:02d}", "likes", "tea")
+    fid = m.remember(f"{mk} subject", "likes", "tea").fact_ids[0]
+    for i in range(40):
+        m.remember(f"subject after {i:02d}", "likes", "tea")
+    return fid
+
+
+def test_postgres_reindex_clears_the_subject_index_pages(pg_pages: str) -> None:
+    """The remedy SECURITY.md gives for the btree residue: REINDEX rebuilds the
+    index from the live rows only."""
+    mk = marker("reindex")
+    with Memory(f"{pg_pages}&application_name={ME}") as m:
+        fid = _busy_subjects(m, mk)
+        assert "cm_versions_subject_head" in _in_pages(pg_pages, mk)  # the key is indexed
+        m.erase(fid)
+    with raw(pg_pages) as conn:
+        conn.commit()
+        auto = conn.execution_options(isolation_level="AUTOCOMMIT")
+        auto.exec_driver_sql("REINDEX INDEX cm_versions_subject_head")
+    assert "cm_versions_subject_head" not in _in_pages(pg_pages, mk)
+
+
 def _in_stats(url: str, needle: str) -> list[str]:
     """Columns whose planner statistics (pg_stats: most-common values, histogram
     bounds, most-common lexemes of tsvector columns) mention ``needle``."""
@@ -425,16 +450,18 @@ def test_postgres_erase_rewrites_the_planner_statistics(pg_url: str) -> None:
 
 
 @pytest.mark.xfail(
-    strict=False,  # whether the bytes survive depends on where pruning moves live tuples
-    reason="known limit: VACUUM prunes a dead tuple but does not zero the page's free "
-    "space; the erased row's bytes may stay in the page until the space is reused or the "
-    "table is rewritten (VACUUM FULL)",
+    strict=False,  # whether the bytes survive depends on where pruning moves live rows
+    reason="known limit: VACUUM prunes a dead tuple (or btree entry) but does not zero the "
+    "page's free space; the erased bytes may stay in the page until the space is reused, "
+    "the table is rewritten (VACUUM FULL) or the index rebuilt (REINDEX)",
 )
-def test_postgres_erase_clears_the_free_space_of_a_busy_page(pg_pages: str) -> None:
+@pytest.mark.parametrize("relation", ["cm_versions", "cm_versions_subject_head"])
+def test_postgres_erase_clears_the_free_space_of_a_busy_page(pg_pages: str, relation: str) -> None:
     mk = marker("free")
+    busy = _busy_store if relation == "cm_versions" else _busy_subjects
     with Memory(f"{pg_pages}&application_name={ME}") as m:
-        m.erase(_busy_store(m, mk))
-    assert "cm_versions" not in _in_pages(pg_pages, mk)
+        m.erase(busy(m, mk))
+    assert relation not in _in_pages(pg_pages, mk)
 
 
 def test_postgres_vacuum_full_clears_erased_text_from_every_page(pg_pages: str) -> None:

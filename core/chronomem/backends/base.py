@@ -76,6 +76,13 @@ class Backend:
             yield conn
 
     @contextmanager
+    def snapshot_read(self) -> Iterator[Connection]:
+        """A read transaction whose statements all see one snapshot (an export that
+        counts, then streams). A SQLite read transaction already is one."""
+        with self.read() as conn:
+            yield conn
+
+    @contextmanager
     def point_read(
         self, *, on_end: Callable[[Connection], None] | None = None
     ) -> Iterator[Connection]:
@@ -107,6 +114,14 @@ class Backend:
 
     def lock_slots(self, conn: Connection, tenant: str, slots: Sequence[str]) -> None:
         """Serialize writers of the same slots until the transaction ends."""
+
+    @classmethod
+    def lock_read_log(cls, conn: Connection, tenants: Sequence[str], *, erasing: bool) -> None:
+        """Serialize a read-log batch write (shared) with an erasure's pass over the
+        log (exclusive) of the same tenants until the transaction ends, so a batch
+        either commits before the erasure marks the log or checks what is stored
+        after the erasure committed. A database that serializes writers already
+        (SQLite) needs nothing."""
 
     def after_erase(self, conn: Connection) -> None:
         """Make physically deleted text unrecoverable from indexes (dialect work)."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -32,7 +33,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from ..errors import ChronomemError, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..schema import INDEX_MAX_CHARS, meta, txclock
+from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock
 from .base import Backend, Run
 
 if TYPE_CHECKING:
@@ -211,6 +212,13 @@ def _extension(conn: Connection, name: str) -> bool:
     return True
 
 
+_RELTUPLES = text("SELECT reltuples FROM pg_class WHERE oid = CAST(:t AS regclass)")
+READ_LOG_LOCK = "read log"  # not a slot key (those are hex digests): its own lock
+# Tables an erasure deletes from: vacuumed and re-analysed after it.
+ERASED_TABLES = ("cm_versions", "cm_episodes", "cm_vectors", "cm_sources", "cm_reads",
+                 "cm_read_items", "cm_predicates", "cm_txclock")  # fmt: skip
+
+
 def lock_key(tenant: str, slot: str) -> str:
     """The advisory-lock name of a slot: an injective join of tenant and slot key."""
     return join((tenant, slot), SEP_FIELD)
@@ -244,6 +252,29 @@ class PostgresBackend(Backend):
             {"keys": sorted({lock_key(tenant, s) for s in slots})},
         )
 
+    @contextmanager
+    def snapshot_read(self) -> Iterator[Connection]:
+        # read committed gives each statement its own snapshot: an export's counts
+        # and rows could then disagree under concurrent writes
+        snap = self.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+        with self._guarded(), snap as conn, conn.begin():
+            yield conn
+
+    @classmethod
+    def lock_read_log(cls, conn: Connection, tenants: Sequence[str], *, erasing: bool) -> None:
+        # Without it (issue #31 item 7) a batch written while another process erased
+        # an item it served checked the item present (the erase had not committed),
+        # and the erase's pass over the log could not see the uncommitted batch.
+        if not tenants:
+            return
+        fn = "pg_advisory_xact_lock" if erasing else "pg_advisory_xact_lock_shared"
+        conn.execute(
+            text(
+                f"SELECT {fn}(hashtextextended(k, 0)) FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
+            ),
+            {"keys": sorted({lock_key(t, READ_LOG_LOCK) for t in tenants})},
+        )
+
     def translate_error(self, exc: BaseException, *, connecting: bool) -> ChronomemError | None:
         import psycopg
 
@@ -270,9 +301,38 @@ class PostgresBackend(Backend):
         # space until reused: see SECURITY.md); ANALYZE rewrites the planner
         # statistics (pg_stats most-common values, histograms, most-common lexemes)
         # from the remaining rows, so an erased value does not outlive its row there.
+        # The read log (cm_reads, cm_read_items) too: its statistics held erased
+        # queries and ids. ANALYZE of a table the erase emptied keeps the old
+        # statistics (it has no sample to build new ones from): see _restat_empty.
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            for table in ("cm_versions", "cm_episodes", "cm_vectors", "cm_sources"):
+            for table in ERASED_TABLES:
                 conn.execute(text(f"VACUUM (ANALYZE) {table}"))
+                # VACUUM counted the live rows (pg_class, a catalog read: no tenant data)
+                n = conn.execute(_RELTUPLES, {"t": table}).scalar()
+                if n is not None and n <= 0:
+                    self._restat_empty(table)
+                    conn.execute(text(f"VACUUM {table}"))
+
+    def _restat_empty(self, table: str) -> None:
+        """Replace an empty table's statistics: ANALYZE one placeholder row inserted
+        and deleted in the same transaction (ANALYZE samples its own transaction's
+        rows), so the statistics describe that row instead of erased ones. Needs
+        only the table owner's rights (deleting from pg_statistic needs a
+        superuser); the caller vacuums the dead placeholder away."""
+        cols = {}
+        for c in metadata.tables[table].columns:
+            if c.nullable or c.server_default is not None:
+                continue
+            typ = getattr(c.type, "impl", c.type)  # SafeText: a decorated Text
+            kind = typ.python_type
+            cols[c.name] = {str: "", int: 0, float: 0.0, bytes: b""}[kind]
+        ins = metadata.tables[table].insert().values(**cols)
+        with self.engine.begin() as conn:
+            conn.execute(ins)
+            conn.execute(text(f"ANALYZE {table}"))
+            conn.execute(
+                metadata.tables[table].delete().where(metadata.tables[table].c.tenant == "")
+            )
 
     # -- the dialect's write SQL -------------------------------------------------------
     @classmethod

@@ -31,11 +31,13 @@ where the new one starts, a DELETE ends the memory.
 
 One module per format: ``dump_export`` and ``dump_import`` (the dump),
 ``facts`` (hand-written facts), ``mem0`` (mem0's history database); ``common``
-holds the instants and progress bars they share."""
+holds the instants and progress bars they share, ``history`` the one-transaction
+writer every importer of history uses (``write_history``)."""
 
 from .dump_export import export_jsonl, export_records
 from .dump_import import import_jsonl, import_records, is_dump, read_jsonl
 from .facts import import_facts
+from .history import write_history
 from .mem0 import MEM0_PREDICATE, import_mem0_history, mem0_events
 
 __all__ = [
@@ -49,4 +51,5 @@ __all__ = [
     "is_dump",
     "mem0_events",
     "read_jsonl",
+    "write_history",
 ]

@@ -24,8 +24,13 @@ def instant(us: int | None) -> str | int | None:
     return from_us(us).isoformat() if MIN_US <= us <= MAX_US else us
 
 
+BIGINT = 2**63  # a stored instant is a signed 64-bit integer
+
+
 def parse_instant(value: object, what: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
+        if not -BIGINT < value < BIGINT:
+            raise InvalidInput(f"{what}: {value} microseconds is out of range")
         return value
     if isinstance(value, str):  # a dump writes every instant with its offset
         return to_us(parse_iso(value, what), what)

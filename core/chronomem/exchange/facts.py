@@ -7,9 +7,12 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import ChronomemError, InvalidInput
+from ..jsondepth import loads
+from ..ops import AssertOp
 from ..timeutil import parse_iso, to_us
 from .common import bar
+from .history import write_history
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -29,42 +32,41 @@ def import_facts(memory: Memory, lines: Iterable[str], *, progress: bool = False
     ``valid_from``/``valid_to`` default as in ``remember``; a line with
     ``recorded_at`` is history (``Memory.import_fact``: believed since then), written
     in ``recorded_at`` order; lines without it are remembered now, in one batch.
-    Instants without an offset are UTC. Returns how many facts each way."""
-    past: list[tuple[int, int, dict[str, Any]]] = []
-    now: list[dict[str, Any]] = []
+    Instants without an offset are UTC. Returns how many facts each way.
+    All lines are written in one transaction: a bad line (or a ``recorded_at`` after
+    the store's clock) writes nothing."""
+    past: list[tuple[int, int, AssertOp, datetime]] = []
+    now: list[AssertOp] = []
     for n, rec in _fact_lines(lines):
         unknown = set(rec) - _FACT_KEYS
         if unknown:
             raise InvalidInput(f"line {n}: unknown field(s) {sorted(unknown)}")
-        kw: dict[str, Any] = {
-            "subject": rec.get("subject"),
-            "predicate": rec.get("predicate"),
-            "obj": rec.get("object"),
-        }
+        kw: dict[str, Any] = {}
         for key in ("valid_from", "valid_to"):
             if rec.get(key) is not None:
                 kw[key] = _loose_instant(rec[key], f"line {n}: {key}")
         for key in ("metadata", "extractor"):
             if rec.get(key) is not None:
                 kw[key] = rec[key]
+        at = None
         if rec.get("recorded_at") is not None:
             at = _loose_instant(rec["recorded_at"], f"line {n}: recorded_at")
-            past.append((to_us(at), n, {**kw, "recorded_at": at}))
-        else:
-            memory.assertion(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
-            now.append({**kw, "subject": rec.get("subject"), "predicate": rec.get("predicate"),
-                        "obj": rec.get("object")})  # fmt: skip
+            kw.setdefault("valid_from", at)  # as ``Memory.import_fact``
+        try:
+            op = memory.assertion(rec["subject"], rec["predicate"], rec["object"], **kw)
+            if at is not None:
+                past.append((to_us(at, "recorded_at"), n, op, at))
+            else:
+                now.append(op)
+        except ChronomemError as exc:
+            raise type(exc)(f"line {n}: {exc}") from None
+        except KeyError as exc:
+            raise InvalidInput(f"line {n}: a fact has a {exc.args[0]!r}") from None
     progress_bar = bar(len(past) + len(now), "import", progress)
     try:
-        for _, n, kw in sorted(past, key=lambda p: (p[0], p[1])):
-            try:
-                memory.import_fact(kw.pop("subject"), kw.pop("predicate"), kw.pop("obj"), **kw)
-            except InvalidInput as exc:
-                raise type(exc)(f"line {n}: {exc}") from None
-            progress_bar.update()
-        if now:
-            memory.remember_many(now)
-            progress_bar.update(len(now))
+        writes = [([op], at, f"line {n}") for _, n, op, at in sorted(past, key=lambda p: p[:2])]
+        write_history(memory, [*writes, (now, None, "the lines without recorded_at")])
+        progress_bar.update(len(past) + len(now))
     finally:
         progress_bar.close()
     return {"history": len(past), "remembered": len(now)}
@@ -75,7 +77,7 @@ def _fact_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads(line, f"line {n}")
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {n}: not JSON ({exc.msg})") from None
         if not isinstance(rec, dict):

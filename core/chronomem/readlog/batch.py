@@ -9,6 +9,10 @@ the erasing transaction, so erasure reaches them; pending again if it rolls
 back), ``close()`` (a store that cannot write them still closes, with a
 ``RuntimeWarning`` saying how many were lost), and interpreter exit. A batch written after another process erased
 something it served is written as erasure leaves it (items marked, text arguments blanked).
+A batch and another process's erase of the same tenant serialise
+(``Backend.lock_read_log``): either the batch commits first and the erase's pass
+over the log marks it, or the batch checks what is stored after the erase
+committed.
 
 Durability: a crash (of the process, or of a PostgreSQL server before the WAL
 flush: the batch commits with ``synchronous_commit = off``) can lose the last
@@ -153,6 +157,10 @@ def _flush(p: _Pending) -> None:
                 # a log entry need not wait for the WAL flush (PostgreSQL): a server crash
                 # can lose the last moments' entries (never a fact, never a torn entry)
                 backends.of(conn).relax_durability(conn)
+                # an erase of these tenants' items waits for this batch, or this batch
+                # for the erase (issue #31 item 7): see Backend.lock_read_log
+                tenants = sorted({e.tenant for e in taken})
+                backends.of(conn).lock_read_log(conn, tenants, erasing=False)
                 _write(conn, taken)
         except BaseException:
             with p.lock:  # not written: kept, ahead of the reads made since

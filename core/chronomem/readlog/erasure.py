@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, delete, select, update
 
+from .. import backends
 from .. import reads as reads_sql
 from ..batching import chunks
 from ..schema import read_items, read_log
@@ -31,7 +32,10 @@ def forget(
 ) -> None:
     """Erasure reaches the log: mark the items naming erased versions/episodes
     erased, and blank the text arguments of every read that served one. The
-    store's pending entries are written first, in the erasing transaction."""
+    store's pending entries are written first, in the erasing transaction, after
+    any other process's batch of this tenant being written has committed (the
+    erase holds the tenant's read-log lock to its commit)."""
+    backends.of(conn).lock_read_log(conn, [tenant], erasing=True)
     flush_into(conn)
     touched: set[str] = set()
     for kind, ids in (("v", list(version_ids)), ("e", list(episode_ids))):
@@ -64,6 +68,7 @@ def forget(
 
 def forget_scope(conn: Connection, scope: Scope) -> None:
     """``purge``: the reads made in this scope and the scopes under it go too."""
+    backends.of(conn).lock_read_log(conn, [scope.tenant], erasing=True)
     flush_into(conn)
     ids = list(
         conn.execute(select(read_log.c.id).where(reads_sql.scope_within(read_log, scope))).scalars()

@@ -11,7 +11,8 @@ the search asks for retracted versions or episodes, it returns ``None`` and the
 tenant-wide search runs as before. Otherwise, over those rows only:
 
 * ``fact_lexical``: BM25 (k1 1.2, b 0.75, FTS5's defaults) of the query's terms
-  over the rows' indexed text, the collection statistics being the prefix's own
+  over the rows' indexed text (its first ``INDEX_MAX_CHARS`` characters, as the
+  text indexes), the collection statistics being the prefix's own
   rows. The words are those ``querytime.words`` finds, with plural, ``-ed`` and
   ``-ing`` endings stripped (``light_stem``, not the text index's Porter or
   English stemmer). FTS5 was measured here first: its ``MATCH … AND rowid = ?``
@@ -46,6 +47,7 @@ from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
 from ..model import Fact, State
+from ..schema import INDEX_MAX_CHARS
 from ..timeutil import MAX_US
 from .fusion import GRAPH_CAP, HalfLives, HitKind, finish, fuse, in_window, leg_weights, recency
 from .indexing import fact_text
@@ -84,13 +86,16 @@ def light_stem(word: str) -> str:
 
 def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
     """BM25 of ``terms`` over the rows' indexed text (a row whose text is '' is not
-    indexed), the rows being the collection; best first, ties by content hash."""
+    indexed), the rows being the collection; best first, ties by content hash. As
+    the text indexes, only a text's first ``INDEX_MAX_CHARS`` characters count:
+    one huge item costs no more than that, and a word past the cap is found here
+    no more than anywhere else."""
     wanted = list(dict.fromkeys(light_stem(t) for t in terms))
     if not wanted:
         return []
     docs: list[tuple[dict[str, Any], Counter[str], int]] = []
     for row in rows:
-        tokens = [light_stem(w) for w in words(fact_text(row))]
+        tokens = [light_stem(w) for w in words(fact_text(row)[:INDEX_MAX_CHARS])]
         if tokens:
             docs.append((row, Counter(tokens), len(tokens)))
     if not docs:
