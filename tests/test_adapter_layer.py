@@ -35,6 +35,7 @@ PUBLIC_MODULES = frozenset(
         "chronomem",
         "chronomem.embedding",
         "chronomem.errors",
+        "chronomem.exchange",
         "chronomem.extraction",
         "chronomem.identity",
         "chronomem.model",
