@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from chronomem import Episode, Fact, State
-from chronomem.render import flatten
+from chronomem.render import flatten, said
 
 JSON = dict[str, Any]
 
@@ -48,10 +48,11 @@ def fact_text(fact: Fact) -> str:
     return f"{statement} ({interval_text(fact)}{state})"
 
 
-def episode_text(episode: Episode) -> str:
-    """``[2026-01-02] user: …`` — when it was said, by whom, what."""
-    who = f"{flatten(episode.role)}: " if episode.role else ""
-    return f"[{_day(episode.occurred_at)}] {who}{flatten(episode.text)}"
+def episode_text(episode: Episode, past_label: str | None = None) -> str:
+    """``[2026-01-02] user: …`` — when it was said, by whom, what; an episode a
+    search found stale says it is past: ``[2026-01-02, since superseded: user
+    lives in Berlin] user: …`` (``chronomem.render.said``, the one rendering)."""
+    return said(episode, past_label, when=_day(episode.occurred_at))
 
 
 def explain_summary(explain: dict[str, Any]) -> JSON:
@@ -68,6 +69,9 @@ def explain_summary(explain: dict[str, Any]) -> JSON:
         value = explain.get(key)
         if isinstance(value, bool | int | float):
             out[key] = value
+    staleness = explain.get("staleness")
+    if isinstance(staleness, dict) and isinstance(staleness.get("status"), str):
+        out["staleness"] = staleness["status"]
     return out
 
 
@@ -94,7 +98,11 @@ def fact_metadata(fact: Fact, *, score: float | None = None, explain: Any = None
     return meta
 
 
-def episode_metadata(episode: Episode, *, score: float | None = None, explain: Any = None) -> JSON:
+def episode_metadata(
+    episode: Episode, *, score: float | None = None, explain: Any = None, hit: Any = None
+) -> JSON:
+    """Everything about an episode, JSON-safe; from a search ``hit``, also its
+    status at the search's instant and, when stale, what replaced it."""
     meta: JSON = {
         "kind": "episode",
         "episode_id": episode.id,
@@ -102,6 +110,11 @@ def episode_metadata(episode: Episode, *, score: float | None = None, explain: A
         "occurred_at": _iso(episode.occurred_at),
         "recorded_at": _iso(episode.recorded_at),
     }
+    if hit is not None and getattr(hit, "episode_status", None) is not None:
+        meta["episode_status"] = hit.episode_status
+        if hit.past_label:
+            meta["past_label"] = hit.past_label
+            meta["superseded_by"] = [f.version_id for f in hit.superseded_by]
     if score is not None:
         meta["score"] = float(score)
     if isinstance(explain, dict) and explain:
@@ -132,8 +145,8 @@ def hit_document(hit: Any) -> HitDocument:
     e: Episode = hit.episode
     return HitDocument(
         e.id,
-        episode_text(e),
-        episode_metadata(e, score=hit.score, explain=hit.explain),
+        episode_text(e, getattr(hit, "past_label", None)),
+        episode_metadata(e, score=hit.score, explain=hit.explain, hit=hit),
         float(hit.score),
     )
 

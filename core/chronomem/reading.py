@@ -103,4 +103,5 @@ def _recall(q: RecallQuery, read: Read) -> str:
                     exact=True,
                 )
             )
-    return render_block(live, history, eps)
+    past = {h.episode.id: h.past_label for h in hits if h.episode and h.past_label}
+    return render_block(live, history, eps, past)

@@ -1,5 +1,9 @@
 """Rendering memory for a prompt: a framed block of one-line facts.
 
+An episode a search found stale (``Hit.past_label``, retrieval/staleness.py) is
+shown as past wherever a model reads it, by ``said`` and only by it:
+``[2026-01-01, since superseded: user lives in Berlin] user: I live in Paris.``
+
 Stored text is data, never instructions: the block says so, every value is
 flattened to one line (newlines, control and separator characters become
 spaces) and angle brackets are neutralised, so a stored fact can neither start
@@ -9,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from .model import Episode, Fact
@@ -19,6 +23,13 @@ CLOSE = "</memory>"
 HEADER_LIVE = "Known facts:"
 HEADER_HISTORY = "Earlier values (no longer true):"
 HEADER_EPISODES = "Related messages:"
+
+# The words that open a stale episode's past label: the text shown for a stale
+# episode always holds one of them (``said``).
+SINCE_SUPERSEDED = "since superseded"
+SINCE_ENDED = "since ended"
+SINCE_RETRACTED = "since retracted"
+PAST_MARKERS = (SINCE_SUPERSEDED, SINCE_ENDED, SINCE_RETRACTED)
 
 _SPACES = re.compile(r"\s+")
 
@@ -51,15 +62,31 @@ def fact_line(f: Fact) -> str:
     return f"- {text} (since {_day(f.valid_from)})"
 
 
-def episode_line(e: Episode) -> str:
+def said(e: Episode, past_label: str | None = None, when: str | None = None) -> str:
+    """An episode as one line a model reads: ``[when] role: text`` (``when``: its
+    date unless given), and for a stale one ``[date, past label] role: text``, the
+    date always YYYY-MM-DD. The one rendering of an episode's staleness: core
+    ``recall`` and every adapter's documents use it."""
     who = f"{flatten(e.role)}: " if e.role else ""
-    return f"- [{_day(e.occurred_at)}] {who}{flatten(e.text)}"
+    if past_label:
+        stamp = f"{_day(e.occurred_at)}, {flatten(past_label)}"
+    else:
+        stamp = when if when is not None else _day(e.occurred_at)
+    return f"[{stamp}] {who}{flatten(e.text)}"
+
+
+def episode_line(e: Episode, past_label: str | None = None) -> str:
+    return f"- {said(e, past_label)}"
 
 
 def render(
-    live: Sequence[Fact], history: Sequence[Fact] = (), episodes: Sequence[Episode] = ()
+    live: Sequence[Fact],
+    history: Sequence[Fact] = (),
+    episodes: Sequence[Episode] = (),
+    past: Mapping[str, str] | None = None,
 ) -> str:
-    """The prompt block; empty string when there is nothing to say."""
+    """The prompt block; empty string when there is nothing to say. ``past``: the
+    past label of each stale episode, by episode id (``Hit.past_label``)."""
     if not live and not history and not episodes:
         return ""
     lines = [OPEN]
@@ -68,6 +95,6 @@ def render(
     if history:
         lines += [HEADER_HISTORY, *(fact_line(f) for f in history)]
     if episodes:
-        lines += [HEADER_EPISODES, *(episode_line(e) for e in episodes)]
+        lines += [HEADER_EPISODES, *(episode_line(e, (past or {}).get(e.id)) for e in episodes)]
     lines.append(CLOSE)
     return "\n".join(lines)

@@ -545,6 +545,7 @@ class ChronomemMemory(Memory):
             )
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
+            shown: dict[str, float] = {}  # the facts' scores, by version id
             for hit in hits:
                 if hit.fact is not None:
                     if _is_marker(hit.fact):
@@ -554,17 +555,27 @@ class ChronomemMemory(Memory):
                 elif hit.episode is not None:
                     if not reader.visible(hit.episode):
                         continue
-                    record = episode_record(hit.episode)
+                    record = episode_record(hit.episode, hit)
                     kind = "episode"
                 else:
                     continue
                 if not self._admits(record, prefix, cats, source, include_private):
                     continue
                 legs = sorted((hit.explain or {}).get("legs", {}) or {})
+                score = unit_score(hit.score, kind)
+                if hit.fact is not None:
+                    shown[hit.fact.version_id] = score
+                # a stale episode never scores above the live fact that replaced it
+                score = min(
+                    [
+                        score,
+                        *(shown[f.version_id] for f in hit.superseded_by if f.version_id in shown),
+                    ]
+                )
                 out.append(
                     MemoryMatch(
                         record=record,
-                        score=unit_score(hit.score, kind),
+                        score=score,
                         match_reasons=legs or ["chronomem"],
                     )
                 )

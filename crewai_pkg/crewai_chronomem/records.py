@@ -48,12 +48,13 @@ def crew_info(episode: Episode | None) -> dict[str, Any]:
     return dict(info) if isinstance(info, dict) else {}
 
 
-def episode_record(episode: Episode) -> MemoryRecord:
+def episode_record(episode: Episode, hit: Any = None) -> MemoryRecord:
+    """An episode as a record; from a search ``hit`` a stale one says it is past."""
     info = crew_info(episode)
-    meta = {**_user_meta(info), **episode_metadata(episode)}
+    meta = {**_user_meta(info), **episode_metadata(episode, hit=hit)}
     return MemoryRecord(
         id=episode.id,
-        content=episode_text(episode),
+        content=episode_text(episode, getattr(hit, "past_label", None)),
         scope=paths.normalize(info.get("scope")),
         categories=list(info.get("categories") or []),
         metadata=meta,

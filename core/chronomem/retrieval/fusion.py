@@ -4,7 +4,7 @@ A leg's vote is ``weight / (RRF_K + rank)``. Lexical legs weigh 1; vector legs
 weigh what their embedder is worth (``vector_weight``): the offline hashing
 embedder only re-finds the words the lexical leg already matched, and at equal
 weight its noise pulled the fused ranking 10 points of LoCoMo R@10 below the
-lexical leg alone (benchmarks/README.md, ablations). The entity-graph leg votes
+lexical leg alone (benchmarks/HISTORY.md). The weights are ``tuning.DEFAULT``'s. The entity-graph leg votes
 for every fact about a named entity, so it weighs little and only its first
 ``GRAPH_CAP`` facts vote: it can lift a fact the other legs found, never flood
 the top k."""
@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..predicates import Volatility
+from .tuning import DEFAULT
 
-RRF_K = 60
+RRF_K = DEFAULT.rrf_k
 
 
 class HitKind(str, enum.Enum):
@@ -34,26 +35,14 @@ class HitKind(str, enum.Enum):
 
 
 US_PER_DAY = 86_400_000_000
-RECENCY_WEIGHT = 0.2  # final = rrf * (1 - w + w * recency)
-
-LEXICAL_WEIGHT = 1.0
-# The fact legs' votes count FACT_WEIGHT of an episode leg's: a fact extracted from a
-# conversation restates a turn of it, so at equal rank the turn (the evidence itself)
-# goes first. LoCoMo 0-4 (tuning split), facts arm R@10: 1.0 70.6, 0.75 72.9, 0.5 72.9.
-FACT_WEIGHT = 0.75
-GRAPH_WEIGHT = 0.25
-GRAPH_CAP = 5  # entity-graph facts that vote at all
-# The hashing embedder only re-finds the words the lexical leg already matched: its
-# votes order what the lexical leg did not find and break near ties, nothing more.
-# LoCoMo 0-4 (tuning split), R@10 episodes / facts arm: 0.1 72.2 / 69.0, 0.02 72.4,
-# 0.01 72.5, 0.001 72.7 / 70.5, 0 72.8 / 70.6 (a vote of 0 would leave the hits only
-# the vector leg found in hash order).
-HASHING_VECTOR_WEIGHT = 0.001
-# a learned embedder (e.g. all-MiniLM-L6-v2); LoCoMo 0-4 (tuning split), R@10 with the
-# context lift and the speaker boost and without the batch leg (fourth round): 0.15
-# 73.7, 0.2 73.6, 0.3 72.2, 0.4 70.7 (third round, with the batch leg: 0.15 72.0, 0.2
-# 71.5, 0.3 71.7, 0.5 70.4)
-MODEL_VECTOR_WEIGHT = 0.2
+# The knobs below are ``tuning.DEFAULT``'s fields (what each does: tuning.py).
+RECENCY_WEIGHT = DEFAULT.recency_weight  # final = rrf * (1 - w + w * recency)
+LEXICAL_WEIGHT = DEFAULT.lexical_weight
+FACT_WEIGHT = DEFAULT.fact_weight
+GRAPH_WEIGHT = DEFAULT.graph_weight
+GRAPH_CAP = DEFAULT.graph_cap  # entity-graph facts that vote at all
+HASHING_VECTOR_WEIGHT = DEFAULT.hashing_vector_weight
+MODEL_VECTOR_WEIGHT = DEFAULT.model_vector_weight
 
 
 def vector_weight(embedder: Any) -> float:
@@ -145,8 +134,8 @@ def fuse(
 # multiplies the score of a hit inside that time by 1 + TIME_BOOST: an episode that
 # occurred then (or up to TIME_SLACK_DAYS later: a conversation mentions an event
 # after it), a fact valid at some point of it. A boost, not a filter.
-TIME_BOOST = 0.5
-TIME_SLACK_DAYS = 0
+TIME_BOOST = DEFAULT.time_boost
+TIME_SLACK_DAYS = DEFAULT.time_slack_days
 
 
 def finish(f: Fused, recency_factor: float, tiebreak: str, in_window: bool | None = None) -> None:

@@ -21,6 +21,7 @@ from ..scope import Scope
 from . import querytime
 from .cache import MAX, Mirror, TenantMirror, speaker_of
 from .fusion import RRF_K, HitKind
+from .tuning import DEFAULT
 
 Ranking = list[tuple[str, float]]
 
@@ -439,10 +440,10 @@ def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ran
 # added in. Done at query time, not by copying a neighbour's text into the
 # turn's index, so erasing a turn leaves none of its words behind; and from the
 # mirror, so it costs no SQL.
-NEXT_SHARE = 0.9
-PREV_SHARE = 0.9
+NEXT_SHARE = DEFAULT.next_share
+PREV_SHARE = DEFAULT.prev_share
 SHARE_FROM = frozenset({"episode_lexical", "episode_vector"})  # the votes that are offered
-NEIGHBOUR_SCAN = 8  # positions looked at for the next/previous episode of the same scope
+NEIGHBOUR_SCAN = DEFAULT.neighbour_scan  # positions looked at: next/previous of the scope
 
 
 def neighbours(m: Mirror, mask: np.ndarray, ps: np.ndarray, step: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..prepared import PreparedIn
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import legs, spread, within
+from . import legs, spread, staleness, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import (
@@ -37,6 +37,7 @@ from .fusion import (
 from .indexing import Indexer
 from .querytime import time_window
 from .rerank import Reranker
+from .tuning import DEFAULT
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -50,17 +51,8 @@ MAX_CANDIDATES = 100_000
 # An episode whose role (its speaker) is a word of the query, or whose role the query's
 # first or second person names (legs.addressed_roles), scores 1 + SPEAKER_BOOST times
 # its fused votes: "What is Gina's favourite dance?" prefers Gina's turns, "what did
-# I say about the trip" the user's.
-# LoCoMo conversations 0-4 (tuning split), hashing: R@10 68.8 -> 71.3 (0.05: 70.1,
-# 0.2: 70.6, 0.4: 70.3) when it came (third round), at 0.1. Sixth round, with the
-# conversation spread, per boost: R@10 in each conversation's store / session R@12 and
-# turn R@10 with the five in one store, hashing | MiniLM:
-# 0.1 72.1 / 88.6 / 69.9 | 72.9 / 88.0 / 69.9; 0.2 71.5 / 89.6 / 70.9;
-# 0.25 - | 72.6 / 89.7 / 71.5; 0.3 71.5 / 89.8 / 71.1 | 72.5 / 89.8 / 71.0;
-# 0.4 71.5 / 90.2 / 71.3 | 72.2 / 90.1 / 70.9; 0.5 71.5 / 90.2 / 71.4 | 72.1 / 90.4 / 70.8;
-# 1.0 and more: a filter (71.4 / 90.2 / 71.3). 0.3: the one store's two measures gain
-# 1.1-1.9, the per-conversation one loses 0.4-0.6 (MiniLM's loss doubles at 0.4).
-SPEAKER_BOOST = 0.3
+# I say about the trip" the user's. (The knobs are tuning.DEFAULT's fields.)
+SPEAKER_BOOST = DEFAULT.speaker_boost
 EPISODE_LEGS = (
     "episode_lexical",
     "episode_vector",
@@ -70,12 +62,9 @@ EPISODE_LEGS = (
 )
 # A question that counts or compares (spread.asks_for_several) has its cut spread over
 # conversations: beyond a conversation's first SPREAD_FREE hits (>= 1), each further
-# one scores SPREAD_DECAY times less per hit of it already placed. LoCoMo 0-4 (tuning
-# split), hashing, episodes: turn R@10 72.8 -> 72.1, session R@12 of the five
-# conversations in one store 87.7 -> 88.6 (the 45 questions with a cue: 75.0 -> 90.1);
-# free 2: 72.4 / 88.0, free 3: no change; decay 0.5 as 0.7, 0.9: 72.3 / 88.4.
-SPREAD_FREE = 1
-SPREAD_DECAY = 0.7
+# one scores SPREAD_DECAY times less per hit of it already placed.
+SPREAD_FREE = DEFAULT.spread_free
+SPREAD_DECAY = DEFAULT.spread_decay
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -88,6 +77,12 @@ class Hit:
     episode: Episode | None
     score: float
     explain: dict[str, Any] = field(default_factory=dict)
+    # an episode's status at the search's instant (retrieval/staleness.py): "current",
+    # "stale" or "unknown" (None for a fact); a stale one's replacing live facts and
+    # the words that say it is past ("since superseded: user lives in Berlin")
+    episode_status: str | None = None
+    superseded_by: tuple[Fact, ...] = ()
+    past_label: str | None = None
 
     @property
     def text(self) -> str:
@@ -369,13 +364,97 @@ def search(
             keep = [f for f in keep if f.score >= min_score]
         else:
             keep = fused[:take]
-        hits = _materialize(scope.tenant, conn, keep, v, retracted_ids)
+        stale: dict[str, staleness.Staleness] = {}
+        kept_eps = [f.id for f in keep if f.kind == HitKind.EPISODE]
+        if kept_eps and mirror.v.n > 0:  # no fact in the tenant: every episode is unknown
+            stale = staleness.of_episodes(conn, scope, kept_eps, v, kn)
+            if any(s.status == staleness.STALE for s in stale.values()):
+
+                def wanted_successor(f: Fact) -> bool:
+                    return (
+                        State.LIVE in tf.states
+                        and subject_prefix is None
+                        and (preds is None or f.predicate in preds)
+                        and (skey is None or f.subject_key == skey)
+                    )
+
+                keep = _demote_stale(
+                    engine.registry,
+                    scope.tenant,
+                    conn,
+                    mirror,
+                    fused,
+                    keep,
+                    stale,
+                    wanted_successor,
+                    v,
+                    window,
+                    take,
+                )
+        hits = _materialize(scope.tenant, conn, keep, v, retracted_ids, stale)
     if r.reranker is not None and hits:
         hits = list(r.reranker.rerank(query, hits))
+    if stale:
+        hits = staleness.order(
+            hits,
+            lambda h: tuple(f.version_id for f in h.superseded_by),
+            lambda h: h.fact.version_id if h.fact is not None else None,
+        )
     out = hits[:k]
     for h in out:
         h.explain["degraded"] = bool(failed)
     return SearchResult(out, failed)
+
+
+def _demote_stale(
+    registry: Registry,
+    tenant: str,
+    conn: Connection,
+    mirror: TenantMirror,
+    fused: list[Fused],
+    keep: list[Fused],
+    stale: dict[str, staleness.Staleness],
+    wanted: Callable[[Fact], bool],
+    valid_at: int,
+    window: tuple[int, int] | None,
+    take: int,
+) -> list[Fused]:
+    """The kept hits with the live facts that replaced a stale episode's facts (those
+    the search's filters admit) brought in, or lifted, to at least the episode's own
+    score, and ranked before it on a tie: the present answer comes first, and the
+    past is demoted only below it, never hidden ("where did I live before Berlin?"
+    still finds the Paris message, labelled as past)."""
+    cands = {(f.kind, f.id): f for f in fused}
+    kept = {(f.kind, f.id) for f in keep}
+    out = list(keep)
+    lifts: list[tuple[Fused, float, str, list[str]]] = []
+    new: list[Fused] = []
+    for f in keep:
+        s = stale.get(f.id) if f.kind == HitKind.EPISODE else None
+        if s is None or s.status != staleness.STALE:
+            continue
+        lifts.append((f, f.score, f.id, [x.version_id for x in s.superseded_by if wanted(x)]))
+    for _, _, _, vids in lifts:
+        for vid in vids:
+            key = (HitKind.FACT, vid)
+            if key not in cands:
+                cands[key] = Fused(HitKind.FACT, vid)
+                new.append(cands[key])
+    if new:  # recency and ties of the facts no leg found
+        _score(registry, tenant, conn, mirror, new, valid_at, window)
+    for _, top, _, vids in lifts:
+        for vid in vids:
+            key = (HitKind.FACT, vid)
+            g = cands[key]
+            if key not in kept:
+                kept.add(key)
+                out.append(g)
+            if g.score < top:
+                g.score = top
+                g.legs["supersedes_stale_episode"] = {"lifted_to": top}
+    stale_ids = {f.id for f, _, _, _ in lifts}
+    out.sort(key=lambda f: (-f.score, f.kind == HitKind.EPISODE and f.id in stale_ids, f.tiebreak))
+    return out[:take]
 
 
 def _spoken_by(
@@ -501,6 +580,7 @@ def _materialize(
     fused: list[Fused],
     valid_at: int,
     retracted_ids: Sequence[str],
+    stale: dict[str, staleness.Staleness] | None = None,
 ) -> list[Hit]:
     """Fetch the rows of the chosen candidates, in the candidates' order."""
     fact_ids = [f.id for f in fused if f.kind == HitKind.FACT]
@@ -530,6 +610,8 @@ def _materialize(
         explain = {**f.explain(), "tiebreak": f.tiebreak}
         if isinstance(item, Fact):
             hits.append(Hit(item, None, f.score, explain))
-        else:
-            hits.append(Hit(None, item, f.score, explain))
+            continue
+        st = (stale or {}).get(item.id) or staleness.NO_FACTS
+        explain["staleness"] = st.explain
+        hits.append(Hit(None, item, f.score, explain, st.status, st.superseded_by, st.past_label))
     return hits

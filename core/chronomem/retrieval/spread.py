@@ -10,7 +10,7 @@ taken greedily, best first, and an episode whose conversation already has
 ``free`` hits placed scores ``decay`` times less for each one beyond those:
 every conversation's best turn goes before the second turn of any. Any other
 question keeps the fused order: for a question about one event, its
-neighbouring turns are the evidence (LoCoMo, benchmarks/README.md).
+neighbouring turns are the evidence (LoCoMo, benchmarks/HISTORY.md).
 
 An episode's conversation is its ``session_id`` when it has one, else the
 batch it was recorded with (one ``add_episodes`` call shares one transaction
@@ -28,9 +28,7 @@ from .cache import Mirror
 from .fusion import Fused, HitKind
 
 # Counting ("how many", "how often", "in total", "times") and comparing ("first",
-# "both", "which ... earlier/later") cues. On LoCoMo conversations 0-4 (the tuning
-# split) 28 of the 45 questions with a cue have evidence in more than one session,
-# 131 of the 712 without.
+# "both", "which ... earlier/later") cues (why these: benchmarks/HISTORY.md).
 _SEVERAL = re.compile(
     r"\b(?:how\s+many|how\s+often|in\s+total|total|times|first|both|"
     r"which\b.*\b(?:first|earlier|later))\b",
