@@ -1,14 +1,13 @@
-"""Errors the CrewAI adapters raise beyond chronomem's own."""
+"""Errors the CrewAI adapters raise: chronomem's own (``ReadOnlyView``: a write
+(remember, update, forget, reset, erase) sent to an ``as_of`` view)."""
 
 from __future__ import annotations
 
 from crewai.memory.storage.backend import EmbeddingDimensionMismatchError
 
-from chronomem import ChronomemError, InvalidInput
+from chronomem import InvalidInput, ReadOnlyView
 
-
-class ReadOnlyView(ChronomemError, RuntimeError):
-    """A write (remember, update, forget, reset, erase) was sent to an ``as_of`` view."""
+__all__ = ["DimensionMismatch", "ReadOnlyView"]
 
 
 class DimensionMismatch(InvalidInput, EmbeddingDimensionMismatchError):

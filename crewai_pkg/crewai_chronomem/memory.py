@@ -58,10 +58,10 @@ from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
-from . import paths
+from . import paths, scopes
 from .errors import ReadOnlyView
 from .handle import Handle
 from .location import default_path
@@ -190,17 +190,7 @@ def _is_marker(fact: Fact) -> bool:
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.ERASURE,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    },
+    VERSIONED | {Semantic.ERASURE, Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     name="CrewAI memory",
     notes={
@@ -776,28 +766,17 @@ class _RecordsView:
     def count(self, scope_prefix: str | None = None) -> int:
         return len(self.owner._records(scope_prefix, self._sel()))
 
+    def _select(self, scope_prefix: str | None) -> list[MemoryRecord]:
+        return self.owner._records(scope_prefix, self._sel())
+
     def get_scope_info(self, scope: str) -> ScopeInfo:
-        path = paths.normalize(scope)
-        recs = self.owner._records(path, self._sel())
-        return ScopeInfo(
-            path=path,
-            record_count=len(recs),
-            categories=sorted({c for r in recs for c in r.categories}),
-            oldest_record=min((r.created_at for r in recs), default=None),
-            newest_record=max((r.created_at for r in recs), default=None),
-            child_scopes=self.list_scopes(path),
-        )
+        return scopes.scope_info(self._select, scope)
 
     def list_scopes(self, parent: str = "/") -> list[str]:
-        recs = self.owner._records(paths.normalize(parent), self._sel())
-        return sorted({c for r in recs if (c := paths.child_of(r.scope, parent)) is not None})
+        return scopes.child_scopes(self._select, parent)
 
     def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for r in self.owner._records(scope_prefix, self._sel()):
-            for c in r.categories:
-                counts[c] = counts.get(c, 0) + 1
-        return counts
+        return scopes.category_counts(self._select(scope_prefix))
 
     def delete(
         self,

@@ -13,11 +13,11 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 
 from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
-from chronomem.extraction.base import content_text
+from chronomem.extraction import content_text
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.limits import MAX_K as SHARED_MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import BITEMPORAL, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 from chronomem_adapters.transcript import Transcript
 
@@ -89,12 +89,7 @@ def _thread_id() -> str | None:
 
 
 @declare(
-    [
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-    ],
+    BITEMPORAL,
     as_of=TimeKeeping.AT_CONSTRUCTION,
     notes={
         Semantic.TIME_IN_OUTPUT: "the recall block dates each fact to the day, as text",

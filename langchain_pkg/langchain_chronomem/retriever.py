@@ -19,7 +19,7 @@ from chronomem.reserved import without_internal
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import parse_instant, select_time
 
 from .options import ReadOptions, check_bool, check_k, check_score, check_states
@@ -27,16 +27,7 @@ from .readtags import manager_tag
 
 
 @declare(
-    [
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    ],
+    VERSIONED | {Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     notes={
         Semantic.ERASURE: "a retriever only reads; erase through Memory.erase or the forget tool",

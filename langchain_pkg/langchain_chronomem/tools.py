@@ -11,7 +11,7 @@ brackets), with the validity interval and, unless live, the state."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -33,15 +33,7 @@ def _instant(value: str | None, name: str) -> datetime | None:
     """An ISO date (UTC midnight) or an ISO datetime with an offset."""
     if value is None or value == "":
         return None
-    text = value.strip()
-    if len(text) == 10:
-        try:
-            d = date.fromisoformat(text)
-        except ValueError:
-            pass
-        else:
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-    return parse_instant(text, name)
+    return parse_instant(value, name)
 
 
 def _validation_message(error: ValidationError) -> str:

@@ -12,10 +12,11 @@ import json
 import sys
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..model import Fact
+from ..timeutil import parse_iso
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
@@ -26,9 +27,7 @@ def parse_instant(value: str | datetime | None) -> datetime | None:
     (already converted by the option's type, ``cli.instant``) is returned as is."""
     if value is None or isinstance(value, datetime):
         return value
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    dt = datetime.fromisoformat(text)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return parse_iso(value, "time", naive="utc", error=ValueError)
 
 
 def shown(value: object) -> str:

@@ -37,6 +37,9 @@ from chronomem.model import ALL_STATES
 from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
+from chronomem_adapters.readtags import tagged
+from chronomem_adapters.semantics import VERSIONED
+from chronomem_adapters.timeselect import parse_instant
 
 from . import filters, keys, namespaces, pinning, scoring
 from .coalescing import Coalescer
@@ -126,17 +129,7 @@ class ChronomemStore(BaseStore):
     (``memory.reads()``), tagged with the run, thread and checkpoint."""
 
     ADAPTER_NAME = "LangGraph store"
-    SEMANTICS = frozenset(
-        {
-            Semantic.CURRENT_VIEW,
-            Semantic.SUPERSESSION,
-            Semantic.VALID_TIME,
-            Semantic.TRANSACTION_TIME,
-            Semantic.HISTORY,
-            Semantic.RETRACTION,
-            Semantic.ERASURE,
-        }
-    )
+    SEMANTICS = VERSIONED | {Semantic.ERASURE}
     AS_OF = TimeKeeping.VIEW
     SEMANTICS_NOTES: ClassVar[dict[Semantic, str]] = {
         Semantic.PROVENANCE: "BaseStore items carry no sources and puts take none",
@@ -258,17 +251,22 @@ class ChronomemStore(BaseStore):
     # -- time travel -------------------------------------------------------------------
     def as_of(
         self,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
     ) -> ChronomemStore:
         """A read-only view with the same ``BaseStore`` API, reading the world at
         ``valid_at`` as the store believed it at ``known_at`` (``as_of`` sets both).
+        Each is an aware ``datetime`` or an ISO-8601 string (``"2025-01-01T00:00:00Z"``).
 
         A graph compiled with the view replays what memory held then; a write to
         it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
-        v, k = read_instants(valid_at, known_at, as_of)
+        v, k = read_instants(
+            parse_instant(valid_at, "valid_at"),
+            parse_instant(known_at, "known_at"),
+            parse_instant(as_of, "as_of"),
+        )
         if v is None and k is None:
             raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
         view = copy.copy(self)
@@ -356,11 +354,8 @@ class ChronomemStore(BaseStore):
         return self._batch(list(ops), self._context())
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
-        tag = (
-            self._memory.read_tag(**ctx.tag())
-            if ctx is not None and self._memory.read_log
-            else contextlib.nullcontext()
-        )
+        # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
+        tag = tagged(self._memory, ctx.tag) if ctx is not None else contextlib.nullcontext()
         with tag:
             return self._run(ops, ctx)
 
@@ -516,7 +511,7 @@ class ChronomemStore(BaseStore):
         key: str,
         field: str | None = None,
         *,
-        known_at: datetime | None = None,
+        known_at: datetime | str | None = None,
         include_retracted: bool = True,
     ) -> list[FieldVersion]:
         """Every value the item's fields (or one ``field``) had, in valid-time order:
@@ -526,6 +521,7 @@ class ChronomemStore(BaseStore):
         validate_labels(tuple(namespace))
         subject = keys.subject(tuple(namespace), _check_key(key))
         pin = self._pin
+        known_at = parse_instant(known_at, "known_at")
         if known_at is None and pin is not None:
             known_at = opt_dt(pin.known_at)
         valid = from_us(

@@ -49,7 +49,12 @@ from chronomem.extraction import Extractor
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping, UnsupportedSemantics
+from chronomem_adapters.semantics import (
+    BITEMPORAL,
+    Semantic,
+    TimeKeeping,
+    UnsupportedSemantics,
+)
 from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
 from chronomem_adapters.transcript import Transcript
 
@@ -78,15 +83,7 @@ def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.ERASURE,
-        Semantic.TRANSCRIPT,
-    },
+    BITEMPORAL | {Semantic.HISTORY, Semantic.ERASURE, Semantic.TRANSCRIPT},
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemMemory",
     notes={

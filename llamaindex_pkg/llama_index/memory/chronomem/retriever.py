@@ -34,7 +34,7 @@ from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from .readtags import llamaindex_tag
@@ -68,16 +68,7 @@ def _states(states: Iterable[State | str] | State | str | None) -> frozenset[Sta
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    },
+    VERSIONED | {Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemRetriever",
     notes={
