@@ -33,6 +33,9 @@ PACKAGES = {
 PUBLIC_MODULES = frozenset(
     {
         "chronomem",
+        # the CLI's plugin API (the `chronomem.cli` entry-point group: `chronomem items`)
+        "chronomem.cli",
+        "chronomem.cli.instant",
         "chronomem.embedding",
         "chronomem.errors",
         "chronomem.exchange",
@@ -42,6 +45,7 @@ PUBLIC_MODULES = frozenset(
         "chronomem.ops",
         "chronomem.predicates",
         "chronomem.render",
+        "chronomem.reserved",  # adapters' internal rows: never shown to people or prompts
         "chronomem.scope",
         "chronomem.timeutil",
     }

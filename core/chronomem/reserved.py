@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from .model import Fact
 
+__all__ = ["RESERVED_PREFIX", "for_people", "is_internal", "without_internal"]
+
 H = TypeVar("H", bound=Any)
 RESERVED_PREFIX = "@"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from chronomem import Memory, StoreClosed, readlog
+from chronomem import Memory, StoreClosed
 
 
 class Handle:
@@ -44,14 +44,8 @@ class Handle:
         keeps its one connection, which holds its data. The store is never
         closed for good here, so a ``Memory`` or storage that shares it (the
         storage factory hands one per URL) keeps working after another closes."""
-        if not self.owned or not self.is_open():
-            return
-        readlog.flush(self.memory)
-        backend = self.memory.backend
-        if not getattr(
-            backend, "memory", False
-        ):  # an in-memory SQLite store's data is its connection
-            backend.engine.dispose()
+        if self.owned and self.is_open():
+            self.memory.drain()
 
     def is_open(self) -> bool:
         try:

@@ -10,6 +10,8 @@ import click
 
 from .output import parse_instant
 
+__all__ = ["INSTANT", "Instant"]
+
 
 class Instant(click.ParamType):
     name = "instant"

@@ -19,8 +19,8 @@ from typing import Any
 
 import click
 
+from chronomem.cli import shown
 from chronomem.cli.instant import INSTANT
-from chronomem.cli.output import shown
 
 
 def _namespace(text: str) -> tuple[str, ...]:
