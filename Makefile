@@ -9,8 +9,12 @@ PKGS   := -e 'core[postgres,cli,http,local-embed,plot,mcp]' -e adapters -e langg
 # pip takes it from local disk; an unpinned torch would pull a CUDA build).
 TORCH  ?= torch==2.13.0
 PYTEST_ARGS ?=
+# `make demo` needs only the core: its own small venv, no frameworks, no torch.
+DEMO_VENV ?= .venv-demo
+# The six distributions, in dependency order; `make wheels` builds them into dist/.
+DISTS  := core adapters langgraph_pkg langchain_pkg llamaindex_pkg crewai_pkg
 
-.PHONY: install demo test lint typecheck unit pgvector clean
+.PHONY: install demo wheels check-wheels test lint typecheck unit pgvector clean
 
 $(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_pkg/pyproject.toml \
           langchain_pkg/pyproject.toml llamaindex_pkg/pyproject.toml crewai_pkg/pyproject.toml
@@ -22,8 +26,22 @@ $(STAMP): pyproject.toml core/pyproject.toml adapters/pyproject.toml langgraph_p
 
 install: $(STAMP)
 
-demo: install
-	$(BIN)/python examples/quickstart.py
+$(DEMO_VENV)/.installed: core/pyproject.toml
+	test -x $(DEMO_VENV)/bin/python || $(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q -e core
+	touch $@
+
+demo: $(DEMO_VENV)/.installed
+	$(DEMO_VENV)/bin/python examples/quickstart.py
+
+wheels:
+	rm -rf dist
+	$(PYTHON) -m pip wheel -q --no-deps -w dist $(addprefix ./,$(DISTS))
+	rm -rf $(addsuffix /build,$(DISTS))
+
+# Installs each adapter by name from dist/ into its own fresh venv and runs its example.
+check-wheels: wheels
+	scripts/check-wheels
 
 lint: install
 	$(BIN)/ruff check .
@@ -44,4 +62,4 @@ unit: install pgvector
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_VENV) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -25,6 +25,19 @@ DATA = Path(os.environ.get("CHRONOMEM_BENCH_DATA", ROOT.parent / "shared" / "dat
 PG_URL = os.environ.get("CHRONOMEM_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
+# -- fixed halves -------------------------------------------------------------------------
+
+HALVES = ("tuning", "heldout")
+
+
+def half_of(key: str, salt: str) -> str:
+    """``"tuning"`` or ``"heldout"``: a fixed hash of ``key`` (a question or story id), so
+    the split never moves when items are added, removed or reordered. Tune on the tuning
+    half only; score the held-out half in aggregate, once per candidate."""
+    digest = hashlib.sha256(f"{salt}:{key}".encode()).digest()
+    return HALVES[digest[0] & 1]
+
+
 # -- facts about the run ----------------------------------------------------------------
 
 

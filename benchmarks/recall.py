@@ -19,7 +19,11 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   sessions are distractors. Evidence = the question's ``answer_session_ids`` (a hit
   counts for the session its turn belongs to); a second table scores the turns marked
   ``has_answer`` (479 questions have at least one). R@1/5/10/12/20 and MRR per question
-  type.
+  type. Issue #28 split the questions in two by a fixed hash of the question id
+  (``common.half_of``): the session table is also reported for the tuning half and the
+  held-out half (the store is the same; only the questions asked differ).
+  ``--longmemeval-half tuning`` asks only the tuning half's questions (for tuning runs);
+  the held-out half is scored in aggregate, once per candidate.
 * ``locomo-pooled`` (with ``--locomo-splits``): the split's conversations in ONE store,
   scored by answer session as LongMemEval is (a session = one conversation's session;
   the other conversations are distractors), plus a table of the evidence turns: a
@@ -103,6 +107,7 @@ class Question:
     text: str
     evidence: frozenset[str]  # units (turns) or sessions, see ``by_session``
     evidence_turns: frozenset[str] = frozenset()
+    half: str = ""  # LongMemEval: "tuning" or "heldout" (common.half_of the question id)
 
 
 @dataclass
@@ -128,8 +133,11 @@ class Dataset:
 
 
 # LoCoMo splits (issue #13 discipline): retrieval is tuned on conversations 0-4
-# only; 5-9 are held out; LongMemEval is never tuned on.
+# only; 5-9 are held out. LongMemEval (issue #28): tuned on the questions of its tuning
+# half only (LME_HALVES), the held-out half scored in aggregate.
 LOCOMO_SPLITS = {"all": (0, 10), "tune": (0, 5), "heldout": (5, 10)}
+LME_HALVES = ("all", *common.HALVES)
+LME_SALT = "longmemeval"
 
 
 def load_locomo(path: Path, limit: int = 0, split: str = "all") -> Dataset:
@@ -194,7 +202,11 @@ def load_locomo(path: Path, limit: int = 0, split: str = "all") -> Dataset:
     return Dataset(name, corpora, dict(excluded))
 
 
-def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
+def half_table(table: str, half: str) -> str:
+    return f"{table} · {half} half"
+
+
+def load_longmemeval(path: Path, limit: int = 0, half: str = "all") -> Dataset:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         raw = json.load(fh)
     sessions: dict[str, list[Turn]] = {}
@@ -231,21 +243,22 @@ def load_longmemeval(path: Path, limit: int = 0) -> Dataset:
     answer_turns = {t.unit for s in sessions.values() for t in s if t.has_answer}
     questions = []
     for item in raw[: limit or None]:
+        qid = str(item["question_id"])
+        which = common.half_of(qid, LME_SALT)
+        if half != "all" and which != half:
+            continue
         ev = frozenset(str(s) for s in item["answer_session_ids"])
         turns = frozenset(t.unit for sid in ev for t in sessions[sid] if t.unit in answer_turns)
         questions.append(
-            Question(
-                str(item["question_id"]),
-                str(item["question_type"]),
-                str(item["question"]),
-                ev,
-                turns,
-            )
+            Question(qid, str(item["question_type"]), str(item["question"]), ev, turns, which)
         )
     corpus = Corpus(
         "longmemeval-oracle-pooled", list(sessions.values()), questions, by_session=True
     )
-    return Dataset("longmemeval", [corpus], {}, tables=("session", "has_answer turn"))
+    if half != "all":
+        return Dataset(f"longmemeval-{half}", [corpus], {}, tables=("session", "has_answer turn"))
+    halves = tuple(half_table("session", h) for h in common.HALVES)
+    return Dataset("longmemeval", [corpus], {}, tables=("session", *halves, "has_answer turn"))
 
 
 def pool_locomo(ds: Dataset) -> Dataset:
@@ -599,10 +612,13 @@ def run_arm(
                 rankings[q.qid] = [sorted(u) for u in r.units]
                 if corpus.by_session:
                     row = score(to_sessions(r.units), q.evidence)
-                    per_table["session"].append({"group": q.group, **row})
-                    chance_rows["session"].append(
-                        {"group": q.group, **chance(corpus, q, "session")}
-                    )
+                    odds = chance(corpus, q, "session")
+                    tables = ["session"]
+                    if q.half and half_table("session", q.half) in ds.tables:
+                        tables.append(half_table("session", q.half))
+                    for table in tables:
+                        per_table[table].append({"group": q.group, **row})
+                        chance_rows[table].append({"group": q.group, **odds})
                     if q.evidence_turns:
                         turn_table = ds.tables[-1]
                         row = score(r.units, q.evidence_turns)
@@ -644,7 +660,7 @@ def report(ds: Dataset, arms: list[ArmResult]) -> str:
                 continue
             n = have[0].tables[table]["result"]["n"]
             what = {"evidence": "evidence turns", "session": "answer sessions"}.get(
-                table, table + "s"
+                table, table + "s" if "·" not in table else "answer sessions, " + table
             )
             out.append(f"\n{ds.name} — evidence = {what}, {n:,} questions, embedder {emb} (in %)")
             rows = []
@@ -694,6 +710,31 @@ def compare_rankings(a: ArmResult, b: ArmResult) -> int:
     return sum(1 for q in a.rankings if a.rankings[q] != b.rankings.get(q))
 
 
+def override(assignments: Sequence[str]) -> dict[str, Any]:
+    """``--set fusion.RECENCY_WEIGHT=0.1``: replace a retrieval constant for this run only
+    (tuning experiments; the source is untouched). ``fusion`` names a module of
+    ``chronomem.retrieval``; every chronomem module that imported the same constant gets
+    the new value too. Returns what was set."""
+    import ast
+    import importlib
+
+    done: dict[str, Any] = {}
+    for a in assignments:
+        target, _, raw = a.partition("=")
+        mod_name, _, attr = target.strip().rpartition(".")
+        if not mod_name or not attr or not raw:
+            raise SystemExit(f"--set wants module.NAME=value, not {a!r}")
+        mod = importlib.import_module(f"chronomem.retrieval.{mod_name}")
+        if not hasattr(mod, attr):
+            raise SystemExit(f"chronomem.retrieval.{mod_name} has no {attr}")
+        old, new = getattr(mod, attr), ast.literal_eval(raw.strip())
+        for m in list(sys.modules.values()):
+            if (m.__name__ or "").startswith("chronomem.") and getattr(m, attr, None) is old:
+                setattr(m, attr, new)
+        done[target.strip()] = new
+    return done
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--datasets", default="locomo,longmemeval")
@@ -701,6 +742,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--locomo-splits",
         default="all",
         help="comma list of all (conversations 0-9), tune (0-4), heldout (5-9)",
+    )
+    ap.add_argument(
+        "--longmemeval-half",
+        default="all",
+        choices=LME_HALVES,
+        help="ask only this half's questions (all: every question, halves reported too)",
     )
     ap.add_argument("--embedders", default="hashing,minilm")
     ap.add_argument("--arms", default="episodes,facts")
@@ -714,6 +761,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick", action="store_true", help="2 LoCoMo conversations, 60 LongMemEval questions"
     )
     ap.add_argument("--legs", default=None, help="chronomem legs to enable (ablation), comma list")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="override a chronomem.retrieval constant for this run (tuning experiments)",
+    )
     ap.add_argument("--check-determinism", action="store_true")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--no-write", action="store_true")
@@ -727,6 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arms = [a for a in args.arms.split(",") if a]
     systems = [s for s in args.systems.split(",") if s]
     legs = [x for x in args.legs.split(",") if x] if args.legs else None
+    overrides = override(args.set)
     skipped: list[str] = []
     notes: list[str] = []
 
@@ -757,7 +812,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif d == "longmemeval":
             loaded.append(
                 load_longmemeval(
-                    common.DATA / "longmemeval_oracle.json.gz", 60 if args.quick else args.limit
+                    common.DATA / "longmemeval_oracle.json.gz",
+                    60 if args.quick else args.limit,
+                    args.longmemeval_half,
                 )
             )
         else:
@@ -855,6 +912,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skipped: {s}")
     if legs:
         print(f"note: chronomem legs enabled: {legs}")
+    if overrides:
+        print(f"note: retrieval constants overridden for this run: {overrides}")
 
     if args.dump:
         with open(args.dump, "w") as fh:
@@ -889,6 +948,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "limit": args.limit,
                 "quick": args.quick,
                 "legs": legs,
+                "longmemeval_half": args.longmemeval_half,
+                "overrides": overrides or None,
                 "chronomem_url": args.url or "in-memory SQLite",
             },
             "skipped": skipped,

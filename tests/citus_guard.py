@@ -36,7 +36,9 @@ Exempt, and why:
   (the one-off backfill of the pgvector column from the float32 blobs, run when
   the column is created), ``chronomem.retrieval.reembed`` (re-embedding the
   whole store with a new embedder: the embedder is store-wide) and
-  ``chronomem.integrity`` (``Memory.check``: documented to check every tenant).
+  ``chronomem.integrity`` (``Memory.check``: documented to check every tenant) and
+  ``chronomem.provenance.scopes`` (``Memory.scopes``, CLI ``chronomem scopes``:
+  documented to list every tenant's scopes, to find where an adapter wrote).
   These run as multi-shard statements on Citus, which it supports as long as
   every join between distributed tables is on the distribution column; so for
   them the guard still requires every block's ``cm_*`` tables to be joined on
@@ -855,6 +857,7 @@ _SWEEPS = (
     ("chronomem/retrieval/pgvector.py", "ensure_column"),
     ("chronomem/retrieval/reembed.py", None),
     ("chronomem/integrity.py", None),
+    ("chronomem/provenance.py", "scopes"),  # Memory.scopes: every tenant's scopes, counted
 )
 
 

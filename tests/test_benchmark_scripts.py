@@ -82,3 +82,28 @@ def test_a_result_written_outside_the_repository_is_named_by_its_full_path(tmp_p
     assert common.shown(common.RESULTS / "recall.json") == "benchmarks/results/recall.json"
     outside = tmp_path / "recall-elsewhere.json"
     assert common.shown(outside) == str(outside)
+
+
+def test_halves_are_a_fixed_hash_of_the_id() -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import common
+
+    # pinned: a change to the hash would move items between halves after tuning on one
+    assert common.half_of("move-paris-berlin", "changes") == "heldout"
+    assert common.half_of("e47becba", "longmemeval") == "tuning"
+    halves = [common.half_of(f"q{i}", "longmemeval") for i in range(400)]
+    assert 150 < halves.count("tuning") < 250 and set(halves) == set(common.HALVES)
+
+
+def test_recall_set_overrides_a_constant_wherever_it_was_imported() -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import recall
+    from chronomem.retrieval import fusion, legs
+
+    before = fusion.RRF_K
+    try:
+        assert recall.override(["fusion.RRF_K=17"]) == {"fusion.RRF_K": 17}
+        assert (fusion.RRF_K, legs.RRF_K) == (17, 17)  # legs imported it by name
+    finally:
+        recall.override([f"fusion.RRF_K={before}"])
+    assert (before, before) == (fusion.RRF_K, legs.RRF_K)

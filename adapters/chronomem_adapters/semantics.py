@@ -47,6 +47,11 @@ MEANINGS: dict[Semantic, str] = {
 # The two semantics that need a read instant other than "now".
 TIME_TRAVEL = frozenset({Semantic.VALID_TIME, Semantic.TRANSACTION_TIME})
 
+# What every adapter keeps: the current view, supersession and both clocks.
+BITEMPORAL = frozenset({Semantic.CURRENT_VIEW, Semantic.SUPERSESSION, *TIME_TRAVEL})
+# ... and a value's history, with a retraction distinct from an ending.
+VERSIONED = BITEMPORAL | {Semantic.HISTORY, Semantic.RETRACTION}
+
 
 class TimeKeeping(str, enum.Enum):
     """Where an adapter takes the instant a read is made ``as_of``."""

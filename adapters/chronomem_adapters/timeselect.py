@@ -5,7 +5,8 @@ call, from Python objects or from serialised configs (ISO-8601 strings). This
 module validates them once, the same way for every adapter:
 
 - an instant is a timezone-aware ``datetime`` or an ISO-8601 string with an
-  offset (``"2026-01-01T00:00:00Z"``); a naive one is ``NaiveDatetime``;
+  offset (``"2026-01-01T00:00:00Z"``; a date alone is its UTC midnight), read by
+  core's one parser (``chronomem.timeutil.instant``); a naive one is ``NaiveDatetime``;
 - ``as_of`` means both clocks at once, so it never combines with the others
   (``InvalidTimeSelector``);
 - a per-call selection that names any instant replaces the construction-time
@@ -19,31 +20,16 @@ from datetime import datetime
 from typing import Any
 
 from chronomem import InvalidTimeSelector, InvalidType
-from chronomem.timeutil import from_us, to_us
+from chronomem.timeutil import instant
 
 NAMES = ("valid_at", "known_at", "as_of")
 
 
 def parse_instant(value: object, name: str) -> datetime | None:
-    """``None``, an aware ``datetime`` or an ISO-8601 string -> an aware UTC datetime."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            value = datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidType(
-                f"{name} must be a timezone-aware datetime or an ISO-8601 string, not {value!r}"
-            ) from None
-    if not isinstance(value, datetime):
-        raise InvalidType(
-            f"{name} must be a timezone-aware datetime or an ISO-8601 string, "
-            f"not {type(value).__name__}"
-        )
-    return from_us(to_us(value, name))  # checks awareness and range, normalises to UTC
+    """One time argument: ``None``, an aware ``datetime`` or an ISO-8601 string
+    (core's parser); text that is not ISO 8601 is ``InvalidType``, like any other
+    value that is not an instant."""
+    return instant(value, name, error=InvalidType)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from .errors import InvalidInput
 @runtime_checkable
 class Embedder(Protocol):
     """``embed`` embeds stored texts; an embedder may also have
-    ``embed_query(text) -> vector`` for queries (used when present)."""
+    ``embed_query(text) -> vector`` for queries (used when present) and
+    ``aliases``: names the same model was recorded under before (a store that
+    recorded one of them, with the same ``dim``, opens without re-embedding)."""
 
     name: str
     dim: int

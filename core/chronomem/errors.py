@@ -73,3 +73,14 @@ class CorruptStore(ChronomemError, RuntimeError):
 
 class ReadOnlyStore(ChronomemError, PermissionError):
     """A write to a store that was opened read-only (its file is not writable)."""
+
+
+class MissingDriver(ChronomemError, ImportError):
+    """A URL needs a driver that is not installed; the message names the extra that
+    brings it (``pip install 'chronomem[postgres]'``)."""
+
+
+class ReadOnlyView(ChronomemError, RuntimeError):
+    """A write was sent to a read-only time-travel view (an adapter's ``as_of``:
+    the LangGraph store's put, delete, erase or TTL refresh; a CrewAI memory's
+    remember, update, forget, reset or erase). Write to the live object instead."""

@@ -22,12 +22,13 @@ from .memory_episodes import EpisodeMethods
 from .memory_erasure import ErasureMethods
 from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
-from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, State, Stats
+from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, ScopeCounts, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .scope import Scope
+from .similarity import similarities as similarity
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 
@@ -473,6 +474,13 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
         self._check_open()
         return provenance.stats(self._engine, self.scope)
 
+    def scopes(self) -> list[ScopeCounts]:
+        """Every scope of the whole database (every tenant) that holds facts or
+        episodes, with its own counts: where an adapter's data is, whatever scope
+        this handle reads."""
+        self._check_open()
+        return provenance.scopes(self._engine)
+
     # -- retrieval ----------------------------------------------------------------------
     @property
     def _retrieval(self) -> Retrieval:
@@ -484,6 +492,12 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
     def embedder(self) -> Embedder:
         """The embedder search and indexing use."""
         return self._retrieval.embedder
+
+    def similarities(self, query: str, version_ids: Iterable[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each fact version's stored embedding,
+        by version id (``chronomem.similarity``; versions without one are left out)."""
+        self._check_open()
+        return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids)
 
     def search(
         self,

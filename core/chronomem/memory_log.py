@@ -30,6 +30,17 @@ class ReadLogMethods:
     def read_log(self, on: bool) -> None:
         self._engine.read_log = bool(on)
 
+    def drain(self) -> None:
+        """Write the read log's pending entries and return the pooled database
+        connections, leaving the store open: a later call opens new connections.
+        An in-memory SQLite store keeps its one connection, which holds its data.
+        (What a framework means by ``close`` on a store it shares: CrewAI's.)"""
+        self._engine.check_open()
+        readlog.flush(cast("Memory", self))
+        backend = self._engine.backend
+        if not getattr(backend, "memory", False):
+            backend.engine.dispose()
+
     @staticmethod
     def read_tag(**tag: str | None) -> AbstractContextManager[None]:
         """Tag the reads logged inside a ``with`` block. Nested tags merge, the

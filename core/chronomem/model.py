@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from .errors import InvalidTimeSelector
+from .scope import DEFAULT_TENANT, LEVELS, Scope
 
 
 class State(str, enum.Enum):
@@ -214,3 +216,20 @@ class Stats:
     episodes: int
     predicates: int
     last_recorded_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ScopeCounts:
+    """What one scope holds itself (``Memory.scopes()``): facts ever written there,
+    those live now, and its episodes."""
+
+    scope: Scope
+    facts: int
+    live_facts: int
+    episodes: int
+
+    def options(self) -> str:
+        """The CLI options that select this scope (``--tenant`` only when not default)."""
+        pairs = [] if self.scope.tenant == DEFAULT_TENANT else [("tenant", self.scope.tenant)]
+        pairs += [(lv, getattr(self.scope, lv)) for lv in LEVELS if getattr(self.scope, lv)]
+        return " ".join(f"--{name} {shlex.quote(value)}" for name, value in pairs)

@@ -1,4 +1,5 @@
-"""``why`` (where a fact came from) and ``stats`` (what a scope holds)."""
+"""``why`` (where a fact came from), ``stats`` (what a scope holds) and ``scopes``
+(every scope of the database, with what each holds)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from sqlalchemy import func, select
 from . import reads
 from .engine import Engine
 from .errors import NotFound
-from .model import Provenance, State, Stats
+from .model import Provenance, ScopeCounts, State, Stats
 from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
@@ -94,3 +95,33 @@ def stats(engine: Engine, scope: Scope) -> Stats:
         n_preds = one(select(func.count(versions.c.predicate.distinct())).where(vis))
         last = conn.execute(select(func.max(versions.c.recorded_at)).where(vis)).scalar()
     return Stats(n_facts, n_live, n_versions, n_current, n_eps, n_preds, opt_dt(last))
+
+
+def scopes(engine: Engine) -> list[ScopeCounts]:
+    """Every scope that holds facts or episodes, in every tenant, with its own counts
+    (not its ancestors'): what a reader needs to pick ``--user``/``--session``."""
+    v = engine.now_us()
+    cols = (versions.c.tenant, versions.c.user_id, versions.c.agent_id, versions.c.session_id)
+    ecols = (
+        episodes_table.c.tenant,
+        episodes_table.c.user_id,
+        episodes_table.c.agent_id,
+        episodes_table.c.session_id,
+    )
+    counts: dict[tuple[str, str, str, str], list[int]] = {}
+    with engine.backend.read() as conn:
+        for row in conn.execute(
+            select(*cols, func.count(versions.c.fact_id.distinct())).group_by(*cols)
+        ):
+            counts.setdefault(tuple(row[:4]), [0, 0, 0])[0] = int(row[4])
+        live = reads.known(None) & reads.in_states({State.LIVE}, v)
+        for row in conn.execute(
+            select(*cols, func.count(versions.c.fact_id.distinct())).where(live).group_by(*cols)
+        ):
+            counts.setdefault(tuple(row[:4]), [0, 0, 0])[1] = int(row[4])
+        for row in conn.execute(select(*ecols, func.count()).group_by(*ecols)):
+            counts.setdefault(tuple(row[:4]), [0, 0, 0])[2] = int(row[4])
+    return [
+        ScopeCounts(Scope(t, u or None, a or None, s or None), n[0], n[1], n[2])
+        for (t, u, a, s), n in sorted(counts.items())
+    ]

@@ -17,6 +17,7 @@ from .engine import Engine
 from .model import Fact, State, parse_states
 from .queries import FactQuery, Query, RecallQuery, SearchQuery
 from .render import render as render_block
+from .reserved import for_people
 from .retrieval import search as run_search
 from .scope import Scope
 
@@ -83,8 +84,20 @@ def _recall(q: RecallQuery, read: Read) -> str:
             include_episodes=q.include_episodes,
         )
     )
-    live = [h.fact for h in hits if h.fact is not None]
-    eps = [h.episode for h in hits if h.episode is not None]
+    shown = for_people(  # an adapter's internal row stands for its subject's facts
+        hits,
+        lambda subject: read(
+            FactQuery(
+                subject=subject,
+                valid_at=q.valid_at,
+                known_at=q.known_at,
+                as_of=q.as_of,
+                exact=True,
+            )
+        ),
+    )
+    live = [h.fact for h in shown if h.fact is not None]
+    eps = [h.episode for h in shown if h.episode is not None]
     history: list[Fact] = []
     if q.include_history:
         seen: set[tuple[str, str]] = set()

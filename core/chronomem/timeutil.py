@@ -96,3 +96,65 @@ def check_tx_clock(now_us: int, what: str = "clock() returned") -> int:
             "forward, and the calendar ends in 9999); nothing was written — fix the clock"
         )
     return now_us
+
+
+# -- ISO 8601 -------------------------------------------------------------------------
+def parse_iso(
+    text: str,
+    name: str = "timestamp",
+    *,
+    naive: str = "refuse",
+    error: type[Exception] = InvalidInput,
+) -> datetime:
+    """The one ISO-8601 reader: ``text`` -> an aware UTC datetime.
+
+    A trailing ``Z``/``z`` is UTC; a bare date (``2026-01-01``) is that day's
+    UTC midnight. ``naive`` says what a time without an offset is: ``"refuse"``
+    (``NaiveDatetime``, the API's rule) or ``"utc"`` (read as UTC, for formats
+    that document it: CLI arguments, model answers, imported files). Text that
+    is not ISO 8601 raises ``error`` (``InvalidInput`` unless the caller has its
+    own error for a bad answer or a bad argument)."""
+    if naive not in ("refuse", "utc"):
+        raise InvalidInput(f"naive must be 'refuse' or 'utc', not {naive!r}")
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        raise error(f"{name} is not an ISO 8601 timestamp: {text!r}") from None
+    if len(value) == 10:  # a date alone: its UTC midnight
+        return dt.replace(tzinfo=timezone.utc)
+    if dt.tzinfo is None or dt.tzinfo.utcoffset(dt) is None:
+        if naive == "refuse":
+            raise NaiveDatetime(
+                f"{name} {text!r} is a naive time (no UTC offset); write one, "
+                "e.g. '2026-01-01T00:00:00Z'"
+            )
+        dt = dt.replace(tzinfo=timezone.utc)
+    return from_us(to_us(dt, name))  # range checked, normalised to UTC
+
+
+def instant(
+    value: object,
+    name: str = "timestamp",
+    *,
+    naive: str = "refuse",
+    error: type[Exception] = InvalidInput,
+) -> datetime | None:
+    """A read or write instant as callers give it: ``None``, an aware ``datetime``
+    or an ISO-8601 string (``parse_iso``) -> ``None`` or an aware UTC datetime.
+    Anything else is ``InvalidType``; a naive ``datetime`` follows ``naive``; text
+    that is not ISO 8601 raises ``error``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_iso(value, name, naive=naive, error=error)
+    if not isinstance(value, datetime):
+        raise InvalidType(
+            f"{name} must be a timezone-aware datetime or an ISO-8601 string, "
+            f"not {type(value).__name__}"
+        )
+    if naive == "utc" and (value.tzinfo is None or value.tzinfo.utcoffset(value) is None):
+        value = value.replace(tzinfo=timezone.utc)
+    return from_us(to_us(value, name))

@@ -20,6 +20,8 @@ import numpy as np
 from chronomem import InvalidInput
 from chronomem.embedding import normalize_rows
 
+from .errors import DimensionMismatch
+
 QUERY = "\u2063"  # what chronomem is asked to search for: no words, so only the vector leg runs
 
 
@@ -38,7 +40,7 @@ class VectorBridge:
     def _check(self, vec: Sequence[float], what: str) -> list[float]:
         row = [float(x) for x in vec]
         if len(row) != self.dim:
-            raise InvalidInput(f"{what} has {len(row)} dimensions; this store holds {self.dim}")
+            raise DimensionMismatch(self.dim, len(row))
         if not all(np.isfinite(row)):
             raise InvalidInput(f"{what} holds NaN or infinite values")
         return row
@@ -65,7 +67,10 @@ class VectorBridge:
         if all(t in stash for t in texts):
             return normalize_rows(np.asarray([stash[t] for t in texts], dtype=np.float32))
         if self.fallback is not None:
-            return normalize_rows(np.asarray(self.fallback.embed(list(texts))))  # type: ignore[attr-defined]
+            rows = np.asarray(self.fallback.embed(list(texts)))  # type: ignore[attr-defined]
+            if rows.ndim == 2 and rows.shape[1] != self.dim:
+                raise DimensionMismatch(self.dim, int(rows.shape[1]))
+            return normalize_rows(rows)
         raise InvalidInput(
             "no vector for a text and no embedder: give ChronomemStorage an embedder= "
             "(CrewAI's embedder or a callable) or save records with their embedding"

@@ -18,54 +18,29 @@ from typing import Any
 
 from crewai.memory.types import MemoryRecord
 
-from chronomem import Memory
-from chronomem.extraction import Extracted, ExtractionResult, Turn
-from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
-from chronomem_adapters.timeselect import parse_instant
+from chronomem import Memory, State
+from chronomem.timeutil import instant
+from chronomem_adapters.conformance import (
+    BASE_SCOPE,
+    KitClock,
+    KitExtractor,
+    Timed,
+    Version,
+    VersionsHarness,
+    sibling_scope,
+)
 
 from .memory import ChronomemMemory
 from .storage import ChronomemStorage
 
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")  # single-valued in the kit's world
-_STATUS = {"live": Status.CURRENT, "ended": Status.PAST, "retracted": Status.RETRACTED}
-
-
-class KitExtractor:
-    """Reads ``{"entity", "attribute", "value"}`` (or ``"end": true``) from a turn,
-    and the facts ``expect``-ed for a given source text."""
-
-    name = "kit"
-    version = "1"
-
-    def __init__(self) -> None:
-        self.expected: dict[str, tuple[str, str, str]] = {}
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
-        out = []
-        for t in turns:
-            if t.text in self.expected:
-                e, a, v = self.expected[t.text]
-                out.append(ExtractionResult(t, [Extracted(e, a, v)]))
-                continue
-            try:
-                data = json.loads(t.text)
-            except ValueError:
-                out.append(ExtractionResult(t, []))
-                continue
-            if data.get("end"):
-                fact = Extracted(data["entity"], data["attribute"], None, op="end")
-            else:
-                fact = Extracted(data["entity"], data["attribute"], data["value"])
-            out.append(ExtractionResult(t, [fact]))
-        return out
 
 
 def _scope(entity: str) -> str:
     return f"/kit/{entity}"
 
 
-class CrewAIMemoryHarness(HarnessBase):
+class CrewAIMemoryHarness(VersionsHarness):
     adapter = ChronomemMemory
     siblings = frozenset({"user", "tenant", "session"})
 
@@ -117,25 +92,11 @@ class CrewAIMemoryHarness(HarnessBase):
         found = self._matches(entity, attribute, valid_at=valid_at, known_at=known_at)
         return [m.record.metadata["object"] for m in found]
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
         found = self._matches(entity, attribute, include_history=True, include_retracted=audit)
-        metas = sorted((m.record.metadata for m in found), key=lambda d: d["valid_from"])
-        return [
-            Entry(
-                d["object"],
-                _STATUS[d["state"]],
-                parse_instant(d["valid_from"], "valid_from"),
-                parse_instant(d["valid_to"], "valid_to"),
-            )
-            for d in metas
-            if d["state"] in _STATUS
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+        metas = [m.record.metadata for m in found]
+        return [(d["object"], d["state"], d["valid_from"], d["valid_to"]) for d in metas]
 
     def erase(self, entity: str, attribute: str) -> None:
         found = self._matches(entity, attribute, include_history=True, include_retracted=True)
@@ -154,8 +115,8 @@ class CrewAIMemoryHarness(HarnessBase):
         return [
             Timed(
                 m.record.metadata["object"],
-                parse_instant(m.record.metadata["valid_from"], "valid_from"),
-                parse_instant(m.record.metadata["valid_to"], "valid_to"),
+                instant(m.record.metadata["valid_from"], "valid_from"),
+                instant(m.record.metadata["valid_to"], "valid_to"),
             )
             for m in self._matches(entity, attribute)
         ]
@@ -165,15 +126,7 @@ class CrewAIMemoryHarness(HarnessBase):
         return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
 
     def sibling(self, kind: str, name: str) -> CrewAIMemoryHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, **BASE_SCOPE}
-        elif kind == "session":
-            scope = {"user": BASE_SCOPE["user"], "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return CrewAIMemoryHarness(self.root, self.clock, scope)
+        return CrewAIMemoryHarness(self.root, self.clock, sibling_scope(kind, name))
 
 
 def kit_embedder(texts: list[str]) -> list[list[float]]:
@@ -183,7 +136,7 @@ def kit_embedder(texts: list[str]) -> list[list[float]]:
     return [list(map(float, row)) for row in HashingEmbedder(64).embed(texts)]
 
 
-class CrewAIStorageHarness(HarnessBase):
+class CrewAIStorageHarness(VersionsHarness):
     """An entity's attribute is the record ``<entity>/<attribute>`` in scope
     ``/kit/<entity>``, written with ``save``/``update`` as CrewAI's ``Memory`` does."""
 
@@ -230,19 +183,10 @@ class CrewAIStorageHarness(HarnessBase):
         )
         return [r.content] if r is not None else []
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
-        versions = self.storage.history(self._id(entity, attribute), include_retracted=audit)
-        return [
-            Entry(v.record.content, _STATUS[v.state.value], v.valid_from, v.valid_to)
-            for v in versions
-            if v.state.value in _STATUS
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
+        found = self.storage.history(self._id(entity, attribute), include_retracted=audit)
+        return [(v.record.content, v.state, v.valid_from, v.valid_to) for v in found]
 
     def erase(self, entity: str, attribute: str) -> None:
         self.storage.erase([self._id(entity, attribute)])
@@ -252,12 +196,4 @@ class CrewAIStorageHarness(HarnessBase):
         return {r.scope.split("/", 2)[2] for r in records if r.scope.startswith("/kit/")}
 
     def sibling(self, kind: str, name: str) -> CrewAIStorageHarness:
-        if kind == "user":
-            storage = self.storage.scoped(user=name)
-        elif kind == "tenant":
-            storage = self.storage.scoped(tenant=name, **BASE_SCOPE)
-        elif kind == "session":
-            storage = self.storage.scoped(user=BASE_SCOPE["user"], session=name)
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return CrewAIStorageHarness(storage, self.clock)
+        return CrewAIStorageHarness(self.storage.scoped(**sibling_scope(kind, name)), self.clock)

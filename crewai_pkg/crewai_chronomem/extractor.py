@@ -15,39 +15,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel
 
-from chronomem.extraction import LLMExtractor
-from chronomem.extraction.llm import SCHEMA_PROMPT
+from chronomem.extraction import LLMExtractor, Request
+from chronomem_adapters.answers import CardinalityAnswer, answer_json, facts_model
 
-
-class FactItem(BaseModel):
-    """One fact of the answer (core's schema, as a pydantic model)."""
-
-    turn: int
-    subject: str
-    predicate: str
-    object: str | None
-    op: Literal["assert", "end"]
-    valid_from: str | None = None
-    valid_to: str | None = None
-    confidence: float = 0.8
-
-
-class FactsAnswer(BaseModel):
-    facts: list[FactItem]
-
-
-class CardinalityAnswer(BaseModel):
-    cardinality: Literal["one", "many"]
+# core's answer schema as the pydantic model CrewAI's response_model takes
+FactsAnswer = facts_model("FactsAnswer")
+SCHEMAS: dict[Request, type[BaseModel]] = {
+    Request.FACTS: FactsAnswer,
+    Request.CARDINALITY: CardinalityAnswer,
+}
 
 
 def _text(answer: Any) -> str:
     if isinstance(answer, BaseModel):
-        return answer.model_dump_json()
+        return answer_json(answer)
     if isinstance(answer, str):
         return answer
     if isinstance(answer, dict | list):
@@ -76,11 +62,9 @@ class CrewAIExtractor(LLMExtractor):
             name=name or f"crewai:{llm.model}",
             batch_size=batch_size,
             roles=roles,
+            kinds=True,
         )
 
-    def _complete(self, messages: list[dict[str, str]]) -> str:
-        schema: type[BaseModel] | None = None
-        if self.structured:
-            asks_schema = bool(messages) and messages[0].get("content") == SCHEMA_PROMPT
-            schema = CardinalityAnswer if asks_schema else FactsAnswer
+    def _complete(self, messages: list[dict[str, str]], kind: Request) -> str:
+        schema = SCHEMAS[kind] if self.structured else None
         return _text(self.llm.call(messages, response_model=schema))  # type: ignore[arg-type]

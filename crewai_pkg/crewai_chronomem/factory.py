@@ -6,7 +6,9 @@ starting with ``chronomem:`` (the rest is the chronomem URL: a SQLite path,
 ``postgresql+psycopg://…``, or empty for in-memory) and defers every other spec
 to CrewAI's built-in selection. One ``ChronomemStorage`` is kept per spec, so
 every ``Memory`` (and every crew restored from ``model_dump``) naming the same
-spec shares the same open store."""
+spec shares the same open store. ``close()`` (CrewAI's ``Memory.close``) drains it
+and leaves it usable (``handle.py``); a store closed for good (its chronomem
+``Memory`` closed directly) is replaced by a fresh one on the next lookup."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def register(*, embedder: object = None, dim: int | None = None, **options: Any)
             return None
         with _lock:
             found = _open.get(spec)
-            if found is None:
+            if found is None or not found.is_open():  # a store closed for good is never handed out
                 url = spec[len(PREFIX) :] or None
                 found = ChronomemStorage(url, embedder=embedder, dim=dim, **options)
                 _open[spec] = found

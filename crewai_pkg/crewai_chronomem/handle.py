@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from chronomem import Memory
+from chronomem import Memory, StoreClosed
 
 
 class Handle:
@@ -37,5 +37,19 @@ class Handle:
         raise TypeError("a chronomem store handle cannot be pickled; reopen the store by URL")
 
     def close(self) -> None:
-        if self.owned:
-            self.memory.close()
+        """What CrewAI's ``close`` means for its backends: drain, and stay usable.
+
+        An owned store writes its pending served-read log entries and returns its
+        pooled connections (a later call opens new ones); an in-memory store
+        keeps its one connection, which holds its data. The store is never
+        closed for good here, so a ``Memory`` or storage that shares it (the
+        storage factory hands one per URL) keeps working after another closes."""
+        if self.owned and self.is_open():
+            self.memory.drain()
+
+    def is_open(self) -> bool:
+        try:
+            self.memory.backend  # noqa: B018  (raises StoreClosed once closed)
+        except StoreClosed:
+            return False
+        return True

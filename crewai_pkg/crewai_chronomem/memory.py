@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
@@ -50,16 +51,20 @@ from chronomem import (
 )
 from chronomem.errors import ScopeError
 from chronomem.extraction import default_extractor
+from chronomem.identity import fold
 from chronomem.ops import WriteOp
+from chronomem.reserved import without_internal
 from chronomem.timeutil import to_us
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
-from . import paths
+from . import paths, scopes
 from .errors import ReadOnlyView
 from .handle import Handle
+from .location import default_path
 from .readtags import crewai_tag
 from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc, unit_score
 
@@ -67,7 +72,8 @@ from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc
 MARK = "crewai-memory"
 FORGOTTEN = "crewai_forgotten"  # object: an episode id
 RESET = "crewai_reset"  # metadata: {"path": ...}
-MAX_LIMIT = 1000
+MAX_LIMIT = MAX_K  # chronomem_adapters.limits: one bound for every adapter read
+log = logging.getLogger("crewai_chronomem")
 MAX_TEXT = 100_000
 FINAL = "Final Answer:"  # CrewAI's ReAct marker, left in an agent's saved output
 
@@ -110,6 +116,20 @@ def _json_meta(value: object) -> dict[str, Any] | None:
         return dict(json.loads(json.dumps(value, allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise InvalidType(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+def _distinct(texts: list[str]) -> list[str]:
+    """The batch without near-identical repeats (CrewAI's intra-batch dedup drops
+    an item whose embedding is >= 0.98 cosine to an earlier one; here: texts
+    equal once folded (case, Unicode form, punctuation and spacing), first kept)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for t in texts:
+        key = fold(t) or t
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
 
 
 class _Reader:
@@ -170,17 +190,7 @@ def _is_marker(fact: Fact) -> bool:
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.ERASURE,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    },
+    VERSIONED | {Semantic.ERASURE, Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     name="CrewAI memory",
     notes={
@@ -192,6 +202,10 @@ class ChronomemMemory(Memory):
     """CrewAI ``Memory`` backed by chronomem (see the module docstring).
 
     ``ChronomemMemory(memory=chronomem.Memory(...))`` or ``ChronomemMemory(url=...)``;
+    with neither, the memory persists in CrewAI's storage folder
+    (``crewai_chronomem.location``: ``$CREWAI_STORAGE_DIR`` or CrewAI's
+    ``db_storage_path()``, file ``chronomem.db``; ``memory.location`` says where,
+    and it is logged); an in-memory store is ``memory=chronomem.Memory()``.
     ``extractor``: ``None`` (the offline rule extractor), ``"llm"`` (the ``llm``
     field's CrewAI LLM, through ``CrewAIExtractor``) or any chronomem extractor.
     ``read_log=True`` turns the store's served-read log on (a
@@ -219,6 +233,11 @@ class ChronomemMemory(Memory):
             raise InvalidType("url must be a str")
         if not isinstance(read_log, bool):
             raise InvalidType(f"read_log must be a bool, not {type(read_log).__name__}")
+        if memory is None and url is None:
+            url = str(
+                default_path()
+            )  # persist where CrewAI keeps its memory, never silently in RAM
+            log.info("chronomem: ChronomemMemory() keeps this crew's memory in %s", url)
         store = memory if memory is not None else Store(url)
         switch_on(store, read_log)
         data.setdefault("storage", f"chronomem:{store.url}")
@@ -276,6 +295,11 @@ class ChronomemMemory(Memory):
         """The chronomem store this memory works on."""
         return self._handle.memory
 
+    @property
+    def location(self) -> str:
+        """Where this memory's facts live: the store's URL (a file path for SQLite)."""
+        return self._handle.memory.url
+
     def as_of(
         self, t: object = None, *, valid_at: object = None, known_at: object = None
     ) -> ChronomemMemory:
@@ -309,6 +333,9 @@ class ChronomemMemory(Memory):
         return self._extractor
 
     def close(self) -> None:
+        """CrewAI's ``close``: drain (saves here are synchronous) and release the
+        store's connections. Reads and writes still work afterwards, as with
+        CrewAI's own backends; a store passed in as ``memory=`` is the caller's."""
         self._save_pool.shutdown(wait=True)
         self._handle.close()
 
@@ -326,7 +353,7 @@ class ChronomemMemory(Memory):
         root_scope: str | None,
     ) -> list[MemoryRecord]:
         self._writable("remember")
-        texts = [_text(c) for c in contents]
+        texts = _distinct([_text(c) for c in contents])
         cats = _names(categories, "categories")
         meta = _json_meta(metadata)
         if importance is not None and (
@@ -421,6 +448,8 @@ class ChronomemMemory(Memory):
         For CrewAI's agent saves (``Task: …\\nAgent: …\\nExpected result: …\\nResult:
         …``) that is the result; otherwise the non-empty lines. Facts are read
         from them later, by ``remember``'s extractor."""
+        if isinstance(content, str) and not content.strip():
+            return []  # as CrewAI's: nothing to extract from an empty blob
         text = _text(content)
         if "\nResult:" in text:
             text = text.split("\nResult:", 1)[1]
@@ -531,6 +560,8 @@ class ChronomemMemory(Memory):
         if not isinstance(query, str):
             raise InvalidType(f"query must be a str, not {type(query).__name__}")
         n = _limit(limit)
+        if isinstance(limit, int) and limit > MAX_K:
+            raise InvalidInput(f"limit must be <= {MAX_K} (chronomem_adapters.limits), not {limit}")
         cats = _names(categories, "categories")
         sel = self._time.override(select_time(valid_at, known_at, as_of))
         prefix = paths.join(self.root_scope, scope) if (scope or self.root_scope) else None
@@ -556,7 +587,7 @@ class ChronomemMemory(Memory):
             reader = _Reader(store, sel)
             out: list[MemoryMatch] = []
             shown: dict[str, float] = {}  # the facts' scores, by version id
-            for hit in hits:
+            for hit in without_internal(hits):
                 if hit.fact is not None:
                     if _is_marker(hit.fact):
                         continue
@@ -735,28 +766,17 @@ class _RecordsView:
     def count(self, scope_prefix: str | None = None) -> int:
         return len(self.owner._records(scope_prefix, self._sel()))
 
+    def _select(self, scope_prefix: str | None) -> list[MemoryRecord]:
+        return self.owner._records(scope_prefix, self._sel())
+
     def get_scope_info(self, scope: str) -> ScopeInfo:
-        path = paths.normalize(scope)
-        recs = self.owner._records(path, self._sel())
-        return ScopeInfo(
-            path=path,
-            record_count=len(recs),
-            categories=sorted({c for r in recs for c in r.categories}),
-            oldest_record=min((r.created_at for r in recs), default=None),
-            newest_record=max((r.created_at for r in recs), default=None),
-            child_scopes=self.list_scopes(path),
-        )
+        return scopes.scope_info(self._select, scope)
 
     def list_scopes(self, parent: str = "/") -> list[str]:
-        recs = self.owner._records(paths.normalize(parent), self._sel())
-        return sorted({c for r in recs if (c := paths.child_of(r.scope, parent)) is not None})
+        return scopes.child_scopes(self._select, parent)
 
     def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for r in self.owner._records(scope_prefix, self._sel()):
-            for c in r.categories:
-                counts[c] = counts.get(c, 0) + 1
-        return counts
+        return scopes.category_counts(self._select(scope_prefix))
 
     def delete(
         self,

@@ -42,13 +42,14 @@ from chronomem import (
 from chronomem import (
     Memory as Store,
 )
+from chronomem.timeutil import instant
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
 from chronomem_adapters.readtags import tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
-from . import paths
+from . import paths, scopes
 from .bridge import QUERY, VectorBridge
 from .embedders import as_embedder
 from .errors import ReadOnlyView
@@ -56,7 +57,7 @@ from .handle import Handle
 from .readtags import crewai_tag
 
 PREDICATE = "crewai_record"
-MAX_LIMIT = 10_000
+MAX_LIMIT = 10_000  # clamps, never refuses: CrewAI's own Memory picks these limits
 
 
 def _iso(d: datetime) -> str:
@@ -69,8 +70,8 @@ def _iso(d: datetime) -> str:
 def _naive(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
-    d = datetime.fromisoformat(value)
-    return d.astimezone(timezone.utc).replace(tzinfo=None) if d.tzinfo else d
+    d = instant(value, "a record time", naive="utc")
+    return None if d is None else d.replace(tzinfo=None)
 
 
 def _int(value: object, name: str) -> int:
@@ -132,15 +133,7 @@ class RecordVersion:
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.ERASURE,
-    },
+    VERSIONED | {Semantic.ERASURE},
     as_of=TimeKeeping.VIEW,
     name="CrewAI storage",
     notes={
@@ -440,27 +433,13 @@ class ChronomemStorage:
         return len(self._select(scope_prefix))
 
     def get_scope_info(self, scope: str) -> ScopeInfo:
-        path = paths.normalize(scope)
-        recs = self._select(path)
-        return ScopeInfo(
-            path=path,
-            record_count=len(recs),
-            categories=sorted({c for r in recs for c in r.categories}),
-            oldest_record=min((r.created_at for r in recs), default=None),
-            newest_record=max((r.created_at for r in recs), default=None),
-            child_scopes=self.list_scopes(path),
-        )
+        return scopes.scope_info(self._select, scope)
 
     def list_scopes(self, parent: str = "/") -> list[str]:
-        recs = self._select(paths.normalize(parent))
-        return sorted({c for r in recs if (c := paths.child_of(r.scope, parent)) is not None})
+        return scopes.child_scopes(self._select, parent)
 
     def list_categories(self, scope_prefix: str | None = None) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for r in self._select(scope_prefix):
-            for c in r.categories:
-                counts[c] = counts.get(c, 0) + 1
-        return counts
+        return scopes.category_counts(self._select(scope_prefix))
 
     def history(self, record_id: str, *, include_retracted: bool = False) -> list[RecordVersion]:
         """Every version of a record, oldest first (retracted ones with ``include_retracted``)."""
@@ -476,7 +455,13 @@ class ChronomemStorage:
         return [RecordVersion(to_record(f), f.state, f.valid_from, f.valid_to) for f in facts]
 
     def close(self) -> None:
+        """Drain and release connections; the storage stays usable (as CrewAI's
+        backends do after ``Memory.close``)."""
         self._handle.close()
+
+    def is_open(self) -> bool:
+        """False once its chronomem store was closed for good (directly)."""
+        return self._handle.is_open()
 
     # -- async twins ---------------------------------------------------------------------
     async def asave(self, records: list[MemoryRecord]) -> None:

@@ -25,39 +25,25 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import Field
 
-from chronomem import Memory, State
+from chronomem import Memory
 from chronomem.identity import fold
+from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
-    Entry,
+    BASE_SCOPE,
     HarnessBase,
     KitClock,
     NotExpressible,
-    Status,
     Timed,
+    Version,
+    VersionsHarness,
+    sibling_scope,
 )
 
 from .history import ChronomemChatMessageHistory
 from .middleware import RECALL_ID, ChronomemMiddleware
 from .retriever import ChronomemRetriever
 
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")  # the kit's attributes: single-valued predicates
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
-
-
-def _sibling_scope(kind: str, name: str) -> dict[str, str]:
-    if kind == "user":
-        return {"user": name}
-    if kind == "tenant":
-        return {"tenant": name, **BASE_SCOPE}
-    if kind == "session":
-        return {"user": BASE_SCOPE["user"], "session": name}
-    raise ValueError(f"unknown sibling kind {kind!r}")
 
 
 class _FactHarness(HarnessBase):
@@ -84,7 +70,7 @@ class _FactHarness(HarnessBase):
         self.memory.remember(entity, attribute, value, source=episode)
 
 
-class RetrieverHarness(_FactHarness):
+class RetrieverHarness(_FactHarness, VersionsHarness):
     """``ChronomemRetriever``: every read is ``invoke(f"{entity} {attribute}", ...)``,
     filtered to the entity's attribute by the documents' metadata."""
 
@@ -124,24 +110,12 @@ class RetrieverHarness(_FactHarness):
     ) -> list[str]:
         return self._values(entity, attribute, valid_at=valid_at, known_at=known_at)
 
-    def _entries(self, entity: str, attribute: str, states: Sequence[str]) -> list[Entry]:
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
         docs = self._docs(entity, attribute, states=list(states))
-        entries = [
-            Entry(
-                d.metadata["object"],
-                _STATUS[State(d.metadata["state"])],
-                datetime.fromisoformat(d.metadata["valid_from"]),
-                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
-            )
-            for d in docs
+        return [
+            (m["object"], m["state"], m["valid_from"], m["valid_to"] or None)
+            for m in (d.metadata for d in docs)
         ]
-        return sorted(entries, key=lambda e: e.valid_from or datetime.min)
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended"])
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended", "retracted"])
 
     def erase(self, entity: str, attribute: str) -> None:
         raise NotExpressible("a LangChain retriever only reads (erase is Memory.erase)")
@@ -156,14 +130,14 @@ class RetrieverHarness(_FactHarness):
         return [
             Timed(
                 d.metadata["object"],
-                datetime.fromisoformat(d.metadata["valid_from"]),
-                datetime.fromisoformat(v) if (v := d.metadata["valid_to"]) else None,
+                instant(d.metadata["valid_from"], "valid_from"),
+                instant(d.metadata["valid_to"] or None, "valid_to"),
             )
             for d in self._docs(entity, attribute)
         ]
 
     def sibling(self, kind: str, name: str) -> RetrieverHarness:
-        return RetrieverHarness(self.root, self.clock, _sibling_scope(kind, name))
+        return RetrieverHarness(self.root, self.clock, sibling_scope(kind, name))
 
 
 class HistoryHarness(HarnessBase):
@@ -248,4 +222,4 @@ class MiddlewareHarness(_FactHarness):
         return self._shown(entity, attribute, valid_at=valid_at, known_at=known_at)
 
     def sibling(self, kind: str, name: str) -> MiddlewareHarness:
-        return MiddlewareHarness(self.root, self.clock, _sibling_scope(kind, name))
+        return MiddlewareHarness(self.root, self.clock, sibling_scope(kind, name))

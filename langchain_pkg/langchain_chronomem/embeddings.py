@@ -11,19 +11,14 @@ from __future__ import annotations
 from langchain_core.embeddings import Embeddings
 
 from chronomem import InvalidType
-from chronomem_adapters.embedders import CallableEmbedder
-
-_MODEL_ATTRS = ("model", "model_name", "deployment", "model_id")
+from chronomem_adapters.embedders import CallableEmbedder, model_embedder, model_identity
 
 
 def embedder_name(embeddings: Embeddings) -> str:
-    """``langchain/<class>[/<model>]``: what the store records to recognise the model."""
-    name = f"langchain/{type(embeddings).__name__}"
-    for attr in _MODEL_ATTRS:
-        value = getattr(embeddings, attr, None)
-        if isinstance(value, str) and value:
-            return f"{name}/{value}"
-    return name
+    """``langchain/<class>[/<model>]``: what the store records to recognise the
+    model (``chronomem_adapters.embedders.model_identity``, the rule every package
+    follows)."""
+    return model_identity(embeddings, "langchain")
 
 
 def chronomem_embedder(
@@ -34,9 +29,11 @@ def chronomem_embedder(
         raise InvalidType(
             f"embeddings must be a LangChain Embeddings, not {type(embeddings).__name__}"
         )
-    return CallableEmbedder(
+    return model_embedder(
+        embeddings,
+        "langchain",
         embeddings.embed_documents,
-        name=name or embedder_name(embeddings),
         embed_query=embeddings.embed_query,
         dim=dim,
+        name=name,
     )

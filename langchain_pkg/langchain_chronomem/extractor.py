@@ -4,7 +4,8 @@
 call per batch of turns, and the same strict validation of the answer before
 anything is written) with the model called through LangChain. Where the model
 supports structured output (``with_structured_output``: tool calling or JSON
-mode), the answer is requested against the extractor's JSON schema; the raw
+mode), the facts are requested against core's answer schema
+(``chronomem.extraction.ANSWER_SCHEMA``; core says which call asks for facts); the raw
 dict the model produced is still validated by ``parse_answer`` (no silent
 coercion), and a model without structured output answers in JSON text.
 
@@ -19,36 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from chronomem import InvalidType
-from chronomem.extraction import LLMExtractor
-from chronomem.extraction.base import content_text
-from chronomem.extraction.llm import SYSTEM_PROMPT
-
-# The answer ``parse_answer`` accepts, as a JSON schema for structured output.
-ANSWER_SCHEMA: dict[str, Any] = {
-    "title": "extracted_facts",
-    "description": "Durable first-person facts read from the numbered turns.",
-    "type": "object",
-    "properties": {
-        "facts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "turn": {"type": "integer"},
-                    "subject": {"type": "string"},
-                    "predicate": {"type": "string"},
-                    "object": {"type": ["string", "null"]},
-                    "op": {"type": "string", "enum": ["assert", "end"]},
-                    "valid_from": {"type": ["string", "null"]},
-                    "valid_to": {"type": ["string", "null"]},
-                    "confidence": {"type": "number"},
-                },
-                "required": ["turn", "subject", "predicate", "object", "op"],
-            },
-        }
-    },
-    "required": ["facts"],
-}
+from chronomem.extraction import ANSWER_SCHEMA, LLMExtractor, Request, content_text
 
 _ROLES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
@@ -69,10 +41,9 @@ class ChatModelComplete:
             except NotImplementedError:  # no tool calling / JSON mode: plain JSON text
                 self.structured_model = None
 
-    def __call__(self, messages: list[dict[str, str]]) -> str:
+    def __call__(self, messages: list[dict[str, str]], kind: Request = Request.FACTS) -> str:
         lc = _to_langchain(messages)
-        is_facts = bool(messages) and messages[0].get("content") == SYSTEM_PROMPT
-        if is_facts and self.structured_model is not None:
+        if kind is Request.FACTS and self.structured_model is not None:
             answer = self.structured_model.invoke(lc)
             if isinstance(answer, BaseMessage):  # some providers hand back the message
                 return content_text(answer.content) or ""
@@ -100,4 +71,5 @@ def chat_model_extractor(
         ChatModelComplete(model, structured=structured),
         name=name or f"langchain/{type(model).__name__}",
         batch_size=batch_size,
+        kinds=True,
     )

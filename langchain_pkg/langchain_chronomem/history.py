@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import run_in_executor
 
-from chronomem import ExtractionReceipt, InvalidType, Memory
+from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.semantics import Semantic, TimeKeeping
 from chronomem_adapters.transcript import Transcript
@@ -17,6 +17,7 @@ from chronomem_adapters.transcript import Transcript
 from .messages import from_transcript, to_transcripts
 
 KIND = "langchain-chat"
+_OWN_SCOPE: Any = object()  # session_id not given: the memory's own scope
 
 
 @declare(
@@ -38,7 +39,9 @@ class ChronomemChatMessageHistory(BaseChatMessageHistory):
        after the agent).
 
     ``memory``: a chronomem ``Memory`` scoped by the caller; ``session_id``
-    (optional) narrows it to that session, so
+    (optional; omit it to use the memory's own scope, ``None`` is refused: a
+    factory handed no session id must not write to the shared scope) narrows
+    it to that session, so
     ``lambda sid: ChronomemChatMessageHistory(memory=mem, session_id=sid)`` is a
     ``RunnableWithMessageHistory`` factory. ``extract=True`` also reads facts
     from the new messages (``Memory.add``; ``extractor`` default the offline
@@ -63,15 +66,21 @@ class ChronomemChatMessageHistory(BaseChatMessageHistory):
         self,
         memory: Memory,
         *,
-        session_id: str | None = None,
+        session_id: str = _OWN_SCOPE,
         extract: bool = False,
         extractor: Any = None,
     ):
         if not isinstance(memory, Memory):
             raise InvalidType(f"memory must be a chronomem Memory, not {type(memory).__name__}")
+        if session_id is None:
+            raise InvalidInput(
+                "session_id=None: pass the session's id, or omit session_id to keep "
+                "the messages in the memory's own scope"
+            )
         if not isinstance(extract, bool):
             raise InvalidType("extract must be a bool")
-        self.memory = memory if session_id is None else memory.scoped(session=session_id)
+        own = session_id is _OWN_SCOPE
+        self.memory = memory if own else memory.scoped(session=session_id)
         self.extract = extract
         self.extractor = extractor
         self.transcript = Transcript(self.memory, KIND)
@@ -85,6 +94,12 @@ class ChronomemChatMessageHistory(BaseChatMessageHistory):
     def audit_messages(self) -> list[BaseMessage]:
         """Every message of the session, cleared ones included, in order."""
         return from_transcript(self.transcript.messages(include_cleared=True))
+
+    def add_user_message(self, message: HumanMessage | str) -> None:
+        self.add_messages([_message(message, HumanMessage, "add_user_message")])
+
+    def add_ai_message(self, message: AIMessage | str) -> None:
+        self.add_messages([_message(message, AIMessage, "add_ai_message")])
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         items = to_transcripts(messages)  # all validated before anything is written
@@ -119,3 +134,13 @@ class ChronomemChatMessageHistory(BaseChatMessageHistory):
     async def aerase(self) -> dict[str, int]:
         result: dict[str, int] = await run_in_executor(None, self.transcript.erase)
         return result
+
+
+def _message(value: object, kind: type[BaseMessage], where: str) -> BaseMessage:
+    """``add_user_message``/``add_ai_message``'s argument as a message (a chronomem
+    error for anything but a message of that kind or a str)."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        return kind(content=value)
+    raise InvalidType(f"{where}() takes a {kind.__name__} or a str, not {type(value).__name__}")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
 from chronomem import InvalidType
-from chronomem.extraction.base import content_text, normalize_role
+from chronomem.extraction import content_text, normalize_role
 from chronomem_adapters.transcript import TranscriptMessage
 
 

@@ -7,15 +7,17 @@ from datetime import datetime
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 
 from chronomem import ExtractionReceipt, InvalidInput, InvalidType, Memory
-from chronomem.extraction.base import content_text
+from chronomem.extraction import content_text
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K as SHARED_MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import BITEMPORAL, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 from chronomem_adapters.transcript import Transcript
 
@@ -26,7 +28,7 @@ from .tools import memory_tools
 KIND = "langchain-agent"
 RECALL_ID = "chronomem-recall"
 RECALL_NAME = "memory"
-MAX_K = 100
+MAX_K = SHARED_MAX_K  # chronomem_adapters.limits: one bound for every adapter read
 
 
 def last_user_text(messages: list[AnyMessage]) -> tuple[int, str] | None:
@@ -51,6 +53,27 @@ def _recall_tag() -> dict[str, str | None]:
     return tag
 
 
+def binds_tools(model: object) -> bool:
+    """Whether ``model`` can be given tools: a chat model that does not override
+    ``BaseChatModel.bind_tools`` (LangChain's fake chat models) raises
+    ``NotImplementedError`` there. Other runnables are assumed able."""
+    if not isinstance(model, BaseChatModel):
+        return True
+    return type(model).bind_tools is not BaseChatModel.bind_tools
+
+
+def _check_tools_bindable(request: ModelRequest) -> None:
+    if request.tools and not binds_tools(request.model):
+        name = type(request.model).__name__
+        raise InvalidInput(
+            f"ChronomemMiddleware(tools=True) gives the model its memory tools, but "
+            f"{name} cannot bind tools (it does not implement bind_tools). Use a chat "
+            f"model with tool calling, pass tools=False, or, offline, a fake model that "
+            f"accepts tools: subclass {name} with `def bind_tools(self, tools, **kw): "
+            f"return self` (langchain-chronomem README, 'Offline')."
+        )
+
+
 def _str(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
@@ -66,12 +89,7 @@ def _thread_id() -> str | None:
 
 
 @declare(
-    [
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-    ],
+    BITEMPORAL,
     as_of=TimeKeeping.AT_CONSTRUCTION,
     notes={
         Semantic.TIME_IN_OUTPUT: "the recall block dates each fact to the day, as text",
@@ -102,7 +120,9 @@ class ChronomemMiddleware(AgentMiddleware):
 
     Options: ``k`` (facts recalled, default 8), ``extract``, ``extractor``,
     ``record`` (store turns at all), ``tools`` (also give the model the
-    ``remember``/``search_memory``/``fact_history``/``forget`` tools), and
+    ``remember``/``search_memory``/``fact_history``/``forget`` tools; a model
+    that cannot bind tools is refused at its first call with an
+    ``InvalidInput`` saying so), and
     ``valid_at``/``known_at``/``as_of``: a pinned view for replaying an old
     run. A pinned middleware reads at that instant and writes nothing (a
     replay never changes the present). ``read_log=True`` turns the store's
@@ -171,6 +191,8 @@ class ChronomemMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
+        if self.tools:
+            _check_tools_bindable(request)
         return handler(self._with_recall(request, self.recall_for(request.messages)))
 
     async def awrap_model_call(
@@ -178,6 +200,8 @@ class ChronomemMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
+        if self.tools:
+            _check_tools_bindable(request)
         block = await run_in_executor(None, self.recall_for, request.messages)
         return await handler(self._with_recall(request, block))
 

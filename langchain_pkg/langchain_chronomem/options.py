@@ -15,13 +15,13 @@ from typing import Any
 
 from chronomem import InvalidInput, InvalidType
 from chronomem.model import parse_states
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 # The per-call keywords a retriever call accepts (besides LangChain's own).
 READ_OPTIONS = ("k", "valid_at", "known_at", "as_of", "states", "include_episodes", "min_score")
 # Keywords LangChain's ``invoke`` itself reads and then forwards: accepted, ignored here.
 FRAMEWORK_KEYWORDS = frozenset({"verbose"})
-MAX_K = 10_000  # a retriever hands documents to a prompt; more is a caller's mistake
 
 
 def check_k(value: object) -> int:
@@ -30,7 +30,7 @@ def check_k(value: object) -> int:
     if value < 0:
         raise InvalidInput(f"k must be >= 0, not {value}")
     if value > MAX_K:
-        raise InvalidInput(f"k must be <= {MAX_K} (documents for a prompt), not {value}")
+        raise InvalidInput(f"k must be <= {MAX_K} (chronomem_adapters.limits.MAX_K), not {value}")
     return value
 
 

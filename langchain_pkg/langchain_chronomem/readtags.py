@@ -12,11 +12,14 @@
 - ``thread`` and ``checkpoint``: the graph's thread id and the checkpoint the
   step runs on, when there is one.
 
-The precedence and the switch are ``chronomem_adapters.readtags``'s."""
+The precedence and the switch are ``chronomem_adapters.readtags``'s; the
+graph's run, thread and checkpoint are read by ``chronomem_adapters.graphconfig``."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from chronomem_adapters.graphconfig import current_step
 
 
 def _str(value: object) -> str | None:
@@ -24,23 +27,13 @@ def _str(value: object) -> str | None:
 
 
 def graph_tag() -> dict[str, str | None]:
-    """The running LangGraph step's run, thread and checkpoint; ``{}`` outside a graph."""
-    try:
-        from langgraph.config import get_config
-        from langgraph.runtime import get_runtime
-    except ImportError:  # langchain-core alone: no graph can be running
+    """The running LangGraph step's run, thread and checkpoint, read as the
+    LangGraph store reads them (``chronomem_adapters.graphconfig``); ``{}``
+    outside a graph."""
+    step = current_step()
+    if step is None:
         return {}
-    try:
-        config = get_config()
-        info = getattr(get_runtime(), "execution_info", None)
-    except RuntimeError:  # not inside a graph run
-        return {}
-    conf = config.get("configurable") or {}
-    return {
-        "run": _str(getattr(info, "run_id", None) or config.get("run_id")),
-        "thread": _str(getattr(info, "thread_id", None) or conf.get("thread_id")),
-        "checkpoint": _str(getattr(info, "checkpoint_id", None) or conf.get("checkpoint_id")),
-    }
+    return {"run": step.run, "thread": step.thread, "checkpoint": step.checkpoint}
 
 
 def run_tag(own: object = None, parent: object = None) -> dict[str, str | None]:

@@ -12,13 +12,14 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, field_validator, model_validator
+from pydantic import ConfigDict, ValidationError, field_validator, model_validator
 
-from chronomem import Memory
+from chronomem import ChronomemError, InvalidType, Memory
+from chronomem.reserved import without_internal
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import parse_instant, select_time
 
 from .options import ReadOptions, check_bool, check_k, check_score, check_states
@@ -26,16 +27,7 @@ from .readtags import manager_tag
 
 
 @declare(
-    [
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    ],
+    VERSIONED | {Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     notes={
         Semantic.ERASURE: "a retriever only reads; erase through Memory.erase or the forget tool",
@@ -87,6 +79,20 @@ class ChronomemRetriever(BaseRetriever):
     include_episodes: bool = False
     min_score: float = 0.0
     read_log: bool = False
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _chronomem_error(exc) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _needs_memory(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not isinstance(data.get("memory"), Memory):
+            got = type(data.get("memory")).__name__ if "memory" in data else "nothing"
+            raise InvalidType(f"ChronomemRetriever needs memory= a chronomem Memory, got {got}")
+        return data
 
     @field_validator("valid_at", "known_at", "as_of", mode="before")
     @classmethod
@@ -140,7 +146,7 @@ class ChronomemRetriever(BaseRetriever):
         with tagged(self.memory, lambda: manager_tag(manager)):
             hits = self.memory.search(query, **options.search_kwargs())
         docs = []
-        for hit in hits:
+        for hit in without_internal(hits):  # an adapter's @-rows are never documents
             d = hit_document(hit)
             docs.append(Document(id=d.id, page_content=d.text, metadata=d.metadata))
         return docs
@@ -158,3 +164,13 @@ class ChronomemRetriever(BaseRetriever):
             None, self._search, query, options, run_manager
         )
         return result
+
+
+def _chronomem_error(exc: ValidationError) -> Exception:
+    """The chronomem error a field validator raised (pydantic wraps ``ValueError``
+    subclasses such as ``InvalidInput``), else pydantic's own error."""
+    for err in exc.errors():
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, ChronomemError):
+            return cause
+    return exc

@@ -11,20 +11,21 @@ brackets), with the validity interval and, unless live, the state."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
 from chronomem import ChronomemError, Fact, InvalidType, Memory
+from chronomem.reserved import without_internal
 from chronomem_adapters.documents import fact_text, hit_document
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import parse_instant
 
 from .readtags import run_tag
 
-MAX_RESULTS = 50
+MAX_RESULTS = 50  # a model picks k: tool answers stay prompt-sized (chronomem_adapters.limits)
 TOOL_NAMES = ("remember", "search_memory", "fact_history", "forget")
 
 
@@ -32,15 +33,7 @@ def _instant(value: str | None, name: str) -> datetime | None:
     """An ISO date (UTC midnight) or an ISO datetime with an offset."""
     if value is None or value == "":
         return None
-    text = value.strip()
-    if len(text) == 10:
-        try:
-            d = date.fromisoformat(text)
-        except ValueError:
-            pass
-        else:
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-    return parse_instant(text, name)
+    return parse_instant(value, name)
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -151,7 +144,10 @@ def search_memory_tool(memory: Memory) -> StructuredTool:
     def search_memory(query: str, k: int = 5, as_of: str | None = None) -> str:
         at = _instant(as_of, "as_of")
         hits = memory.search(query, k=k, as_of=at)
-        lines = [f"- {d.text} [fact {d.metadata['fact_id']}]" for d in map(hit_document, hits)]
+        lines = [
+            f"- {d.text} [fact {d.metadata['fact_id']}]"
+            for d in map(hit_document, without_internal(hits))
+        ]
         return "\n".join(lines) if lines else "No matching memories."
 
     return _tool(

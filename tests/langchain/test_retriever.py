@@ -157,7 +157,7 @@ def test_bad_values_are_refused_everywhere(mem: Memory, kw: dict, err: type) -> 
 
 @sqlite_only
 def test_wrong_memory_and_query_types(mem: Memory) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidType, match="memory"):
         ChronomemRetriever(memory="sqlite:///x.db")  # type: ignore[arg-type]
     with pytest.raises(InvalidType):
         ChronomemRetriever(memory=mem).invoke(42)  # type: ignore[arg-type]

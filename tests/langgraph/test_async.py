@@ -62,3 +62,89 @@ def test_concurrent_async_calls(store: ChronomemStore) -> None:
     assert sorted(i.value["i"] for i in red) == [6, 8, 10, 12, 14, 16, 18]
     assert sorted(i.value["i"] for i in high) == [15, 16, 17, 18, 19]
     assert gone is None and kept is not None
+
+
+def test_concurrent_single_calls_share_batches(
+    store: ChronomemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """200 concurrent ``aput`` then 200 ``aget`` calls (``asyncio.gather``) are
+    coalesced into a few batches, as LangGraph's async stores do, not one
+    transaction each; every caller gets its own result."""
+    applies: list[int] = []
+    real_apply = store.memory.apply
+    monkeypatch.setattr(
+        store.memory, "apply", lambda ops, **kw: applies.append(len(ops)) or real_apply(ops, **kw)
+    )
+    runs: list[int] = []
+    real_batch = store._batch
+    monkeypatch.setattr(
+        store, "_batch", lambda ops, ctx: runs.append(len(ops)) or real_batch(ops, ctx)
+    )
+
+    async def run() -> list[Any]:
+        await asyncio.gather(*(store.aput(("c",), f"k{i}", {"i": i}) for i in range(200)))
+        return await asyncio.gather(*(store.aget(("c",), f"k{i}") for i in range(200)))
+
+    got = asyncio.run(run())
+    assert [g.value["i"] for g in got] == list(range(200))
+    assert len(applies) <= 2 and sum(runs) == 400 and len(runs) <= 4
+
+
+def test_a_bad_call_fails_alone_when_coalesced(store: ChronomemStore) -> None:
+    """A call that fails validation raises in its own caller; the calls that
+    arrived with it still run."""
+
+    async def run() -> list[Any]:
+        return await asyncio.gather(
+            store.aput(("c",), "good", {"v": 1}),
+            store.aput(("c",), "bad", {"v": object()}),
+            store.aput(("c",), "good2", {"v": 2}),
+            return_exceptions=True,
+        )
+
+    good, bad, good2 = asyncio.run(run())
+    assert good is None and good2 is None and isinstance(bad, TypeError)
+    assert store.get(("c",), "good") is not None and store.get(("c",), "good2") is not None
+    assert store.get(("c",), "bad") is None
+
+
+def test_a_failing_shared_batch_is_rerun_per_caller(
+    store: ChronomemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a shared batch fails at run time, each caller's ops run again on
+    their own: only the caller whose ops fail gets the error."""
+    real_batch = store._batch
+
+    def flaky(ops: list[Any], ctx: Any) -> Any:
+        if any(isinstance(op, PutOp) and op.key == "poison" for op in ops):
+            raise RuntimeError("poison")
+        return real_batch(ops, ctx)
+
+    monkeypatch.setattr(store, "_batch", flaky)
+
+    async def run() -> list[Any]:
+        return await asyncio.gather(
+            store.aput(("c",), "a", {"v": 1}),
+            store.aput(("c",), "poison", {"v": 2}),
+            store.aget(("c",), "a"),
+            return_exceptions=True,
+        )
+
+    a, poison, _ = asyncio.run(run())
+    assert a is None and isinstance(poison, RuntimeError)
+    assert store.get(("c",), "a") is not None
+
+
+def test_ttl_sweeper_api_does_no_work(store: ChronomemStore) -> None:
+    """``start_ttl_sweeper``/``stop_ttl_sweeper`` exist with upstream's return
+    values (a done future; True), sync and awaited (the async stores' form)."""
+    fut = store.start_ttl_sweeper()
+    assert fut.done() and fut.result() is None
+    assert store.stop_ttl_sweeper() == True  # noqa: E712  (upstream returns a bool)
+
+    async def run() -> tuple[Any, Any]:
+        task = await store.start_ttl_sweeper(sweep_interval_minutes=1)
+        return task, await store.stop_ttl_sweeper(timeout=1)
+
+    task, stopped = asyncio.run(run())
+    assert task.done() and stopped is True

@@ -268,3 +268,12 @@ def test_wrong_dims_is_a_clear_error(make_store: StoreFactory) -> None:
     s = make_store(index={"dims": 7, "embed": CharEmbeddings(16), "fields": ["text"]})
     with pytest.raises(ValueError, match="dims"):
         s.put(("a",), "k", {"text": "x"})
+
+
+def test_store_exposes_its_embeddings(make_store: Any, embeddings: Any) -> None:
+    """``store.embeddings`` is the index's LangChain ``Embeddings``, as on
+    ``InMemoryStore``/``SqliteStore`` (None without an index)."""
+    assert make_store(index={"dims": embeddings.dims, "embed": embeddings}).embeddings is embeddings
+    plain = ChronomemStore()
+    assert plain.embeddings is None
+    plain.close()

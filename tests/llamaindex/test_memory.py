@@ -161,7 +161,9 @@ def test_token_limit_drops_whole_oldest_messages(store: Memory) -> None:
     assert got == texts[-len(got) :], "a suffix of whole messages, in order"
     assert len(got) < len(texts)
     fewer = [x.content for x in m.get(initial_token_count=30)]
-    assert fewer == texts[-len(fewer) :] and len(fewer) < len(got)
+    # a smaller budget keeps no more, and still a whole turn from its user message
+    assert fewer == texts[-len(fewer) :] and len(fewer) <= len(got)
+    assert texts.index(fewer[0]) % 2 == 0
 
 
 def test_history_never_starts_with_an_orphan_tool_result(store: Memory) -> None:
@@ -176,6 +178,29 @@ def test_history_never_starts_with_an_orphan_tool_result(store: Memory) -> None:
     )
     roles = [x.role.value for x in m.get()]
     assert roles and roles[0] != "tool"
+
+
+def test_history_never_starts_with_an_assistant_turn(store: Memory) -> None:
+    """A long first user message, then an assistant reply and a user message:
+    trimming to ``token_limit`` gives ``['user']`` (as ``ChatMemoryBuffer`` and
+    LlamaIndex's ``Memory``), never ``['assistant', 'user']``."""
+    m = ChronomemMemory.from_defaults(memory=store, session_id="t", token_limit=60, extract=False)
+    m.put_messages([user("word " * 80), bot("a short reply"), user("and a question")])
+    assert [x.role.value for x in m.get()] == ["user"]
+    # every trimmed prefix of a longer alternating history opens with a user turn
+    m.put_messages([bot("reply " * 5), user("next " * 5), bot("answer " * 5), user("last")])
+    for initial in range(0, 50, 5):
+        roles = [x.role.value for x in m.get(initial_token_count=initial)]
+        assert roles[0] == "user"
+    # when only an assistant or tool message fits, the turn is kept from its
+    # user message (over budget), as LlamaIndex's Memory does
+    m.put_messages([bot("word " * 80)])
+    assert [x.role.value for x in m.get()] == ["user", "assistant"]
+    other = ChronomemMemory.from_defaults(
+        memory=store, session_id="u", token_limit=60, extract=False
+    )
+    other.put_messages([user("x " * 80), bot("call"), ChatMessage(role="tool", content="result")])
+    assert [x.role.value for x in other.get()] == ["user", "assistant", "tool"]
 
 
 # -- set never overwrites -----------------------------------------------------------------

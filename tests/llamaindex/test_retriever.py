@@ -146,7 +146,7 @@ class LetterEmbedding(BaseEmbedding):
 def test_base_embedding_as_the_store_embedder(url: str | None) -> None:
     model = LetterEmbedding(model_name="letters")
     embedder = embedder_from(model)
-    assert embedder.dim == 26 and embedder.name == "llamaindex:LetterEmbedding:letters"
+    assert embedder.dim == 26 and embedder.name == "llamaindex/LetterEmbedding/letters"
     m = Memory(url, embedder=embedder)
     try:
         m.remember("ada", "likes", "zebras")
@@ -189,7 +189,7 @@ def test_memory_from_a_url_with_a_llamaindex_embedder(tmp_path: object) -> None:
     )
     try:
         assert (mem.user, mem.session_id) == ("ada", "s")
-        assert mem.memory.embedder.name == "llamaindex:LetterEmbedding:letters"
+        assert mem.memory.embedder.name == "llamaindex/LetterEmbedding/letters"
         mem.put_messages([])
         mem.put(ChatMessage(role="user", content="I live in Paris."))
         assert "lives in Paris" in (mem.get()[0].content or "")

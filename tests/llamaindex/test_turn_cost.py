@@ -54,3 +54,19 @@ def test_get_reads_the_same_window_as_the_whole_transcript(store: Memory) -> Non
     body = [m for m in window if m.role != "system"]
     assert body == whole[-len(body) :]
     assert 1 < len(body) < len(whole)
+
+
+def test_a_window_of_answers_only_reaches_back_to_its_user_message(memory: Memory) -> None:
+    """``fit`` keeps a turn whole from its user message when only assistant or
+    tool messages fit: the tail read reaches that message, as the whole
+    transcript would."""
+    chat = ChronomemMemory(memory.scoped(user="u"), session_id="s", token_limit=60, extract=False)
+    chat.put_messages(
+        [ChatMessage(role="user", content=f"old {i}") for i in range(80)]
+        + [ChatMessage(role="user", content="Tell me everything.")]
+        + [ChatMessage(role="assistant", content=f"part {i} " * 10) for i in range(40)]
+    )
+    got = chat.get("anything")
+    body = [m for m in got if m.role != "system"]
+    assert body[0].content == "Tell me everything." and len(body) == 41
+    assert body == chat.get_all()[-41:]

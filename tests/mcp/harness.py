@@ -9,13 +9,20 @@ tenant or session."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from chronomem import Memory
-from chronomem.extraction import Extracted, ExtractionResult, Turn
 from chronomem.mcp import build_server
-from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, Status, Timed
+from chronomem_adapters.conformance import (
+    BASE_SCOPE,
+    Entry,
+    HarnessBase,
+    KitClock,
+    KitExtractor,
+    Timed,
+    sibling_scope,
+    status_of,
+)
 from chronomem_adapters.declaration import spec_of
 from chronomem_adapters.mcp import ChronomemMCP
 from chronomem_adapters.semantics import Semantic, UnsupportedSemantics
@@ -23,31 +30,7 @@ from chronomem_adapters.timeselect import parse_instant
 
 from .driver import SyncClient
 
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
 ATTRIBUTES = ("city", "job")
-_STATUS = {
-    "live": Status.CURRENT,
-    "ended": Status.PAST,
-    "retracted": Status.RETRACTED,
-    "scheduled": Status.SCHEDULED,
-}
-
-
-class SourceExtractor:
-    """Reads the fact ``expect``-ed for a source text; nothing from any other text."""
-
-    name = "kit-source"
-    version = "1"
-
-    def __init__(self) -> None:
-        self.expected: dict[str, tuple[str, str, str]] = {}
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
-        out = []
-        for t in turns:
-            found = self.expected.get(t.text)
-            out.append(ExtractionResult(t, [Extracted(*found)] if found else []))
-        return out
 
 
 class MCPHarness(HarnessBase):
@@ -61,7 +44,7 @@ class MCPHarness(HarnessBase):
         store = root.scoped(**self.scope)
         for a in ATTRIBUTES:
             store.register_predicate(a, cardinality="one")
-        self.extractor = SourceExtractor()
+        self.extractor = KitExtractor()  # reads the fact ``expected`` for a source text
         self.client = SyncClient(build_server(store, extractor=self.extractor))
         self.children: list[MCPHarness] = []
 
@@ -120,7 +103,7 @@ class MCPHarness(HarnessBase):
         return [
             Entry(
                 f["object"],
-                _STATUS[f["state"]],
+                status_of(f["state"]),
                 parse_instant(f["valid_from"], "valid_from"),
                 parse_instant(f["valid_to"], "valid_to"),
             )
@@ -163,14 +146,6 @@ class MCPHarness(HarnessBase):
         ]
 
     def sibling(self, kind: str, name: str) -> MCPHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, **BASE_SCOPE}
-        elif kind == "session":
-            scope = {"user": BASE_SCOPE["user"], "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        child = MCPHarness(self.root, self.clock, scope)
+        child = MCPHarness(self.root, self.clock, sibling_scope(kind, name))
         self.children.append(child)
         return child

@@ -16,6 +16,20 @@ from .checks import (
 )
 from .clock import KitClock
 from .harness import SIBLING_KINDS, Entry, Harness, HarnessBase, NotExpressible, Status, Timed
+from .kit import (
+    AUDIT_STATES,
+    BASE_SCOPE,
+    HISTORY_STATES,
+    KIT,
+    STATUS,
+    KitExtractor,
+    Version,
+    VersionsHarness,
+    entries,
+    kit_message,
+    sibling_scope,
+    status_of,
+)
 from .suite import (
     ConformanceTests,
     DeclarationTests,
@@ -25,8 +39,13 @@ from .suite import (
 )
 
 __all__ = [
+    "AUDIT_STATES",
+    "BASE_SCOPE",
+    "HISTORY_STATES",
+    "KIT",
     "SEMANTIC_CHECKS",
     "SIBLING_KINDS",
+    "STATUS",
     "ConformanceTests",
     "DeclarationTests",
     "Entry",
@@ -34,13 +53,20 @@ __all__ = [
     "HarnessBase",
     "IsolationTests",
     "KitClock",
+    "KitExtractor",
     "NotExpressible",
     "SemanticsTests",
     "Status",
     "Timed",
     "UndeclaredTests",
+    "Version",
+    "VersionsHarness",
     "check_declared",
     "check_prefix_not_widened",
     "check_sibling_isolated",
     "check_undeclared",
+    "entries",
+    "kit_message",
+    "sibling_scope",
+    "status_of",
 ]

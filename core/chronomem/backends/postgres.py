@@ -32,7 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
-from ..errors import ChronomemError, StoreUnavailable
+from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock
 from .base import Backend, Run
@@ -236,7 +236,13 @@ class PostgresBackend(Backend):
             url = "postgresql://" + url[len("postgres://") :]
         if url.startswith("postgresql://"):
             url = "postgresql+psycopg://" + url[len("postgresql://") :]
-        engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+        try:
+            engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+        except ImportError as exc:
+            raise MissingDriver(
+                f"PostgreSQL URLs need the psycopg driver ({exc.name or exc}): "
+                "pip install 'chronomem[postgres]'"
+            ) from exc
         super().__init__(engine)
 
     def lock_slots(self, conn: Connection, tenant: str, slots: Sequence[str]) -> None:

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import parse_qs, quote, unquote
 
 from sqlalchemy import Connection, Engine, create_engine, event, insert
 from sqlalchemy.engine import make_url
@@ -75,7 +76,41 @@ def writable(path: str) -> bool:
 
 
 def is_read_only_url(url: str) -> bool:
-    return "mode=ro" in url.partition("?")[2]
+    return "ro" in parse_qs(url.partition("?")[2]).get("mode", [])
+
+
+def file_path(url: str) -> str | None:
+    """The file a ``sqlite://`` URL names: ``sqlite:///x.db?mode=ro`` and the URI form
+    ``sqlite:///file:x.db?mode=ro&uri=true`` both name ``x.db`` (None: in memory)."""
+    db = make_url(url).database
+    if not db or db == ":memory:":
+        return None
+    if db.startswith("file:"):
+        db = unquote(db[len("file:") :].partition("?")[0])
+        if db.startswith("//"):  # file://host/path or file:///path
+            db = "/" + db[2:].partition("/")[2]
+        if not db or db == ":memory:" or "mode=memory" in url:
+            return None
+    return db
+
+
+def check_openable(path: str, *, read_only: bool) -> None:
+    """Refuse, with a chronomem error, a path SQLite would fail on obscurely or that a
+    read-only URL would create: a directory, a device (``/dev/null``), a missing file."""
+    if os.path.isdir(path):
+        raise StoreUnavailable(
+            f"cannot open the SQLite database {path!r}: it is a directory; give a file path"
+        )
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise StoreUnavailable(
+            f"cannot open the SQLite database {path!r}: it is not a regular file "
+            "(a device or a pipe); give the path of a database file"
+        )
+    if read_only and not os.path.isfile(path):
+        raise StoreUnavailable(
+            f"no SQLite database at {path!r}: a read-only URL (mode=ro) opens an existing "
+            "file and never creates one"
+        )
 
 
 class _PointConnection:
@@ -115,18 +150,21 @@ class SqliteBackend(Backend):
             memory = url in ("sqlite://", "sqlite:///:memory:")
         else:
             url, memory = f"sqlite:///{url_or_path}", False
-        self.path = None if memory else make_url(url).database
+        self.path = None if memory else file_path(url)
         # A file this process cannot write is opened read-only: reads work, and
         # opening it writes nothing (writes raise ReadOnlyStore).
         self.read_only = bool(
             self.path
             and (is_read_only_url(url) or (os.path.isfile(self.path) and not writable(self.path)))
         )
+        if self.path:
+            check_openable(self.path, read_only=self.read_only)
         kwargs: dict[str, Any] = {
             "connect_args": {"check_same_thread": False, "timeout": BUSY_TIMEOUT_S}
         }
-        if self.read_only and not is_read_only_url(url):
-            url = f"sqlite:///file:{self.path}?mode=ro&uri=true"
+        if self.read_only:  # one spelling SQLite honours: a URI naming mode=ro
+            assert self.path is not None
+            url = f"sqlite:///file:{quote(os.path.abspath(self.path))}?mode=ro&uri=true"
         if memory:
             kwargs["poolclass"] = StaticPool
         else:

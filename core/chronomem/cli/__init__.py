@@ -73,11 +73,33 @@ class Session:
             self._mem.close()
 
 
+PLUGINS = "chronomem.cli"  # entry-point group: commands an installed adapter adds
+
+
+def _plugins() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=PLUGINS)}
+
+
 def _build() -> Any:
     assert click is not None
     from . import moving, reading, served, serving, writing
 
-    @click.group()
+    class Group(click.Group):
+        """Core's commands, and those installed adapters add (``chronomem.cli`` entry
+        points, e.g. ``items`` from langgraph-store-chronomem), loaded only when run."""
+
+        def list_commands(self, ctx: Any) -> list[str]:
+            return sorted({*super().list_commands(ctx), *_plugins()})
+
+        def get_command(self, ctx: Any, name: str) -> Any:
+            found = super().get_command(ctx, name)
+            if found is None and name in (plugins := _plugins()):
+                found = plugins[name].load()
+            return found
+
+    @click.group(cls=Group)
     @click.option("--url", envvar="CHRONOMEM_URL", default="memory.db", show_default=True,
                   help="database URL or SQLite file path")  # fmt: skip
     @click.option("--tenant", default=None)

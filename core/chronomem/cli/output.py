@@ -12,22 +12,22 @@ import json
 import sys
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..model import Fact
+from ..timeutil import parse_iso
 
 _UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
 
-def parse_instant(value: str | None) -> datetime | None:
+def parse_instant(value: str | datetime | None) -> datetime | None:
     """ISO 8601; a date or a time without an offset is read as UTC (said, not guessed:
-    the CLI documents it, unlike the API, which refuses naive datetimes)."""
-    if value is None:
-        return None
-    text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-    dt = datetime.fromisoformat(text)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    the CLI documents it, unlike the API, which refuses naive datetimes). A datetime
+    (already converted by the option's type, ``cli.instant``) is returned as is."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return parse_iso(value, "time", naive="utc", error=ValueError)
 
 
 def shown(value: object) -> str:

@@ -9,6 +9,9 @@ from typing import Any
 
 import click
 
+from ..model import Fact
+from ..reserved import for_people, is_internal
+from .instant import INSTANT
 from .output import FACT_COLUMNS, fact_cells, fact_row, parse_instant, shown
 
 STATES = ["live", "ended", "scheduled", "retracted"]
@@ -18,9 +21,11 @@ def with_time(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--valid-at``, ``--known-at``, ``--as-of`` on a command."""
     for opt in reversed(
         [
-            click.option("--valid-at", help="valid instant (ISO 8601; default now)"),
-            click.option("--known-at", help="belief instant (ISO 8601; default: latest)"),
-            click.option("--as-of", help="both clocks at once"),
+            click.option("--valid-at", type=INSTANT, help="valid instant (ISO 8601; default now)"),
+            click.option(
+                "--known-at", type=INSTANT, help="belief instant (ISO 8601; default: latest)"
+            ),
+            click.option("--as-of", type=INSTANT, help="both clocks at once"),
         ]
     ):
         f = opt(f)
@@ -35,6 +40,30 @@ def times(valid_at: str | None, known_at: str | None, as_of: str | None) -> dict
     }
 
 
+def visible(found: list[Fact], show_all: bool) -> list[Fact]:
+    """Facts for people: adapters' internal rows (``chronomem.reserved``) left out."""
+    return found if show_all else [f for f in found if not is_internal(f.predicate)]
+
+
+def hint_other_scopes(s: Any) -> None:
+    """On stderr, when this scope sees nothing but others hold data: which, and how
+    to select one (an adapter writes under a user, a session, a tenant)."""
+    mem = s.memory()
+    st = mem.stats()
+    if st.facts or st.episodes:
+        return
+    others = [c for c in mem.scopes() if c.scope != mem.scope and (c.facts or c.episodes)]
+    if not others:
+        return
+    best = max(others, key=lambda c: (c.facts, c.episodes))
+    click.echo(
+        f"note: this scope ({shown(mem.scope.as_dict())}) is empty, but {len(others)} other "
+        f"scope(s) hold data: `chronomem scopes` lists them; select one with its options, "
+        f"e.g. `chronomem {shown(best.options())} facts`",
+        err=True,
+    )
+
+
 def _explain(explain: dict[str, Any]) -> str:
     legs = explain.get("legs") or {}
     parts = []
@@ -46,30 +75,46 @@ def _explain(explain: dict[str, Any]) -> str:
 
 def register(cli: Any) -> None:
     @cli.command()
-    @click.option("--subject")
+    @click.option("--subject", help="as stored or as printed (lg:users.ada..profile)")
     @click.option("--predicate")
     @click.option("--state", "states", multiple=True, type=click.Choice(STATES))
+    @click.option("--all", "show_all", is_flag=True, help="also adapters' internal rows (@…)")
     @with_time
     @click.pass_obj
     def facts(s: Any, subject: str | None, predicate: str | None, states: tuple[str, ...],
-              valid_at: str | None, known_at: str | None, as_of: str | None) -> None:  # fmt: skip
+              show_all: bool, valid_at: str | None, known_at: str | None,
+              as_of: str | None) -> None:  # fmt: skip
         """Facts at a valid instant as believed at a belief instant."""
-        found = s.memory().facts(subject=subject, predicate=predicate, states=states or None,
-                                 **times(valid_at, known_at, as_of))  # fmt: skip
+        args = dict(subject=subject, predicate=predicate, states=states or None,
+                    **times(valid_at, known_at, as_of))  # fmt: skip
+        found = s.memory().facts(**args)
+        if not found and subject is not None:  # a subject an adapter wrote exactly
+            found = s.memory().facts(exact=True, **args)
+        found = visible(found, show_all)
         s.out.emit(found, [fact_row(f) for f in found] or ["(no facts)"],
                    columns=FACT_COLUMNS, rows=[fact_cells(f) for f in found])  # fmt: skip
+        if not found:
+            hint_other_scopes(s)
 
     @cli.command()
     @click.argument("subject")
     @click.argument("predicate", required=False)
-    @click.option("--known-at", help="belief instant (ISO 8601; default: latest)")
+    @click.option("--known-at", type=INSTANT, help="belief instant (ISO 8601; default: latest)")
     @click.option("--include-retracted", is_flag=True, help="also the values retracted as wrong")
     @click.pass_obj
     def history(s: Any, subject: str, predicate: str | None, known_at: str | None,
                 include_retracted: bool) -> None:  # fmt: skip
         """Every value a subject's predicate had, in valid-time order."""
-        found = s.memory().history(subject, predicate, known_at=parse_instant(known_at),
-                                   include_retracted=include_retracted)  # fmt: skip
+        args = dict(known_at=parse_instant(known_at), include_retracted=include_retracted)
+        found = s.memory().history(subject, predicate, **args)
+        if not found:  # a subject an adapter wrote exactly (as `facts` prints it)
+            states = STATES if include_retracted else STATES[:-1]
+            found = sorted(
+                s.memory().facts(subject=subject, predicate=predicate, states=states,
+                                 known_at=args["known_at"], exact=True),
+                key=lambda f: (f.predicate, f.valid_from, f.recorded_at, f.version_id),
+            )  # fmt: skip
+        found = visible(found, False)
         s.out.emit(found, [fact_row(f) for f in found] or ["(no history)"],
                    columns=FACT_COLUMNS, rows=[fact_cells(f) for f in found])  # fmt: skip
 
@@ -97,6 +142,26 @@ def register(cli: Any) -> None:
         """Counts of facts, versions and episodes in this scope."""
         st = s.memory().stats()
         s.out.emit(st, [f"{k}: {shown(v)}" for k, v in dataclasses.asdict(st).items()])
+        if not (st.facts or st.episodes):
+            hint_other_scopes(s)
+
+    @cli.command()
+    @click.pass_obj
+    def scopes(s: Any) -> None:
+        """Every scope in the database with its own counts, and the options selecting it."""
+        found = s.memory().scopes()
+        rows = [
+            [c.options() or "(no options: the default scope)", str(c.facts), str(c.live_facts),
+             str(c.episodes)]
+            for c in found
+        ]  # fmt: skip
+        lines = [f"{shown(r[0])}  facts {r[1]} (live {r[2]}), episodes {r[3]}" for r in rows] or [
+            "(no scopes: the database is empty)"
+        ]
+        payload = [{"scope": c.scope.as_dict(), "options": c.options(), "facts": c.facts,
+                    "live_facts": c.live_facts, "episodes": c.episodes} for c in found]  # fmt: skip
+        s.out.emit(payload, lines, columns=("select with", "facts", "live", "episodes"),
+                   rows=rows)  # fmt: skip
 
     @cli.command()
     @click.argument("query")
@@ -111,16 +176,21 @@ def register(cli: Any) -> None:
                subject: str | None, explain: bool, valid_at: str | None, known_at: str | None,
                as_of: str | None) -> None:  # fmt: skip
         """Hybrid search (text, vectors, entity graph), fused by rank."""
-        hits = s.memory().search(query, k=k, states=states or None, subject=subject,
-                                 include_episodes=include_episodes,
-                                 **times(valid_at, known_at, as_of))  # fmt: skip
+        found = s.memory().search(query, k=k, states=states or None, subject=subject,
+                                  include_episodes=include_episodes,
+                                  **times(valid_at, known_at, as_of))  # fmt: skip
+        hits = for_people(
+            found,
+            lambda subj: s.memory().facts(subject=subj, exact=True,
+                                          **times(valid_at, known_at, as_of)),
+        )  # fmt: skip
         payload = {
             "hits": [
                 {"score": h.score, "fact": h.fact, "episode": h.episode,
                  **({"explain": h.explain} if explain else {})}
                 for h in hits
             ],
-            "failed_legs": hits.failed_legs,
+            "failed_legs": found.failed_legs,
         }  # fmt: skip
         lines, rows = [], []
         for i, h in enumerate(hits, 1):
@@ -137,11 +207,13 @@ def register(cli: Any) -> None:
                 cells = [f"{h.score:.4f}", h.episode.id if h.episode else "", "(episode)", "",
                          h.text, "", "", ""]  # fmt: skip
             rows.append(cells + ([_explain(h.explain)] if explain else []))
-        for leg, why in hits.failed_legs.items():
+        for leg, why in found.failed_legs.items():
             lines.append(f"warning: search leg {shown(leg)} failed: {shown(why)}")
         cols = ("score", *FACT_COLUMNS, *(("legs (rank)",) if explain else ()))
         s.out.emit(payload, lines or ["(no hits)"], columns=cols, rows=rows,
                    title=f"search: {query}")  # fmt: skip
+        if not hits:
+            hint_other_scopes(s)
 
     @cli.command()
     @click.argument("query")
@@ -161,9 +233,9 @@ def register(cli: Any) -> None:
 
     @cli.command()
     @click.option("--limit", type=int, help="the latest N")
-    @click.option("--since", help="occurred at or after (ISO 8601)")
-    @click.option("--until", help="occurred before (ISO 8601)")
-    @click.option("--known-at", help="recorded by (ISO 8601)")
+    @click.option("--since", type=INSTANT, help="occurred at or after (ISO 8601)")
+    @click.option("--until", type=INSTANT, help="occurred before (ISO 8601)")
+    @click.option("--known-at", type=INSTANT, help="recorded by (ISO 8601)")
     @click.option("--role")
     @click.pass_obj
     def episodes(s: Any, limit: int | None, since: str | None, until: str | None,

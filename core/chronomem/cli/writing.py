@@ -10,6 +10,7 @@ import click
 
 from ..errors import InvalidInput
 from ..model import Receipt
+from .instant import INSTANT
 from .output import parse_instant, shown
 
 
@@ -36,8 +37,10 @@ def register(cli: Any) -> None:
     @click.argument("subject")
     @click.argument("predicate")
     @click.argument("value")
-    @click.option("--valid-from", help="when it became true (ISO 8601; default now)")
-    @click.option("--valid-to", help="when it stops being true (default: the next change)")
+    @click.option("--valid-from", type=INSTANT, help="when it became true (ISO 8601; default now)")
+    @click.option(
+        "--valid-to", type=INSTANT, help="when it stops being true (default: the next change)"
+    )
     @click.option("--source", "sources", multiple=True, help="id of an episode it came from")
     @click.option("--extractor", help="who read it (a model, a rule set, a person)")
     @click.option("--metadata", help="a JSON object kept with the fact")
@@ -63,7 +66,7 @@ def register(cli: Any) -> None:
     @click.argument("subject")
     @click.argument("predicate")
     @click.argument("value", required=False)
-    @click.option("--at", help="when it stopped being true (ISO 8601; default now)")
+    @click.option("--at", type=INSTANT, help="when it stopped being true (ISO 8601; default now)")
     @click.pass_obj
     def end(s: Any, subject: str, predicate: str, value: str | None, at: str | None) -> None:
         """The world changed with no successor: the value stops holding at --at."""

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInput
-from ..timeutil import MAX_US, MIN_US, from_us, to_us
+from ..timeutil import MAX_US, MIN_US, from_us, parse_iso, to_us
 
 FORMAT = 1
 CHUNK = 500
@@ -33,14 +32,8 @@ def parse_instant(value: object, what: str) -> int:
         if not -BIGINT < value < BIGINT:
             raise InvalidInput(f"{what}: {value} microseconds is out of range")
         return value
-    if isinstance(value, str):
-        try:
-            dt = datetime.fromisoformat(value)
-        except ValueError:
-            raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 instant") from None
-        if dt.tzinfo is None:
-            raise InvalidInput(f"{what}: {value!r} has no UTC offset")
-        return to_us(dt, what)
+    if isinstance(value, str):  # a dump writes every instant with its offset
+        return to_us(parse_iso(value, what), what)
     raise InvalidInput(f"{what}: expected an ISO 8601 instant, not {type(value).__name__}")
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChronomemError, InvalidInput
 from ..jsondepth import loads
 from ..ops import AssertOp
-from ..timeutil import to_us
+from ..timeutil import parse_iso, to_us
 from .common import bar
 from .history import write_history
 
@@ -89,8 +89,4 @@ def _loose_instant(value: object, what: str) -> datetime:
     """ISO 8601 date or time; without an offset, UTC."""
     if not isinstance(value, str):
         raise InvalidInput(f"{what}: expected an ISO 8601 string")
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 instant") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return parse_iso(value, what, naive="utc")

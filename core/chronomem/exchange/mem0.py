@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from ..errors import InvalidInput, NotFound
 from ..identity import encodable, require_text
 from ..ops import AssertOp, EndOp
 from ..predicates import Cardinality
-from ..timeutil import from_us, to_us
+from ..timeutil import from_us, instant, to_us
 from .common import bar
 from .history import write_history
 
@@ -27,16 +27,11 @@ MEM0_PREDICATE = "mem0_memory"
 # -- mem0 ---------------------------------------------------------------------------------
 def _mem0_time(value: object, what: str) -> int:
     """mem0 stamps ``datetime.now(tz).isoformat()``; older rows may be naive (read as UTC)."""
-    if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, str) and value.strip():
-        try:
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 time") from None
-    else:
+    if not isinstance(value, datetime) and not (isinstance(value, str) and value.strip()):
         raise InvalidInput(f"{what}: no time")
-    return to_us(dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc), what)
+    dt = instant(value, what, naive="utc")
+    assert dt is not None
+    return to_us(dt, what)
 
 
 def mem0_events(path: str) -> list[dict[str, Any]]:

@@ -17,15 +17,28 @@ from .base import (
     Extractor,
     SchemaAware,
     Turn,
+    content_text,
     normalize_messages,
+    normalize_role,
 )
 from .ingest import add_messages, default_extractor
-from .llm import LLMExtractor, OpenAICompatibleExtractor, parse_answer
+from .llm import (
+    ANSWER_SCHEMA,
+    CARDINALITY_SCHEMA,
+    DEFAULT_CONFIDENCE,
+    LLMExtractor,
+    OpenAICompatibleExtractor,
+    Request,
+    parse_answer,
+)
 from .rules import RuleExtractor
 from .salience import is_salient, is_small_talk
 from .timeexpr import find_times, resolve
 
 __all__ = [
+    "ANSWER_SCHEMA",
+    "CARDINALITY_SCHEMA",
+    "DEFAULT_CONFIDENCE",
     "Extracted",
     "ExtractionError",
     "ExtractionReceipt",
@@ -33,15 +46,18 @@ __all__ = [
     "Extractor",
     "LLMExtractor",
     "OpenAICompatibleExtractor",
+    "Request",
     "RuleExtractor",
     "SchemaAware",
     "Turn",
     "add_messages",
+    "content_text",
     "default_extractor",
     "find_times",
     "is_salient",
     "is_small_talk",
     "normalize_messages",
+    "normalize_role",
     "parse_answer",
     "resolve",
 ]

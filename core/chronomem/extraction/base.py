@@ -13,10 +13,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..errors import ChronomemError, InvalidInput, InvalidType, NaiveDatetime
+from ..errors import ChronomemError, InvalidInput, InvalidType
+from ..timeutil import instant
 
 Op = Literal["assert", "end"]
 OPS: frozenset[str] = frozenset({"assert", "end"})
@@ -187,21 +188,9 @@ def content_text(content: object) -> str | None:
 
 
 def _parse_time(value: object, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            value = datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidInput(f"{name} is not an ISO 8601 timestamp: {value!r}") from None
-    if not isinstance(value, datetime):
+    if value is not None and not isinstance(value, str | datetime):
         raise InvalidType(f"{name} must be a datetime, not {type(value).__name__}")
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        raise NaiveDatetime(f"{name} is a naive datetime; pass a timezone-aware one")
-    return value.astimezone(timezone.utc)
+    return instant(value, name)
 
 
 def _one(message: object, index: int) -> Turn | None:

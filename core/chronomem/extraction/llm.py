@@ -18,20 +18,75 @@ it carries the error; nothing from it is written)."""
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, cast
 
+from ..errors import ChronomemError
 from ..identity import fold, fold_predicate
 from ..predicates import BUILTIN
+from ..timeutil import parse_iso
 from .base import Extracted, ExtractionError, ExtractionResult, Turn
 from .salience import is_small_talk
 
 Complete = Callable[[list[dict[str, str]]], str]
+
+
+class Request(str, enum.Enum):
+    """What a call to ``complete`` asks the model (``LLMExtractor(kinds=True)``
+    passes it): the facts of a batch of turns (answered as ``ANSWER_SCHEMA``), or
+    a predicate's cardinality (answered as ``CARDINALITY_SCHEMA``). A framework's
+    model client picks the structured-output schema from it."""
+
+    FACTS = "facts"
+    CARDINALITY = "cardinality"
+
+
+# ``complete`` when ``LLMExtractor(kinds=True)``: it is told what the call asks
+KindedComplete = Callable[[list[dict[str, str]], Request], str]
+
+# A fact's confidence when the model's answer gives none.
+DEFAULT_CONFIDENCE = 0.8
+
+# The answer ``parse_answer`` accepts, as a JSON schema (for structured output).
+ANSWER_SCHEMA: dict[str, Any] = {
+    "title": "extracted_facts",
+    "description": "Durable first-person facts read from the numbered turns.",
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "turn": {"type": "integer"},
+                    "subject": {"type": "string"},
+                    "predicate": {"type": "string"},
+                    "object": {"type": ["string", "null"]},
+                    "op": {"type": "string", "enum": ["assert", "end"]},
+                    "valid_from": {"type": ["string", "null"]},
+                    "valid_to": {"type": ["string", "null"]},
+                    "confidence": {"type": "number"},
+                },
+                "required": ["turn", "subject", "predicate", "object", "op"],
+            },
+        }
+    },
+    "required": ["facts"],
+}
+
+# The answer to a cardinality question (``Request.CARDINALITY``).
+CARDINALITY_SCHEMA: dict[str, Any] = {
+    "title": "predicate_cardinality",
+    "type": "object",
+    "properties": {"cardinality": {"type": "string", "enum": ["one", "many"]}},
+    "required": ["cardinality"],
+}
 
 PROMPT_VERSION = "1"
 
@@ -77,19 +132,10 @@ def _parse_when(value: object, where: str) -> datetime | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ExtractionError(f"{where} must be an ISO 8601 date or null, not {value!r}")
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        if len(text) == 10:
-            d = date.fromisoformat(text)
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        raise ExtractionError(f"{where} is not an ISO 8601 date: {value!r}") from None
-    if dt.tzinfo is None or dt.tzinfo.utcoffset(dt) is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    try:  # a model's answer: a time without an offset is UTC
+        return parse_iso(value, where, naive="utc", error=ExtractionError)
+    except ChronomemError as e:  # out of the calendar: a bad answer, not a bad call
+        raise ExtractionError(str(e)) from None
 
 
 def parse_answer(raw: object, turns: dict[int, Turn]) -> dict[int, list[Extracted]]:
@@ -139,7 +185,7 @@ def parse_answer(raw: object, turns: dict[int, Turn]) -> dict[int, list[Extracte
         vt = _parse_when(item.get("valid_to"), f"{where}.valid_to")
         if vf is not None and vt is not None and vt <= vf:
             raise ExtractionError(f"{where}: valid_to is not after valid_from")
-        conf = item.get("confidence", 0.8)
+        conf = item.get("confidence", DEFAULT_CONFIDENCE)
         if isinstance(conf, bool) or not isinstance(conf, int | float) or not 0 <= conf <= 1:
             raise ExtractionError(f"{where}.confidence must be a number in [0, 1]")
         turn = turns[turn_no]
@@ -166,24 +212,28 @@ class LLMExtractor:
     returns the model's text. ``batch_size``: turns per call. ``roles``: which
     turns are read (others, and small talk, are skipped before any call).
     Model and transport failures never raise out of ``extract``: the batch's
-    turns come back with ``error`` set and no facts."""
+    turns come back with ``error`` set and no facts. ``kinds=True``: ``complete``
+    takes ``(messages, kind)``, the ``Request`` the call makes, so a model client
+    can ask for the matching structured output without reading the prompt."""
 
     version = PROMPT_VERSION
 
     def __init__(
         self,
-        complete: Complete,
+        complete: Complete | KindedComplete,
         *,
         name: str = "llm",
         batch_size: int = 16,
         roles: Sequence[str] = ("user",),
         max_chars: int = 4000,
+        kinds: bool = False,
     ):
         if not callable(complete):
             raise TypeError("complete must be a callable(messages) -> str")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("batch_size must be a positive int")
         self.complete = complete
+        self.kinds = kinds
         self.name = name
         self.batch_size = batch_size
         self.roles = frozenset(roles)
@@ -205,7 +255,7 @@ class LLMExtractor:
             batch = kept[start : start + self.batch_size]
             try:
                 self.calls += 1
-                answer = self.complete(self._messages(turns, batch))
+                answer = self._ask(self._messages(turns, batch), Request.FACTS)
                 facts = parse_answer(answer, {i: turns[i] for i in batch})
             except ExtractionError as exc:
                 for i in batch:
@@ -237,6 +287,11 @@ class LLMExtractor:
         user = "Turns:\n" + json.dumps(shown, ensure_ascii=False, indent=1)
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
+    def _ask(self, messages: list[dict[str, str]], kind: Request) -> str:
+        if self.kinds:
+            return cast(KindedComplete, self.complete)(messages, kind)
+        return cast(Complete, self.complete)(messages)
+
     # -- schema acquisition ----------------------------------------------------------------
     def cardinality_of(self, predicate: str, example: Extracted | None = None) -> str | None:
         """ "one" or "many" for a predicate the store does not know, asked of the
@@ -250,8 +305,9 @@ class LLMExtractor:
             ask += f'\nExample: ("{example.subject}", "{key}", "{example.obj}")'
         self.schema_questions += 1
         try:
-            raw = self.complete(
-                [{"role": "system", "content": SCHEMA_PROMPT}, {"role": "user", "content": ask}]
+            raw = self._ask(
+                [{"role": "system", "content": SCHEMA_PROMPT}, {"role": "user", "content": ask}],
+                Request.CARDINALITY,
             )
             text = raw.strip() if isinstance(raw, str) else ""
             fenced = _FENCE.match(text)

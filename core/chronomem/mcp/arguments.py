@@ -8,10 +8,10 @@ call small: a tool call whose text is longer than its bound is refused whole
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 from ..errors import ChronomemError
-from ..timeutil import from_us, to_us
+from ..timeutil import parse_iso
 
 MAX_TEXT = 32_000  # characters of remember's text (one episode)
 MAX_NAME = 1_000  # characters of a subject, predicate, object, query or fact id
@@ -32,23 +32,16 @@ def instant(value: object, name: str) -> datetime | None:
         return None
     if not isinstance(value, str):
         raise ArgumentError(name, f"must be an ISO 8601 string, not {type(value).__name__}")
-    text = value.strip()
-    if len(text) > 64:
+    if len(value.strip()) > 64:
         raise ArgumentError(name, "is not an ISO 8601 instant (too long)")
-    if text[-1:] in ("Z", "z"):
-        text = text[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(text)
+    try:  # timeutil's one ISO-8601 reader; a time without an offset is UTC here
+        return parse_iso(value, name, naive="utc", error=ValueError)
+    except ChronomemError as exc:  # outside years 1-9999
+        raise ArgumentError(name, str(exc)) from None
     except ValueError:
         raise ArgumentError(
             name, f"{value!r} is not an ISO 8601 instant (e.g. 2026-03-03T09:00:00Z)"
         ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    try:
-        return from_us(to_us(dt, name))
-    except ChronomemError as exc:
-        raise ArgumentError(name, str(exc)) from None
 
 
 def text(value: object, name: str, *, limit: int = MAX_NAME, optional: bool = False) -> str:

@@ -116,7 +116,8 @@ def check_embedder(conn: Connection, embedder: Embedder) -> str | None:
         of(conn).insert_ignore(conn, meta, [{"key": "embedder", "value": value}])
         row = conn.execute(query).scalar_one()
     name, _, dim = row.partition("\x1f")
-    if name == embedder.name and int(dim) == embedder.dim:
+    known = (embedder.name, *getattr(embedder, "aliases", ()))  # aliases: its former names
+    if name in known and int(dim) == embedder.dim:
         return None
     return row
 

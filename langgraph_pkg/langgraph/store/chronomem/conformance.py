@@ -8,25 +8,26 @@ another chronomem scope (user, tenant or session)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from chronomem import Memory, State
-from chronomem_adapters.conformance import Entry, HarnessBase, KitClock, NotExpressible, Status
+from chronomem_adapters.conformance import (
+    BASE_SCOPE,
+    KitClock,
+    NotExpressible,
+    Version,
+    VersionsHarness,
+    sibling_scope,
+)
 
 from .store import ChronomemStore
 
 KEY = "profile"
-BASE_SCOPE = {"user": "kit-user", "session": "kit-session"}
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
 
 
-class LangGraphHarness(HarnessBase):
+class LangGraphHarness(VersionsHarness):
     adapter = ChronomemStore
     siblings = frozenset({"user", "tenant", "session"})
 
@@ -72,19 +73,10 @@ class LangGraphHarness(HarnessBase):
         value = self._value(view, entity)
         return [value[attribute]] if attribute in value else []
 
-    def _entries(self, entity: str, attribute: str, audit: bool) -> list[Entry]:
-        versions = self.store.history(self._ns(entity), KEY, attribute, include_retracted=audit)
-        return [
-            Entry(v.value, _STATUS[v.state], v.valid_from, v.valid_to)
-            for v in versions
-            if v.state is not State.SCHEDULED
-        ]
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=False)
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, audit=True)
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        audit = State.RETRACTED in states
+        found = self.store.history(self._ns(entity), KEY, attribute, include_retracted=audit)
+        return [(v.value, v.state, v.valid_from, v.valid_to) for v in found]
 
     def erase(self, entity: str, attribute: str) -> None:
         self.store.erase(self._ns(entity), KEY)
@@ -103,12 +95,4 @@ class LangGraphHarness(HarnessBase):
         return {item.namespace[1] for item in found}
 
     def sibling(self, kind: str, name: str) -> LangGraphHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, **BASE_SCOPE}
-        elif kind == "session":
-            scope = {"user": BASE_SCOPE["user"], "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return LangGraphHarness(self.root, self.clock, scope)
+        return LangGraphHarness(self.root, self.clock, sibling_scope(kind, name))

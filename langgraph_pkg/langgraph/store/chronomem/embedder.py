@@ -12,6 +12,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import ensure_embeddings
 
 from chronomem import InvalidInput
+from chronomem_adapters.embedders import former_identities, model_identity
 
 
 def _run(coro: Awaitable[Any]) -> Any:
@@ -28,16 +29,6 @@ def _run(coro: Awaitable[Any]) -> Any:
         return pool.submit(asyncio.run, main()).result()
 
 
-def _describe(embeddings: Embeddings) -> str:
-    func = getattr(embeddings, "func", None) or getattr(embeddings, "afunc", None)
-    if func is not None:
-        return f"fn:{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
-    cls = type(embeddings)
-    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-    base = f"{cls.__module__}.{cls.__qualname__}"
-    return f"{base}:{model}" if isinstance(model, str) else base
-
-
 class LangChainEmbedder:
     """Adapts LangGraph's ``index["embed"]`` (an ``Embeddings``, a sync or async
     function) to chronomem's ``Embedder`` protocol: ``name``, ``dim``, ``embed``
@@ -46,14 +37,19 @@ class LangChainEmbedder:
     what they expect).
 
     ``name`` identifies the model in the database, so reopening a store with
-    another model is detected instead of mixing vectors."""
+    another model is detected instead of mixing vectors. It is the name every
+    package gives the same object (``chronomem_adapters.embedders.model_identity``:
+    ``langchain/<Class>[/<model>]``), so ``ChronomemRetriever`` opens a store this
+    one wrote; stores that recorded the older ``langchain:<module.Class>:<dims>``
+    keep opening (``aliases``)."""
 
     def __init__(self, embed: Any, dims: int, *, name: str | None = None):
         if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
             raise InvalidInput(f'index["dims"] must be a positive int, got {dims!r}')
         self.embeddings: Embeddings = ensure_embeddings(embed)
         self.dim = dims
-        self.name = name or f"langchain:{_describe(self.embeddings)}:{dims}"
+        self.name = name or model_identity(self.embeddings, "langchain")
+        self.aliases = () if name else former_identities(self.embeddings, "langchain", dims)
 
     @property
     def _async_only(self) -> bool:

@@ -1,12 +1,12 @@
-"""Errors of the LangGraph store (every one is a ``ChronomemError``)."""
+"""Errors of the LangGraph store (every one is a ``ChronomemError``);
+``ReadOnlyView`` (a put, delete, erase or TTL refresh sent to a time-travel view)
+is chronomem's own."""
 
 from __future__ import annotations
 
-from chronomem import ChronomemError
+from chronomem import ChronomemError, ReadOnlyView
 
-
-class ReadOnlyView(ChronomemError, RuntimeError):
-    """A write (put, delete, erase, TTL refresh) was sent to a time-travel view."""
+__all__ = ["PinUnavailable", "ReadOnlyView"]
 
 
 class PinUnavailable(ChronomemError, LookupError):

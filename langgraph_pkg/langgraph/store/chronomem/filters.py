@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
-from chronomem import InvalidInput, InvalidType
+from chronomem import ChronomemError, InvalidInput, InvalidType
+from chronomem.timeutil import instant
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 # SqliteStore's filter keys (langgraph.store.sqlite.base._FILTER_PATTERN)
@@ -110,15 +111,12 @@ def _is_number(x: Any) -> bool:
 
 
 def _as_instant(x: Any) -> datetime | None:
-    if isinstance(x, datetime):
-        return x if x.tzinfo else x.replace(tzinfo=timezone.utc)
-    if not isinstance(x, str) or not _ISO.match(x):
+    if not isinstance(x, datetime) and not (isinstance(x, str) and _ISO.match(x)):
         return None
     try:
-        dt = datetime.fromisoformat(x.replace("Z", "+00:00"))
-    except ValueError:
+        return instant(x, "a filter value", naive="utc")  # naive values are UTC, as stored
+    except ChronomemError:
         return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
 def _as_number(x: Any) -> float | None:

@@ -16,20 +16,16 @@ The same context fills the served-read log's caller tag (``chronomem.readlog``):
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from chronomem import InvalidInput
-from chronomem.timeutil import to_us
+from chronomem.timeutil import parse_iso, to_us
+from chronomem_adapters.graphconfig import current_step
 
 from .errors import PinUnavailable
 
 PIN_MODES = (None, "checkpoint")
-# LangGraph's key for the running graph's checkpointer in a step's config
-# (langgraph._internal._constants.CONFIG_KEY_CHECKPOINTER)
-CHECKPOINTER_KEY = "__pregel_checkpointer"
 
 
 def check_mode(mode: object) -> str | None:
@@ -58,27 +54,18 @@ class RunContext:
         }
 
 
-def _str(value: object) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
 def run_context() -> RunContext | None:
-    """The running step's context, or ``None`` outside a graph run."""
-    try:
-        from langgraph.config import get_config
-
-        config = get_config()
-    except RuntimeError:
+    """The running step's context (read by ``chronomem_adapters.graphconfig``, as
+    the LangChain package reads it), or ``None`` outside a graph run."""
+    step = current_step()
+    if step is None:
         return None
-    conf: Mapping[str, Any] = config.get("configurable") or {}
-    meta: Mapping[str, Any] = config.get("metadata") or {}
-    cmap = conf.get("checkpoint_map") or {}
     return RunContext(
-        thread=_str(conf.get("thread_id")),
-        checkpoint=_str(cmap.get("") if isinstance(cmap, Mapping) else None),
-        fork_of=_str(conf.get("checkpoint_id") or meta.get("checkpoint_id")),
-        run=_str(config.get("run_id") or meta.get("run_id")),
-        checkpointer=conf.get(CHECKPOINTER_KEY),
+        thread=step.thread,
+        checkpoint=step.checkpoint,
+        fork_of=step.fork_of,
+        run=step.run,
+        checkpointer=step.checkpointer,
     )
 
 
@@ -94,7 +81,7 @@ def _ts_us(ctx: RunContext, found: Any) -> int:
             f"pin_reads='checkpoint': checkpoint {ctx.fork_of!r} of thread {ctx.thread!r} "
             "is not in the checkpointer"
         )
-    return to_us(datetime.fromisoformat(found.checkpoint["ts"]), "checkpoint ts")
+    return to_us(parse_iso(found.checkpoint["ts"], "checkpoint ts"), "checkpoint ts")
 
 
 def _saver(ctx: RunContext, checkpointer: Any) -> Any:

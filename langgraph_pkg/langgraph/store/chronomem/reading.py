@@ -118,9 +118,25 @@ class Reader:
             scores = self._scores(op, set(by_subject), end)
         ranked = sorted(scores, key=self._rank(scores))
         rest = _newest_first([r for s, r in by_subject.items() if s not in scores])
-        ordered = [(by_subject[s], scores[s]) for s in ranked] + [(r, None) for r in rest]
-        page_scored = ordered[op.offset : end]
+        matched: list[tuple[Record, float | None]] = [(by_subject[s], scores[s]) for s in ranked]
+        page_scored = matched[op.offset : end]
+        unmatched = rest[max(op.offset - len(ranked), 0) : max(end - len(ranked), 0)]
+        page_scored += list(
+            zip(unmatched, self._unmatched_scores(op.query, unmatched), strict=True)
+        )
         return [to_search_item(r, s) for r, s in page_scored], [r for r, _ in page_scored]
+
+    def _unmatched_scores(self, query: str, records: list[Record]) -> list[float | None]:
+        """The cosine of items no hit reached (LangGraph scores every item it
+        reaches); ``None`` with ``score="fused"`` or for an item with no index entry."""
+        if self.score == "fused" or not records:
+            return [None] * len(records)
+        entries = [
+            [f.version_id for p, f in r.facts.items() if p.startswith(keys.INDEX_PREFIX)]
+            for r in records
+        ]
+        cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs])
+        return [scoring.best(cos, vs) for vs in entries]
 
     def _hits_page(
         self, op: SearchOp

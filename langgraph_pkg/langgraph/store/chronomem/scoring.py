@@ -4,10 +4,13 @@ the query to the item's best-matching indexed field.
 chronomem's search finds the candidates (lexical, vector and entity legs fused
 by reciprocal rank, the temporal predicate inside each leg); the score an item
 reports is then the best cosine similarity between the query's embedding and
-the stored embeddings of the item's index entries that the search returned
-(the same vectors the vector leg ranks, from ``cm_vectors``). Identical texts
-have identical vectors, so they get identical scores. Items are ordered by that
-score, ties by the fused relevance (``score="fused"`` on the store reports and
+the stored embeddings of the item's index entries (the same vectors the vector
+leg ranks, compared by core: ``Memory.similarities``). Every item the search
+reaches gets its cosine, negative included, as LangGraph's ``InMemoryStore``
+does; an item without index entries (``index=False``) has no score. Identical texts
+have identical vectors, so they get identical scores. Items the
+search returned come first, ordered by that score, ties by the fused relevance;
+the rest follow newest first (``score="fused"`` on the store reports and
 orders by the fused score instead)."""
 
 from __future__ import annotations
@@ -15,13 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-from sqlalchemy import select
-
 from chronomem import Memory
-from chronomem.batching import chunks
-from chronomem.embedding import embed_query_checked
-from chronomem.schema import vectors
 
 SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
@@ -38,29 +35,15 @@ def leg_cosine(explain: Mapping[str, Any]) -> float | None:
 
 def cosines(memory: Memory, query: str, version_ids: Iterable[str]) -> dict[str, float]:
     """The cosine similarity of ``query`` to each version's stored embedding
-    (a version without one is left out). Embeds the query: only for hits the
-    vector leg did not return (``leg_cosine``)."""
-    ids = sorted(set(version_ids))
+    (a version without one is left out), rounded: core's ``Memory.similarities``.
+    Embeds the query: only for hits the vector leg did not return (``leg_cosine``)
+    and for the items under the prefix no hit reached."""
+    ids = set(version_ids)
     if not ids:
         return {}
-    embedder = memory.embedder
-    q = embed_query_checked(embedder, query).astype(np.float64)
-    qn = float(np.linalg.norm(q)) or 1.0
-    out: dict[str, float] = {}
-    tenant = memory.scope.tenant
-    with memory.backend.read() as conn:
-        for chunk in chunks(ids):
-            rows = conn.execute(
-                select(vectors.c.item_id, vectors.c.vec).where(
-                    vectors.c.tenant == tenant,
-                    vectors.c.kind == "v",
-                    vectors.c.item_id.in_(chunk),
-                )
-            )
-            for item_id, blob in rows:
-                v = np.frombuffer(blob, dtype="<f4").astype(np.float64)
-                if v.shape != q.shape:
-                    continue
-                vn = float(np.linalg.norm(v))
-                out[item_id] = round(float(v @ q) / (vn * qn), DIGITS) if vn else 0.0
-    return out
+    return {v: round(c, DIGITS) for v, c in memory.similarities(query, ids).items()}
+
+
+def best(cos: Mapping[str, float], version_ids: Iterable[str]) -> float | None:
+    """An item's score: the best cosine of its index entries (``None``: none has one)."""
+    return max((cos[v] for v in version_ids if v in cos), default=None)

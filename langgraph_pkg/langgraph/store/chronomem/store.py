@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import dataclasses
 import functools
 import math
 import threading
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -34,8 +37,12 @@ from chronomem.model import ALL_STATES
 from chronomem.ops import AssertOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
+from chronomem_adapters.readtags import tagged
+from chronomem_adapters.semantics import VERSIONED
+from chronomem_adapters.timeselect import parse_instant
 
 from . import filters, keys, namespaces, pinning, scoring
+from .coalescing import Coalescer
 from .embedder import LangChainEmbedder
 from .erasure import erase_subject
 from .errors import ReadOnlyView
@@ -122,17 +129,7 @@ class ChronomemStore(BaseStore):
     (``memory.reads()``), tagged with the run, thread and checkpoint."""
 
     ADAPTER_NAME = "LangGraph store"
-    SEMANTICS = frozenset(
-        {
-            Semantic.CURRENT_VIEW,
-            Semantic.SUPERSESSION,
-            Semantic.VALID_TIME,
-            Semantic.TRANSACTION_TIME,
-            Semantic.HISTORY,
-            Semantic.RETRACTION,
-            Semantic.ERASURE,
-        }
-    )
+    SEMANTICS = VERSIONED | {Semantic.ERASURE}
     AS_OF = TimeKeeping.VIEW
     SEMANTICS_NOTES: ClassVar[dict[Semantic, str]] = {
         Semantic.PROVENANCE: "BaseStore items carry no sources and puts take none",
@@ -140,6 +137,9 @@ class ChronomemStore(BaseStore):
         Semantic.TRANSCRIPT: "a BaseStore is a document store, not a message log",
     }
     supports_ttl: bool = True
+    # index["embed"] as LangChain ``Embeddings`` (None without one), as
+    # InMemoryStore/SqliteStore expose it
+    embeddings: Embeddings | None = None
 
     def __init__(
         self,
@@ -178,6 +178,7 @@ class ChronomemStore(BaseStore):
             embedder = None
             if embed is not None:
                 embedder = LangChainEmbedder(embed, (index or {}).get("dims", 0))
+                self.embeddings = embedder.embeddings
             self._memory = Memory(
                 memory,
                 clock=clock,
@@ -204,6 +205,11 @@ class ChronomemStore(BaseStore):
         self._checkpointer = checkpointer
         self._pins = pinning.PinCache()
         self._swept_us = -(2**62)  # sweep_ttl: the previous sweep's instant
+        # abatch: concurrent async calls share a batch (one coalescer per event loop)
+        self._coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._coalescers_lock = threading.Lock()
 
     @classmethod
     def from_conn_string(
@@ -245,22 +251,29 @@ class ChronomemStore(BaseStore):
     # -- time travel -------------------------------------------------------------------
     def as_of(
         self,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         *,
-        valid_at: datetime | None = None,
-        known_at: datetime | None = None,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
     ) -> ChronomemStore:
         """A read-only view with the same ``BaseStore`` API, reading the world at
         ``valid_at`` as the store believed it at ``known_at`` (``as_of`` sets both).
+        Each is an aware ``datetime`` or an ISO-8601 string (``"2025-01-01T00:00:00Z"``).
 
         A graph compiled with the view replays what memory held then; a write to
         it raises ``ReadOnlyView``. TTL refreshes are not made through a view."""
-        v, k = read_instants(valid_at, known_at, as_of)
+        v, k = read_instants(
+            parse_instant(valid_at, "valid_at"),
+            parse_instant(known_at, "known_at"),
+            parse_instant(as_of, "as_of"),
+        )
         if v is None and k is None:
             raise InvalidTimeSelector("as_of() needs as_of, valid_at or known_at")
         view = copy.copy(self)
         view._owns = False
         view._pin = Pin(v, k)
+        view._coalescers = weakref.WeakKeyDictionary()  # a view's batches read at its pin
+        view._coalescers_lock = threading.Lock()
         return view
 
     @property
@@ -341,11 +354,8 @@ class ChronomemStore(BaseStore):
         return self._batch(list(ops), self._context())
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
-        tag = (
-            self._memory.read_tag(**ctx.tag())
-            if ctx is not None and self._memory.read_log
-            else contextlib.nullcontext()
-        )
+        # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
+        tag = tagged(self._memory, ctx.tag) if ctx is not None else contextlib.nullcontext()
         with tag:
             return self._run(ops, ctx)
 
@@ -455,11 +465,44 @@ class ChronomemStore(BaseStore):
             self._floor.note(self._memory.apply(write_ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread (the database calls are blocking)."""
+        """``batch`` in a worker thread (the database calls are blocking).
+
+        Concurrent calls are coalesced, as LangGraph's async stores do: the calls
+        that arrive while a batch runs are validated each on its own, then run
+        together as the next batch (``coalescing.py``). A call made inside a graph
+        step that needs its run's context (``pin_reads``, ``read_log``) runs alone."""
         ops = list(ops)
         ctx = await self._acontext()  # here: the worker thread does not see the run's config
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, functools.partial(self._batch, ops, ctx))
+        if ctx is not None:
+            return await loop.run_in_executor(None, functools.partial(self._batch, ops, ctx))
+        self._prepare(ops)  # a bad call fails here, alone, before it joins a shared batch
+        return await self._coalescer(loop).submit(ops)
+
+    def _coalescer(self, loop: asyncio.AbstractEventLoop) -> Coalescer:
+        with self._coalescers_lock:
+            found = self._coalescers.get(loop)
+            if found is None:
+                found = Coalescer(functools.partial(self._batch, ctx=None), loop)
+                self._coalescers[loop] = found
+            return found
+
+    # -- TTL sweeper (LangGraph's SqliteStore / PostgresStore API) --------------------------
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: int | None = None
+    ) -> concurrent.futures.Future[None]:
+        """What ``SqliteStore.start_ttl_sweeper`` returns (a future), already done:
+        there is nothing to sweep. An expired item's fields ended in valid time
+        at the instant it expired, inside the write that set the TTL, so it left
+        every current read without a sweep (``sweep_ttl`` counts them; ``erase``
+        deletes physically). Awaiting the result also works, for code written
+        against ``AsyncSqliteStore``/``AsyncPostgresStore``, whose method is a
+        coroutine returning a task."""
+        return _DoneSweeper()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> _Stopped:
+        """``True`` (as upstream's when no sweeper runs), also when awaited."""
+        return _Stopped(1)
 
     # -- beyond BaseStore ----------------------------------------------------------------
     def history(
@@ -468,7 +511,7 @@ class ChronomemStore(BaseStore):
         key: str,
         field: str | None = None,
         *,
-        known_at: datetime | None = None,
+        known_at: datetime | str | None = None,
         include_retracted: bool = True,
     ) -> list[FieldVersion]:
         """Every value the item's fields (or one ``field``) had, in valid-time order:
@@ -478,6 +521,7 @@ class ChronomemStore(BaseStore):
         validate_labels(tuple(namespace))
         subject = keys.subject(tuple(namespace), _check_key(key))
         pin = self._pin
+        known_at = parse_instant(known_at, "known_at")
         if known_at is None and pin is not None:
             known_at = opt_dt(pin.known_at)
         valid = from_us(
@@ -522,6 +566,31 @@ class ChronomemStore(BaseStore):
         swept = sum(1 for end in expired.values() if self._swept_us < end <= now)
         self._swept_us = now
         return swept
+
+
+class _DoneSweeper(concurrent.futures.Future[None]):
+    """A finished sweeper: a done ``concurrent.futures.Future`` (``SqliteStore``'s
+    type) that is also awaitable (``AsyncSqliteStore``'s method is a coroutine)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_result(None)
+
+    def __await__(self) -> Generator[Any, None, _DoneSweeper]:
+        return self
+        yield  # pragma: no cover  (makes this a generator)
+
+
+class _Stopped(int):
+    """``True`` for a sync caller (``SqliteStore.stop_ttl_sweeper`` returns a bool)
+    and ``True`` when awaited (``AsyncSqliteStore``'s is a coroutine)."""
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        return True
+        yield  # pragma: no cover  (makes this a generator)
+
+    def __repr__(self) -> str:
+        return "True"
 
 
 def opt_dt_iso(value: int | None) -> str | None:

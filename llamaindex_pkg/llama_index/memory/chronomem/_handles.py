@@ -109,6 +109,11 @@ def open_scope(
         return handle.scoped(tenant=other).scoped(
             tenant=tenant, user=user, agent=agent, session=session
         )
+    if is_in_memory(url) and store_key is None:
+        raise InvalidInput(
+            "no chronomem store given: pass memory=chronomem.Memory(...) (e.g. "
+            "Memory('memory.db')), or url= a SQLite file or PostgreSQL URL"
+        )
     if is_in_memory(url):
         raise InvalidInput(
             "this object was serialised from an in-memory chronomem store that is not open "

@@ -33,6 +33,7 @@ from llama_index.core.utils import get_tokenizer
 from chronomem import Memory
 from chronomem.extraction import Extractor
 from chronomem.render import CLOSE, HEADER_EPISODES, HEADER_HISTORY, HEADER_LIVE, OPEN
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import pop_time
 
@@ -77,7 +78,7 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
     user: str | None = Field(default=None)
     agent: str | None = Field(default=None)
     session: str | None = Field(default=None)
-    recall_k: int = Field(default=8, gt=0, le=200)
+    recall_k: int = Field(default=8, gt=0, le=MAX_K)
     extract: bool = Field(default=True)
     read_log: bool = Field(default=False, description="Log the store's served reads.")
 

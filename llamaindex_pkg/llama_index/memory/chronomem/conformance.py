@@ -19,62 +19,35 @@ kit's writes go to the store it reads (``Memory.remember``/``end``/
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
 
-from chronomem import Cardinality, Memory, State
-from chronomem.extraction import Extracted, ExtractionResult, Turn
+from chronomem import Cardinality, Memory
 from chronomem.render import HEADER_HISTORY, HEADER_LIVE, flatten
+from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
+    BASE_SCOPE,
     Entry,
     HarnessBase,
     KitClock,
+    KitExtractor,
     NotExpressible,
     Status,
     Timed,
+    Version,
+    VersionsHarness,
+    kit_message,
+    sibling_scope,
 )
 
 from .memory import ChronomemMemory
 from .retriever import ChronomemRetriever
 
-BASE_USER = "kit-user"
-BASE_SESSION = "kit-session"
-KIT = "chronomem-kit"
-
-
-def kit_message(op: str, entity: str, attribute: str, value: str | None = None) -> str:
-    return json.dumps({KIT: op, "entity": entity, "attribute": attribute, "value": value})
-
-
-class KitExtractor:
-    """Reads the harness's own messages exactly; learns attributes as single-valued."""
-
-    name = "kit"
-    version = "1"
-
-    def extract(self, turns: Sequence[Turn]) -> list[ExtractionResult]:
-        out = []
-        for t in turns:
-            try:
-                data = json.loads(t.text)
-            except ValueError:
-                data = None
-            if not isinstance(data, dict) or KIT not in data:
-                out.append(ExtractionResult(t, [], skipped=True))
-                continue
-            if data[KIT] == "end":
-                fact = Extracted(data["entity"], data["attribute"], None, op="end")
-            else:
-                fact = Extracted(data["entity"], data["attribute"], data["value"])
-            out.append(ExtractionResult(t, [fact]))
-        return out
-
-    def cardinality_of(self, predicate: str, example: Extracted | None = None) -> str | None:
-        return "one"
+BASE_USER = BASE_SCOPE["user"]
+BASE_SESSION = BASE_SCOPE["session"]
 
 
 def recalled_by_section(
@@ -171,26 +144,14 @@ class MemoryHarness(HarnessBase):
         raise ValueError(f"unknown sibling kind {kind!r}")
 
 
-_STATUS = {
-    State.LIVE: Status.CURRENT,
-    State.ENDED: Status.PAST,
-    State.RETRACTED: Status.RETRACTED,
-    State.SCHEDULED: Status.SCHEDULED,
-}
-
-
-def _instant(value: Any) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-class RetrieverHarness(HarnessBase):
+class RetrieverHarness(VersionsHarness):
     adapter = ChronomemRetriever
     siblings = frozenset({"user", "tenant", "session"})
 
     def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
         self.root = root
         self.clock = clock
-        self.scope = dict(scope or {"user": BASE_USER, "session": BASE_SESSION})
+        self.scope = dict(scope or BASE_SCOPE)
         self.store = root.scoped(**self.scope)
         self.retriever = ChronomemRetriever(self.store, k=100)
         self._known: set[str] = set()
@@ -234,24 +195,12 @@ class RetrieverHarness(HarnessBase):
         nodes = self._nodes(entity, attribute, valid_at=valid_at, known_at=known_at)
         return [n.node.metadata["object"] for n in nodes]
 
-    def _entries(self, entity: str, attribute: str, states: list[str]) -> list[Entry]:
-        nodes = self._nodes(entity, attribute, states=states)
-        entries = [
-            Entry(
-                n.node.metadata["object"],
-                _STATUS[State(n.node.metadata["state"])],
-                _instant(n.node.metadata["valid_from"]),
-                _instant(n.node.metadata["valid_to"]),
-            )
-            for n in nodes
+    def versions(self, entity: str, attribute: str, states: Sequence[str]) -> list[Version]:
+        nodes = self._nodes(entity, attribute, states=list(states))
+        return [
+            (m["object"], m["state"], m["valid_from"], m["valid_to"] or None)
+            for m in (n.node.metadata for n in nodes)
         ]
-        return sorted(entries, key=lambda e: (e.valid_from or datetime.min, e.value))
-
-    def history(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended"])
-
-    def audit(self, entity: str, attribute: str) -> list[Entry]:
-        return self._entries(entity, attribute, ["live", "ended", "retracted"])
 
     def erase(self, entity: str, attribute: str) -> None:
         raise NotExpressible("a BaseRetriever only reads")
@@ -273,8 +222,8 @@ class RetrieverHarness(HarnessBase):
         return [
             Timed(
                 n.node.metadata["object"],
-                _instant(n.node.metadata["valid_from"]),
-                _instant(n.node.metadata["valid_to"]),
+                instant(n.node.metadata["valid_from"], "valid_from"),
+                instant(n.node.metadata["valid_to"] or None, "valid_to"),
             )
             for n in self._nodes(entity, attribute)
         ]
@@ -283,12 +232,4 @@ class RetrieverHarness(HarnessBase):
         raise NotExpressible("a BaseRetriever returns nodes, not a message log")
 
     def sibling(self, kind: str, name: str) -> RetrieverHarness:
-        if kind == "user":
-            scope = {"user": name}
-        elif kind == "tenant":
-            scope = {"tenant": name, "user": BASE_USER, "session": BASE_SESSION}
-        elif kind == "session":
-            scope = {"user": BASE_USER, "session": name}
-        else:
-            raise ValueError(f"unknown sibling kind {kind!r}")
-        return RetrieverHarness(self.root, self.clock, scope)
+        return RetrieverHarness(self.root, self.clock, sibling_scope(kind, name))

@@ -3,15 +3,17 @@
 ``Memory(url, embedder=embedder_from(embed_model))``: documents go through
 ``get_text_embedding_batch``, queries through ``get_query_embedding`` (models
 that embed queries differently keep doing so). The store records the model's
-name (``llamaindex:<class>:<model_name>``); reopening it with another model is
-refused until it is re-embedded (see ``chronomem_adapters.embedders``)."""
+name (``llamaindex/<class>/<model_name>``, the rule every package follows; a
+store that recorded the older ``llamaindex:<class>:<model_name>`` keeps opening);
+reopening it with another model is refused until it is re-embedded (see
+``chronomem_adapters.embedders``)."""
 
 from __future__ import annotations
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from chronomem import InvalidType
-from chronomem_adapters.embedders import CallableEmbedder
+from chronomem_adapters.embedders import CallableEmbedder, model_embedder
 
 
 def embedder_from(embed_model: BaseEmbedding, *, dim: int | None = None) -> CallableEmbedder:
@@ -20,10 +22,10 @@ def embedder_from(embed_model: BaseEmbedding, *, dim: int | None = None) -> Call
         raise InvalidType(
             f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
         )
-    name = f"llamaindex:{type(embed_model).__name__}:{embed_model.model_name}"
-    return CallableEmbedder(
+    return model_embedder(
+        embed_model,
+        "llamaindex",
         embed_model.get_text_embedding_batch,
-        name=name,
         embed_query=embed_model.get_query_embedding,
         dim=dim,
     )

@@ -12,44 +12,18 @@ chat and must return the JSON object itself."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import BaseModel, Field
 from llama_index.core.llms.llm import LLM
 
 from chronomem import InvalidType
-from chronomem.extraction import LLMExtractor
-from chronomem.extraction.llm import SYSTEM_PROMPT
+from chronomem.extraction import LLMExtractor, Request
+from chronomem_adapters.answers import answer_json, facts_model
 
-
-class ExtractedFact(BaseModel):
-    """One fact a speaker stated about themself."""
-
-    turn: int = Field(description="The number of the turn the fact comes from.")
-    subject: str = Field(description="The speaker's name, as in the turn's speaker field.")
-    predicate: str = Field(description="A snake_case predicate such as lives_in or works_at.")
-    object: str | None = Field(description="A short noun phrase; null only for an end.")
-    op: Literal["assert", "end"] = Field(description="assert: it holds; end: it stopped.")
-    valid_from: str | None = Field(default=None, description="ISO 8601 date, if said.")
-    valid_to: str | None = Field(default=None, description="ISO 8601 date, if said.")
-    confidence: float | None = Field(default=None, description="0..1")
-
-
-class ExtractedFacts(BaseModel):
-    """The durable facts stated in the turns (an empty list when there are none)."""
-
-    facts: list[ExtractedFact] = Field(default_factory=list)
-
-
-def _dump(answer: ExtractedFacts) -> str:
-    data = answer.model_dump()
-    for item in data["facts"]:
-        if item.get("confidence") is None:
-            item.pop("confidence", None)  # absent means the extractor's default
-    return json.dumps(data)
+# core's answer schema as the pydantic model LlamaIndex fills (its name is on the wire)
+ExtractedFacts = facts_model("ExtractedFacts")
 
 
 class LlamaIndexExtractor(LLMExtractor):
@@ -71,19 +45,19 @@ class LlamaIndexExtractor(LLMExtractor):
         model = getattr(llm.metadata, "model_name", None)
         if not model or model == "unknown":
             model = type(llm).__name__
-        super().__init__(self._complete, name=name or f"llamaindex:{model}", **kwargs)
+        super().__init__(self._complete, name=name or f"llamaindex:{model}", kinds=True, **kwargs)
 
     @staticmethod
     def _chat(messages: Sequence[dict[str, str]]) -> list[ChatMessage]:
         return [ChatMessage(role=m["role"], content=m["content"]) for m in messages]
 
-    def _complete(self, messages: list[dict[str, str]]) -> str:
+    def _complete(self, messages: list[dict[str, str]], kind: Request) -> str:
         chat = self._chat(messages)
-        if self.structured and messages and messages[0]["content"] == SYSTEM_PROMPT:
+        if self.structured and kind is Request.FACTS:
             response = self.llm.as_structured_llm(ExtractedFacts).chat(chat)
             raw = response.raw
             if isinstance(raw, ExtractedFacts):
-                return _dump(raw)
+                return answer_json(raw)
             return str(response.message.content or "")
         response = self.llm.chat(chat)
         return str(response.message.content or "")

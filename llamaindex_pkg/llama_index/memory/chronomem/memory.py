@@ -47,8 +47,14 @@ from llama_index.core.utils import get_tokenizer
 from chronomem import InvalidInput, InvalidType, Memory
 from chronomem.extraction import Extractor
 from chronomem_adapters.declaration import declare
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping, UnsupportedSemantics
+from chronomem_adapters.semantics import (
+    BITEMPORAL,
+    Semantic,
+    TimeKeeping,
+    UnsupportedSemantics,
+)
 from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
 from chronomem_adapters.transcript import Transcript
 
@@ -77,15 +83,7 @@ def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.ERASURE,
-        Semantic.TRANSCRIPT,
-    },
+    BITEMPORAL | {Semantic.HISTORY, Semantic.ERASURE, Semantic.TRANSCRIPT},
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemMemory",
     notes={
@@ -109,7 +107,7 @@ class ChronomemMemory(BaseMemory):
         default=None, description="The conversation's session under the durable scope."
     )
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0)
-    recall_k: int = Field(default=8, gt=0, le=200)
+    recall_k: int = Field(default=8, gt=0, le=MAX_K)
     extract: bool = Field(default=True, description="Extract facts from stored messages.")
     include_history: bool = Field(
         default=False, description="Recall also shows the ended values of recalled slots."
@@ -317,18 +315,21 @@ class ChronomemMemory(BaseMemory):
 
     def _tail(self, sel: TimeSelection, tokens: int, *, need_user: bool) -> list[ChatMessage]:
         """The newest transcript messages, in order, until they hold more than
-        ``tokens`` (so ``fit`` finds where its window ends) and, with
+        ``tokens`` (so ``fit`` finds where its window ends), a user message
+        before the newest one (where ``fit`` may open the turn) and, with
         ``need_user``, a user message with text (the recall query): a turn reads
         the transcript's tail, never the whole session."""
         tail: list[ChatMessage] = []
         used = 0
-        user_seen = not need_user
+        query_seen = not need_user
+        opener_seen = False
         for m in self._transcript.recent(known_at=sel.as_of or sel.known_at):
             message = msgs.from_transcript(m)
+            opener_seen = opener_seen or (bool(tail) and msgs.role_of(message) == "user")
             tail.append(message)
             used += self._count(message)
-            user_seen = user_seen or msgs.last_user_text([message]) is not None
-            if used > tokens and user_seen:
+            query_seen = query_seen or msgs.last_user_text([message]) is not None
+            if used > tokens and query_seen and opener_seen:
                 break
         tail.reverse()
         return tail

@@ -117,13 +117,20 @@ def last_user_text(messages: Sequence[ChatMessage]) -> str | None:
     return None
 
 
+# roles a trimmed history may not start with (ChatMemoryBuffer.get's rule)
+LEADING_REFUSED = ("assistant", "tool")
+
+
 def fit(
     messages: Sequence[ChatMessage], budget: int, count: Callable[[ChatMessage], int]
 ) -> list[ChatMessage]:
     """The most recent messages within ``budget`` tokens, dropping whole oldest
     messages. The newest message is always kept (a prompt without the turn being
-    answered is useless), and the result never starts with a tool result whose
-    call was dropped."""
+    answered is useless). The result opens with a user message whenever the
+    history holds one (several providers refuse a history that does not, and a
+    tool result needs its call): leading assistant and tool messages are dropped,
+    as ``ChatMemoryBuffer`` does; if only such messages fit, the turn is kept
+    whole from its user message, over budget, as LlamaIndex's ``Memory`` does."""
     if not messages:
         return []
     kept = [messages[-1]]
@@ -135,8 +142,12 @@ def fit(
         kept.append(m)
         used += cost
     kept.reverse()
-    while len(kept) > 1 and role_of(kept[0]) == "tool":
+    while len(kept) > 1 and role_of(kept[0]) in LEADING_REFUSED:
         kept.pop(0)
+    if role_of(kept[0]) in LEADING_REFUSED:
+        for i in range(len(messages) - 2, -1, -1):
+            if role_of(messages[i]) == "user":
+                return list(messages[i:])
     return kept
 
 

@@ -29,15 +29,16 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextN
 
 from chronomem import InvalidInput, InvalidType, Memory, State
 from chronomem.model import parse_states
+from chronomem.reserved import without_internal
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.documents import hit_document
+from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
-from chronomem_adapters.semantics import Semantic, TimeKeeping
+from chronomem_adapters.semantics import VERSIONED, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
 
 from .readtags import llamaindex_tag
 
-MAX_K = 1000
 HIDDEN_KEYS = [
     "kind",
     "fact_id",
@@ -67,16 +68,7 @@ def _states(states: Iterable[State | str] | State | str | None) -> frozenset[Sta
 
 
 @declare(
-    {
-        Semantic.CURRENT_VIEW,
-        Semantic.SUPERSESSION,
-        Semantic.VALID_TIME,
-        Semantic.TRANSACTION_TIME,
-        Semantic.HISTORY,
-        Semantic.RETRACTION,
-        Semantic.PROVENANCE,
-        Semantic.TIME_IN_OUTPUT,
-    },
+    VERSIONED | {Semantic.PROVENANCE, Semantic.TIME_IN_OUTPUT},
     as_of=TimeKeeping.PER_CALL,
     name="ChronomemRetriever",
     notes={
@@ -165,7 +157,7 @@ class ChronomemRetriever(BaseRetriever):
                 known_at=time.known_at,
                 as_of=time.as_of,
             )
-        return [self._node(hit) for hit in hits]
+        return [self._node(hit) for hit in without_internal(hits)]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._retrieve(query_bundle)
