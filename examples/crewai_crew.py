@@ -131,7 +131,7 @@ def main() -> None:
     model = ScriptedLLM(respond=extraction_answer)  # stands for the crew's real LLM
     with_model = ChronomemMemory(memory=store, llm=model, extractor="llm")
     with_model.remember("Je travaille chez Acme depuis lundi.", source="Dana")
-    print(f"the crew's model extracted: {facts(with_model.recall('Dana Acme work'))[0]}")
+    print(f"the crew's model extracted: {facts(with_model.recall('Acme'))[0]}")
 
 
 if __name__ == "__main__":

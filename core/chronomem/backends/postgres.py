@@ -6,6 +6,7 @@ current versions ``FOR UPDATE``; invariant I1 is also an exclusion constraint
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import weakref
@@ -225,6 +226,16 @@ def lock_key(tenant: str, slot: str) -> str:
     return join((tenant, slot), SEP_FIELD)
 
 
+SLOT_LOCK_BUCKETS = 128
+
+
+def slot_bucket(slot: str) -> str:
+    """The lock a slot's writers take: one of ``SLOT_LOCK_BUCKETS`` per tenant, by a
+    stable hash of the slot key (the same in every process; not slot-key shaped)."""
+    digest = hashlib.blake2b(slot.encode("utf-8"), digest_size=8).digest()
+    return f"slots/{int.from_bytes(digest, 'big') % SLOT_LOCK_BUCKETS}"
+
+
 class PostgresBackend(Backend):
     name = "postgresql"
     dialect = pg_dialect
@@ -249,6 +260,9 @@ class PostgresBackend(Backend):
         # One statement, locks taken in sorted order (no deadlock between writers of
         # overlapping slot sets). Writers already serialize per tenant on the clock row;
         # these guard the slots against any writer that does not (maintenance, imports).
+        # Slots share SLOT_LOCK_BUCKETS locks per tenant: one lock per slot made a batch
+        # of thousands of slots run out of the server's shared lock table ("out of shared
+        # memory", max_locks_per_transaction); two slots in one bucket only wait longer.
         if not slots:
             return
         conn.execute(
@@ -256,7 +270,7 @@ class PostgresBackend(Backend):
                 "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) "
                 "FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
             ),
-            {"keys": sorted({lock_key(tenant, s) for s in slots})},
+            {"keys": sorted({lock_key(tenant, slot_bucket(s)) for s in slots})},
         )
 
     @contextmanager
