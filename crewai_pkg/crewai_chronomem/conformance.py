@@ -21,12 +21,12 @@ from crewai.memory.types import MemoryRecord
 from chronomem import Memory, State
 from chronomem.timeutil import instant
 from chronomem_adapters.conformance import (
-    BASE_SCOPE,
     KitClock,
     KitExtractor,
     Timed,
     Version,
     VersionsHarness,
+    open_scope,
     sibling_scope,
 )
 
@@ -47,10 +47,7 @@ class CrewAIMemoryHarness(VersionsHarness):
     def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
         self.root = root
         self.clock = clock
-        self.scope = dict(scope or BASE_SCOPE)
-        store = root.scoped(**self.scope)
-        for a in ATTRIBUTES:
-            store.register_predicate(a, cardinality="one")
+        self.scope, store = open_scope(root, scope, ATTRIBUTES)
         self.extractor = KitExtractor()
         self.memory = ChronomemMemory(memory=store, extractor=self.extractor)
 

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from chronomem import Memory
-from chronomem_adapters.conformance import ConformanceTests, KitClock
+from chronomem_adapters.conformance import BASE_SCOPE, ConformanceTests, KitClock
 from crewai_chronomem import ChronomemStorage
 from crewai_chronomem.conformance import (
-    BASE_SCOPE,
     CrewAIMemoryHarness,
     CrewAIStorageHarness,
     kit_embedder,

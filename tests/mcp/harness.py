@@ -14,12 +14,12 @@ from datetime import datetime
 from chronomem import Memory
 from chronomem.mcp import build_server
 from chronomem_adapters.conformance import (
-    BASE_SCOPE,
     Entry,
     HarnessBase,
     KitClock,
     KitExtractor,
     Timed,
+    open_scope,
     sibling_scope,
     status_of,
 )
@@ -40,10 +40,7 @@ class MCPHarness(HarnessBase):
     def __init__(self, root: Memory, clock: KitClock, scope: dict[str, str] | None = None):
         self.root = root
         self.clock = clock
-        self.scope = dict(scope or BASE_SCOPE)
-        store = root.scoped(**self.scope)
-        for a in ATTRIBUTES:
-            store.register_predicate(a, cardinality="one")
+        self.scope, store = open_scope(root, scope, ATTRIBUTES)
         self.extractor = KitExtractor()  # reads the fact ``expected`` for a source text
         self.client = SyncClient(build_server(store, extractor=self.extractor))
         self.children: list[MCPHarness] = []

@@ -27,6 +27,7 @@ from .kit import (
     VersionsHarness,
     entries,
     kit_message,
+    open_scope,
     sibling_scope,
     status_of,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "check_undeclared",
     "entries",
     "kit_message",
+    "open_scope",
     "sibling_scope",
     "status_of",
 ]

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from chronomem import State
+from chronomem import Memory, State
 from chronomem.extraction import Extracted, ExtractionResult, Turn
 from chronomem.timeutil import instant
 
@@ -68,6 +68,18 @@ class VersionsHarness(HarnessBase):
 
     def audit(self, entity: str, attribute: str) -> list[Entry]:
         return entries(self.versions(entity, attribute, AUDIT_STATES))
+
+
+def open_scope(
+    root: Memory, scope: dict[str, str] | None, attributes: Iterable[str]
+) -> tuple[dict[str, str], Memory]:
+    """A harness's scope (``BASE_SCOPE`` unless given) and its store, with the kit's
+    ``attributes`` registered as single-valued predicates."""
+    chosen = dict(scope or BASE_SCOPE)
+    store = root.scoped(**chosen)
+    for attribute in attributes:
+        store.register_predicate(attribute, cardinality="one")
+    return chosen, store
 
 
 def sibling_scope(kind: str, name: str, base: dict[str, str] | None = None) -> dict[str, str]:
