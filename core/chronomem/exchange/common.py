@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import InvalidInput
+from ..jsondepth import loads
 from ..timeutil import MAX_US, MIN_US, from_us, parse_iso, to_us
 
 FORMAT = 1
@@ -60,3 +63,19 @@ class NoBar:
 
     def close(self) -> None:
         pass
+
+
+def json_objects(lines: Iterable[str], what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each non-blank line of JSON Lines input as ``(line number, object)``; a line
+    that is not JSON, nests too deep or is not an object is ``InvalidInput``
+    naming the line (``what``: what a line must be, for the message)."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = loads(line, f"line {n}")
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise InvalidInput(f"line {n}: each line is {what}")
+        yield n, rec

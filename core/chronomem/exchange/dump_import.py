@@ -13,12 +13,11 @@ from sqlalchemy.exc import IntegrityError
 
 from ..batching import chunks
 from ..errors import InvalidInput, ScopeError
-from ..jsondepth import loads
 from ..schema import episodes, txclock, versions
 from ..schema import predicates as predicates_table
 from ..writer import stamp
 from . import dump_checks
-from .common import CHUNK, FORMAT, bar
+from .common import CHUNK, FORMAT, bar, json_objects
 from .dump_rows import ROWS, scope_of
 
 if TYPE_CHECKING:
@@ -26,15 +25,10 @@ if TYPE_CHECKING:
 
 
 def read_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = loads(line, f"line {n}")
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {n}: not JSON ({exc.msg})") from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
-            raise InvalidInput(f"line {n}: each line is a JSON object with a 'type'")
+    what = "a JSON object with a 'type'"
+    for n, rec in json_objects(lines, what):
+        if not isinstance(rec.get("type"), str):
+            raise InvalidInput(f"line {n}: each line is {what}")
         yield n, rec
 
 

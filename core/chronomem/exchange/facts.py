@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChronomemError, InvalidInput
-from ..jsondepth import loads
 from ..ops import AssertOp
 from ..timeutil import parse_iso, to_us
-from .common import bar
+from .common import bar, json_objects
 from .history import write_history
 
 if TYPE_CHECKING:
@@ -73,16 +71,7 @@ def import_facts(memory: Memory, lines: Iterable[str], *, progress: bool = False
 
 
 def _fact_lines(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = loads(line, f"line {n}")
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {n}: not JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise InvalidInput(f"line {n}: each line is a JSON object")
-        yield n, rec
+    return json_objects(lines, "a JSON object")
 
 
 def _loose_instant(value: object, what: str) -> datetime:
