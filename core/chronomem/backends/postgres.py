@@ -29,6 +29,7 @@ from sqlalchemy import (
     literal_column,
     select,
     text,
+    union_all,
 )
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
@@ -60,6 +61,14 @@ _vectors_inserted: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKe
 # ts_rank_cd reads every ranked row's tsvector, so ranking every row that shares
 # one common word with the query cost ~0.6 s at 100k facts.
 PG_RANK_CANDIDATES = 2000
+# GIN's fast-update pending list: rows inserted since its last merge sit in an
+# unsorted list that every text search reads whole, and the planner prices an index
+# with a long list so high that it scans the table instead (10k facts just after a
+# load: a sequential scan of every tsvector, 5-18 ms, against 1 ms once merged). The
+# list is bounded to 64 kB (the least PostgreSQL allows; its default is 4 MB, which
+# only autovacuum empties): the writer that fills it merges it into the index.
+GIN_PENDING_KB = 64
+TEXT_INDEX_TABLES = ("cm_versions", "cm_episodes")
 # The read log's commits need not wait for the WAL flush (``relax_durability``).
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
@@ -153,35 +162,75 @@ def _lexical(
     tiebreak: list[Any],
     run: Run,
 ) -> list[tuple[str, float]]:
-    """GIN match first, bounded (``PG_RANK_CANDIDATES``, most recently recorded),
-    then ``ts_rank_cd`` over that set only. Built and compiled once per shape of
-    the filters (``run``), the query and ``n`` bound."""
+    """``ts_rank_cd`` over a bounded set of GIN matches that holds the top of its
+    ranking. For chronomem's queries (the terms OR'ed, every position weighted
+    alike) ``ts_rank_cd`` is 0.1 for each position of a query term in the row
+    (each such position is a cover of its own): a row holding two of the terms
+    outranks a row holding one once. So the candidates are the rows matching at
+    least two of the terms (``lex_two``: every pair AND'ed; GIN intersects the
+    posting lists, so a common word's rows are not read), at most
+    ``PG_RANK_CANDIDATES`` of them (the most recently recorded); only when they are
+    fewer than ``n`` are the others added: the first ``n`` by the ranking's own
+    tiebreak (content hash, then occurrence and id), which orders rows of equal
+    rank. Ranking every match read every matching row's tsvector (~25 µs each: 26
+    ms for a word in 1,000 of 10k facts). What the cut can change: a row holding
+    one term at two positions (rank 0.2) ranks with the one-term rows. Each
+    tsquery is parsed once per statement (a scalar subquery), not once per row
+    as a generic plan of ``ts_rank_cd(tsv, to_tsquery(:q))`` did. Built and
+    compiled once per shape of the filters (``run``)."""
     name = tbl.name
+    pairs = len(set(terms)) > 1
 
     def build() -> Any:
-        tsq = func.to_tsquery(TEXT_CONFIG_STEMMED, bindparam("lex_match", type_=String()))
+        def tsq(param: str) -> Any:
+            parsed = func.to_tsquery(TEXT_CONFIG_STEMMED, bindparam(param, type_=String()))
+            return select(parsed).scalar_subquery()
+
+        q_any, q_two = tsq("lex_match"), tsq("lex_two")
         tsv: Any = literal_column(f"{name}.tsv")
-        cand = (
-            select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tiebreak)])
-            .where(tsv.op("@@")(tsq), *filters.terms)
-            .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
-            .limit(PG_RANK_CANDIDATES)
-            .subquery("cand")
-        )
-        rank = func.ts_rank_cd(cand.c.tsv, tsq)
+        ties = [c.label(f"t{i}") for i, c in enumerate(tiebreak)]
+        lex_n = bindparam("lex_n", type_=Integer())
+        rest = select(tbl.c.id, tsv.label("tsv"), *ties).where(tsv.op("@@")(q_any), *filters.terms)
+        if not pairs:  # one term: every match holds one term; the tiebreak orders them
+            cand = rest.order_by(*tiebreak).limit(lex_n).subquery("cand")
+        else:
+            two = (
+                select(tbl.c.id, tsv.label("tsv"), *ties)
+                .where(tsv.op("@@")(q_two), *filters.terms)
+                .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+                .limit(PG_RANK_CANDIDATES)
+                .cte("two")
+            )
+            fewer = select(func.count()).select_from(two).scalar_subquery() < lex_n
+            rest = rest.where(~tsv.op("@@")(q_two), fewer).order_by(*tiebreak).limit(lex_n)
+            cand = union_all(select(two), rest).subquery("cand")
+        rank = func.ts_rank_cd(cand.c.tsv, q_any)
         return (
             select(cand.c.id, rank.label("r"))
             .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tiebreak))])
-            .limit(bindparam("lex_n", type_=Integer()))
+            .limit(lex_n)
         )
 
+    lexemes = list(dict.fromkeys(_pg_lexeme(t) for t in terms))
     params = {
         **filters.params,
-        "lex_match": " | ".join(_pg_lexeme(t) for t in terms),
+        "lex_match": " | ".join(lexemes),
+        "lex_two": " | ".join(
+            f"({a} & {b})" for i, a in enumerate(lexemes) for b in lexemes[i + 1 :]
+        ),
         "lex_n": n,
     }
-    key = ("tsv", name, tuple(c.name for c in tiebreak), filters.shape)
+    if not pairs:
+        del params["lex_two"]
+    key = ("tsv", name, pairs, tuple(c.name for c in tiebreak), filters.shape)
     return [(i, float(r)) for i, r in run(conn, key, build, params)]
+
+
+def _gin_index(table: str) -> Any:
+    return text(
+        f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv) "
+        f"WITH (gin_pending_list_limit = {GIN_PENDING_KB})"
+    )
 
 
 def _analyze_on_doubling(
@@ -492,14 +541,14 @@ class PostgresBackend(Backend):
                 "(to_tsvector('simple', coalesce(index_text, subject || ' ' || replace(predicate, '_', ' ') || ' ' || object))) STORED"
             )
         )
-        conn.execute(text("CREATE INDEX cm_versions_tsv ON cm_versions USING gin (tsv)"))
+        conn.execute(_gin_index("cm_versions"))
         conn.execute(
             text(
                 "ALTER TABLE cm_episodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
                 "(to_tsvector('simple', text)) STORED"
             )
         )
-        conn.execute(text("CREATE INDEX cm_episodes_tsv ON cm_episodes USING gin (tsv)"))
+        conn.execute(_gin_index("cm_episodes"))
 
     @classmethod
     def reshape_i1(cls, conn: Connection) -> None:
@@ -531,8 +580,27 @@ class PostgresBackend(Backend):
                     f"(to_tsvector('{config}', left({body}, {INDEX_MAX_CHARS}))) STORED"
                 )
             )
-            conn.execute(text(f"CREATE INDEX {table}_tsv ON {table} USING gin (tsv)"))
+            conn.execute(_gin_index(table))
 
     @classmethod
     def has_pgvector(cls, conn: Connection) -> bool:
         return _extension(conn, "vector")
+
+    @classmethod
+    def tune_indexes(cls, conn: Connection) -> None:
+        """A store whose text indexes were created before they had a bounded pending
+        list (``GIN_PENDING_KB``) gets one: a catalog read on open, an ``ALTER
+        INDEX`` once."""
+        want = f"gin_pending_list_limit={GIN_PENDING_KB}"
+        rows = conn.execute(
+            text(
+                "SELECT c.relname, c.reloptions FROM pg_class c "
+                "WHERE c.relname = ANY(CAST(:names AS text[])) "
+                "AND c.relnamespace = CAST(current_schema() AS regnamespace) "
+                "AND pg_has_role(c.relowner, 'USAGE')"
+            ),
+            {"names": [f"{t}_tsv" for t in TEXT_INDEX_TABLES]},
+        ).all()
+        for name, options in rows:
+            if want not in (options or []):
+                conn.execute(text(f"ALTER INDEX {name} SET ({want})"))
