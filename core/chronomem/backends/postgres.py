@@ -162,53 +162,77 @@ def _lexical(
     tiebreak: list[Any],
     run: Run,
 ) -> list[tuple[str, float]]:
-    """``ts_rank_cd``'s top ``n`` of the GIN matches (the most recently recorded
-    ``PG_RANK_CANDIDATES`` of them), without computing ``ts_rank_cd`` for every
-    match: for chronomem's queries (the terms OR'ed, every position weighted
-    alike) it is 0.1 per position of a query term in the row, so each row holding
-    a single position (rank 0.1, the least) ties with every other such row, and
-    the tiebreak (content hash, then occurrence and id) orders them. Those rows are
-    told apart by two cheap tests: a row holds two of the terms (``lex_two``, the
-    pairs AND'ed) or one term twice (``ts_rank``, which weighs a term's repeats,
-    exceeds ``ts_rank`` of the row without positions). ``ts_rank_cd`` then ranks
-    the other rows and, when they are fewer than ``n``, the first ``n``
-    single-position rows by the tiebreak: the same top ``n`` as ranking every
-    match, where that cost ~1.7 µs a row (``ts_rank`` ~0.1 µs). Each tsquery is
-    parsed once per statement (a scalar subquery), not once per row as a generic
-    plan of ``ts_rank_cd(tsv, to_tsquery(:q))`` would. Built and compiled once
-    per shape of the filters (``run``)."""
+    """``ts_rank_cd``'s top ``n`` over a candidate set cut by that ranking, without
+    computing it for every match. For chronomem's queries (the terms OR'ed, every
+    position weighted alike) ``ts_rank_cd`` is 0.1 per position of a query term in
+    the row. So:
+
+    * ``two``: the rows holding at least two of the terms (``lex_two``, the pairs
+      AND'ed: GIN intersects the posting lists, so a common word's rows are not
+      read), at most ``PG_RANK_CANDIDATES`` (the most recently recorded). When
+      there are ``n`` of them, they are the candidates.
+    * Otherwise (and for a one-term query) the other matches are added, at most
+      ``PG_RANK_CANDIDATES`` (the most recently recorded): those holding one term
+      at several positions (``ts_rank``, which weighs a term's repeats, exceeds
+      ``ts_rank`` of the row stripped of positions), and the first ``n`` holding a
+      single position (rank 0.1, the least: they tie, and the ranking's tiebreak,
+      content hash then occurrence and id, orders them).
+
+    With fewer than ``n`` rows holding two terms this is exactly the ranking of
+    every match; with ``n`` or more, a row holding one term several times (and no
+    second term) is not a candidate. Before, the candidates were the 2,000 most
+    recently recorded matches, ranked: at 1M facts a word in every fifth fact
+    filled them with rows holding that word alone, and the rows holding every
+    term of the query, recorded earlier, were not ranked at all. ``ts_rank_cd``
+    costs ~1.7 µs a row, ``ts_rank`` ~0.1 µs. Built and compiled once per shape of
+    the filters (``run``)."""
     name = tbl.name
     pairs = len(set(terms)) > 1
 
     def build() -> Any:
         def tsq(param: str) -> Any:
-            parsed = func.to_tsquery(TEXT_CONFIG_STEMMED, bindparam(param, type_=String()))
-            return select(parsed).scalar_subquery()
+            return func.to_tsquery(TEXT_CONFIG_STEMMED, bindparam(param, type_=String()))
 
-        q_any = tsq("lex_match")
+        def once(param: str) -> Any:  # parsed once per statement, not once per row
+            return select(tsq(param)).scalar_subquery()
+
         tsv: Any = literal_column(f"{name}.tsv")
         ties = [f"t{i}" for i in range(len(tiebreak))]
         lex_n = bindparam("lex_n", type_=Integer())
-        matched = (
-            select(
-                tbl.c.id,
-                tsv.label("tsv"),
-                *[c.label(t) for c, t in zip(tiebreak, ties, strict=True)],
+        q_any = once("lex_match")
+
+        def recent(*where: Any) -> Any:
+            return (
+                select(
+                    tbl.c.id,
+                    tsv.label("tsv"),
+                    *[c.label(t) for c, t in zip(tiebreak, ties, strict=True)],
+                )
+                .where(*where, *filters.terms)
+                .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+                .limit(PG_RANK_CANDIDATES)
             )
-            .where(tsv.op("@@")(q_any), *filters.terms)
-            .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
-            .limit(PG_RANK_CANDIDATES)
-            .cte("matched")
-        )
-        u: Any = matched.c
-        # more than one position of a query term: rank above 0.1
-        several = func.ts_rank(u.tsv, q_any) > func.ts_rank(func.strip(u.tsv), q_any)
+
+        parts = []
+        gate: list[Any] = []
+        count_two: Any = 0
         if pairs:
-            several = u.tsv.op("@@")(tsq("lex_two")) | several
-        ranked = select(matched).where(several).cte("ranked")
-        fewer = select(func.count()).select_from(ranked).scalar_subquery() < lex_n
-        single = select(matched).where(~several, fewer).order_by(*[u[t] for t in ties]).limit(lex_n)
-        cand = union_all(select(ranked), single).subquery("cand")
+            two = recent(tsv.op("@@")(tsq("lex_two"))).cte("two")
+            parts.append(select(two))
+            count_two = select(func.count()).select_from(two).scalar_subquery()
+            # the other matches only when fewer than n rows hold two terms (a
+            # one-time filter: the scan does not run otherwise)
+            gate = [~tsv.op("@@")(tsq("lex_two")), count_two < lex_n]
+        other = recent(tsv.op("@@")(tsq("lex_match")), *gate).cte("other")
+        u: Any = other.c
+        several = func.ts_rank(u.tsv, q_any) > func.ts_rank(func.strip(u.tsv), q_any)
+        repeats = select(other).where(several).cte("repeats")
+        parts.append(select(repeats))
+        held = count_two + select(func.count()).select_from(repeats).scalar_subquery()
+        single = (
+            select(other).where(~several, held < lex_n).order_by(*[u[t] for t in ties]).limit(lex_n)
+        )
+        cand = union_all(*parts, single).subquery("cand")
         rank = func.ts_rank_cd(cand.c.tsv, q_any)
         return (
             select(cand.c.id, rank.label("r"))
