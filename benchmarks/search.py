@@ -52,7 +52,9 @@ def kept_database(name: str) -> str:
     url = base.set(database=name)
     with psycopg.connect(url.set(drivername="postgresql").render_as_string(False)) as c:
         for ext in ("btree_gist", "vector"):
-            if c.execute("SELECT 1 FROM pg_available_extensions WHERE name = %s", (ext,)).fetchone():
+            if c.execute(
+                "SELECT 1 FROM pg_available_extensions WHERE name = %s", (ext,)
+            ).fetchone():
                 c.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
         c.commit()
     return url.render_as_string(hide_password=False)
@@ -189,10 +191,9 @@ def measure(
         out[f"{name}_p50_ms"] = round(statistics.median(values), 3)
         out[f"{name}_p95_ms"] = round(pct(values, 0.95), 3)
     out["one_leg_search_p50_ms"] = legs_p50
-    out["as_of_over_current_p50"] = round(
-        float(out["as_of_p50_ms"]) / max(float(out["current_p50_ms"]), 1e-9),
-        2,  # type: ignore[arg-type]
-    )
+    as_of_p50, current_p50 = out["as_of_p50_ms"], out["current_p50_ms"]
+    assert isinstance(as_of_p50, float) and isinstance(current_p50, float)
+    out["as_of_over_current_p50"] = round(as_of_p50 / max(current_p50, 1e-9), 2)
     return out
 
 
