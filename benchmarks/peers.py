@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import statistics
@@ -836,7 +837,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--big", action="store_true", help="also pgvector search at 1M facts")
     ap.add_argument("--big-database", default=BIG_DATABASE, help="the prebuilt 1M database")
     ap.add_argument("--only", default=None, help=f"comma list of {', '.join(SECTIONS)}")
-    ap.add_argument("--out", default=None, help="results stem (default peers / peers-quick)")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="results stem in results/ (default peers / peers-quick), or a path stem",
+    )
     args = ap.parse_args(argv)
     sizes = args.sizes or ("200,1000" if args.quick else "1000,10000")
     s, L = (int(x) for x in sizes.split(","))
@@ -881,8 +886,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - t, 1),
         **result,
     }
-    path = common.write_json(f"{stem}.json", payload)
-    md = common.RESULTS / f"{stem}.md"
+    if os.sep in stem:  # a path: written there, not into results/
+        path = Path(f"{stem}.json")
+        path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        path = common.write_json(f"{stem}.json", payload)
+    md = path.with_suffix(".md")
     md.write_text(f"{head}\n\n{table}\n")
     print(f"\nwrote {common.shown(path)} and {common.shown(md)}")
     return 0
