@@ -131,7 +131,7 @@ def _cell(value: float | None, unit: str) -> str:
         return f"{value:,.0f} items/s"
     if unit == "ms":
         return f"{value:.3g} ms" if value < 1 else f"{value:,.1f} ms"
-    return f"{common.fmt(value)}{' ' + unit if unit else ''}"
+    return f"{common.fmt(value)}{unit}"
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
