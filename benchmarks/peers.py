@@ -66,6 +66,7 @@ PGVECTOR_URL = os.environ.get(
 BIG_DATABASE = os.environ.get("CHRONOMEM_BIG_DATABASE", "s4_1m")
 BIG_SIZE = 1_000_000
 NS_ITEMS = 100
+BUDGET_S = 60.0  # seconds per measured call site (--budget)
 
 
 @dataclass
@@ -159,15 +160,20 @@ def alternate(
     sides: dict[str, Callable[[int], Any]], rounds: int, warm: int = 1
 ) -> dict[str, float]:
     """Median ms of each side over ``rounds`` rounds (after ``warm``); each round calls
-    every side once with the round's index, the order reversed every other round."""
+    every side once with the round's index, the order reversed every other round. Stops
+    early once ``BUDGET_S`` seconds are spent (after at least 3 measured rounds), so a
+    path taking seconds per call cannot stall the run; every side gets the same rounds."""
     names = list(sides)
     times: dict[str, list[float]] = {n: [] for n in names}
+    start = time.perf_counter()
     for i in range(warm + rounds):
         for n in names if i % 2 == 0 else names[::-1]:
             t = time.perf_counter()
             sides[n](i)
             if i >= warm:
                 times[n].append((time.perf_counter() - t) * 1000.0)
+        if i >= warm + 2 and time.perf_counter() - start > BUDGET_S:
+            break
     return {n: statistics.median(v) for n, v in times.items()}
 
 
@@ -829,11 +835,18 @@ def run(cfg: Config, only: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global BUDGET_S
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 rounds: a smoke run")
     ap.add_argument("--sizes", default=None, help="the two sizes S,L (default 1000,10000)")
     ap.add_argument("--rounds", type=int, default=None, help="measured rounds (default 20)")
     ap.add_argument("--crewai-records", type=int, default=None, help="default 1000")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=BUDGET_S,
+        help="seconds per measured call site (>= 3 rounds)",
+    )
     ap.add_argument("--big", action="store_true", help="also pgvector search at 1M facts")
     ap.add_argument("--big-database", default=BIG_DATABASE, help="the prebuilt 1M database")
     ap.add_argument("--only", default=None, help=f"comma list of {', '.join(SECTIONS)}")
@@ -852,6 +865,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         big=args.big,
         big_database=args.big_database,
     )
+    BUDGET_S = args.budget
     load_before = os.getloadavg()
     t = time.perf_counter()
     result = run(cfg, args.only.split(",") if args.only else None)
@@ -874,6 +888,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "rounds": cfg.rounds,
             "crewai_records": cfg.crewai_records,
             "ns_items": NS_ITEMS,
+            "budget_s": BUDGET_S,
             "big": cfg.big,
             "big_database": cfg.big_database,
             "quick": args.quick,
