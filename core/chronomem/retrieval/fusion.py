@@ -47,7 +47,7 @@ MODEL_VECTOR_WEIGHT = DEFAULT.model_vector_weight
 
 def vector_weight(embedder: Any) -> float:
     """The vector legs' weight for this embedder: its own ``vector_weight``
-    attribute when it has one, else 0.1 for chronomem's hashing embedder (lexical
+    attribute when it has one, else 0.001 for chronomem's hashing embedder (lexical
     overlap only) and 0.2 for any other (a model that captures meaning)."""
     own = getattr(embedder, "vector_weight", None)
     if isinstance(own, int | float) and not isinstance(own, bool) and 0 <= own <= 10:

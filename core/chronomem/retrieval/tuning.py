@@ -28,10 +28,8 @@ class SearchTuning:
     graph_cap: int = 5
     # the vector legs' weight: the offline hashing embedder only re-finds the lexical
     # leg's words (its votes order what that leg missed and break near ties); a
-    # learned embedder captures meaning (an embedder's own ``vector_weight`` wins).
-    # Hashing 0.1 since issue #28 (0.001 before): with the assistant's lift gone it
-    # gained on both tuning halves (benchmarks/HISTORY.md)
-    hashing_vector_weight: float = 0.1
+    # learned embedder captures meaning (an embedder's own ``vector_weight`` wins)
+    hashing_vector_weight: float = 0.001
     model_vector_weight: float = 0.2
     # a query naming a time multiplies a hit inside it by 1 + time_boost (an episode
     # up to time_slack_days after it counts): a boost, not a filter
