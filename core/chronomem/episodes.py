@@ -117,6 +117,29 @@ def latest(
         return [reads.to_episode(r) for r in conn.execute(q).mappings()]
 
 
+def recorded(
+    engine: Engine,
+    scope: Scope,
+    *,
+    after: tuple[int, str] | None,
+    known_at: int | None,
+) -> list[Episode]:
+    """The episodes recorded in exactly ``scope``, oldest first by (transaction
+    time, id), after the ``after`` cursor: one statement, a range of
+    ``cm_episodes_recent`` read in its own order (no sort, no enclosing scope)."""
+    c = episodes_table.c
+    q = select(episodes_table).where(*(c[k] == v for k, v in scope.columns().items()))
+    if after is not None:
+        at, eid = after
+        q = q.where(c.recorded_at >= at, or_(c.recorded_at > at, c.id > eid))
+    if known_at is not None:
+        q = q.where(c.recorded_at <= known_at)
+    q = q.order_by(c.recorded_at, c.id)
+    decode = reads.to_episode
+    with engine.backend.read() as conn:
+        return [decode(r) for r in conn.execute(q).mappings()]
+
+
 # metadata conditions: (path of object keys, the text that must be there)
 Tag = tuple[Sequence[str], str]
 
