@@ -201,9 +201,7 @@ def tagged(
                 q = select(episodes_table).where(*conds)
                 found = conn.execute(q).mappings()
                 rows.extend(
-                    reads.to_episode(r)
-                    for r in found
-                    if _later((r["recorded_at"], r["id"]), after)
+                    reads.to_episode(r) for r in found if _later((r["recorded_at"], r["id"]), after)
                 )
     if count:
         return n

@@ -37,8 +37,8 @@ memory) round-trip; the open ``Memory`` is a private attribute (see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import islice
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
