@@ -449,12 +449,12 @@ class PostgresBackend(Backend):
         the text with its ``\\u0000`` escapes dropped (an escaped backslash kept):
         ``jsonb`` refuses NUL, and an index that failed on one message would
         refuse to store it."""
-        pairs = literal_column(r"'\\'")  # an escaped backslash: two characters
-        mark = literal_column("chr(1)")  # never in JSON text (control characters are escaped)
-        nul = literal_column(r"'\u0000'")
+        pairs: Any = literal_column(r"'\\'")  # an escaped backslash: two characters
+        mark: Any = literal_column("chr(1)")  # never in JSON text (control characters are escaped)
+        nul: Any = literal_column(r"'\u0000'")
         kept = func.replace(func.replace(column, pairs, mark), nul, literal_column("''"))
         safe = func.replace(kept, mark, pairs)
-        keys = literal_column("'{" + _simple_path(path).replace(".", ",") + "}'")
+        keys: Any = literal_column("'{" + _simple_path(path).replace(".", ",") + "}'")
         return cast(safe, JSONB).op("#>>", return_type=Text)(keys)
 
     @classmethod
