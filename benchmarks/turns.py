@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -181,6 +182,7 @@ def main() -> None:
             turns[n] = li
             row: dict[str, Any] = {
                 "messages": n,
+                "load_avg_1m": round(os.getloadavg()[0], 2),
                 "llamaindex_turn_ms": li,
                 "turn_vs_llamaindex": round(li["chronomem"] / li["llamaindex"], 2),
                 "turn_vs_smallest": round(li["chronomem"] / turns[args.sizes[0]]["chronomem"], 2),

@@ -37,7 +37,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock
-from .base import Backend, Run
+from .base import Backend, Run, _simple_path
 
 if TYPE_CHECKING:
     from ..prepared import ShapedTerms
@@ -514,6 +514,25 @@ class PostgresBackend(Backend):
     def json_text(cls, column: Any, path: Sequence[str]) -> Any:
         """``(column::jsonb) #>> path``: the text at ``path``, NULL where there is none."""
         return cast(column, JSONB)[tuple(path)].astext
+
+    @classmethod
+    def json_key(cls, column: Any, path: Sequence[str]) -> Any:
+        """``(column'::jsonb) #>> '{a,b}'`` with the path written into the SQL, so
+        the expression index over it (schema v9) serves the lookup. ``column'`` is
+        the text with its ``\\u0000`` escapes dropped (an escaped backslash kept):
+        ``jsonb`` refuses NUL, and an index that failed on one message would
+        refuse to store it."""
+        pairs: Any = literal_column(r"'\\'")  # an escaped backslash: two characters
+        mark: Any = literal_column("chr(1)")  # never in JSON text (control characters are escaped)
+        nul: Any = literal_column(r"'\u0000'")
+        kept = func.replace(func.replace(column, pairs, mark), nul, literal_column("''"))
+        safe = func.replace(kept, mark, pairs)
+        keys: Any = literal_column("'{" + _simple_path(path).replace(".", ",") + "}'")
+        return cast(safe, JSONB).op("#>>", return_type=Text)(keys)
+
+    @classmethod
+    def json_key_value(cls, value: str) -> str:
+        return value.replace("\x00", "")
 
     @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:
