@@ -139,7 +139,8 @@ class Transcript:
             stored = self.memory.count_tagged((KEY, "message_id"), head, where=kind, after=since)
             if stored != len(head):
                 head = []
-        rest = list(dict.fromkeys(i for i in ids if i not in set(head)))
+        confirmed = set(head)
+        rest = list(dict.fromkeys(i for i in ids if i not in confirmed))
         found = self.memory.tagged_episodes((KEY, "message_id"), rest, where=kind, after=since)
         return set(head) | {e.metadata[KEY]["message_id"] for e in found}
 
