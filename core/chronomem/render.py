@@ -31,7 +31,25 @@ SINCE_ENDED = "since ended"
 SINCE_RETRACTED = "since retracted"
 PAST_MARKERS = (SINCE_SUPERSEDED, SINCE_ENDED, SINCE_RETRACTED)
 
+# The words by which a question asks about an earlier value: "before", "previous",
+# "used to", "originally", "what number did I give you first", or a past-tense
+# auxiliary ("where did I work?", "what was my job?"). Core search then adds the
+# messages that stated the values its live facts replaced (labelled as past, below
+# the present value); a facts-only block adds the earlier values. A false positive
+# costs little: past lines, marked as past, after the present ones.
+PAST_CUES = frozenset(
+    """before previous previously prior former formerly earlier old older originally
+    original used past ago first anymore until was were did had""".split()  # noqa: SIM905
+)
+
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def asks_about_past(question: str) -> bool:
+    """Whether ``question`` asks about an earlier value (``PAST_CUES``)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", question).casefold())
+    return any(w in PAST_CUES for w in words)
 
 
 def flatten(text: str, limit: int = 500) -> str:

@@ -11,6 +11,11 @@ each model call. So this block:
 - ``_aget``: returns ``Memory.recall`` for the last user message — live facts
   with their validity, framed as reference data; ``valid_at``/``known_at``/
   ``as_of`` passed to ``Memory.get(...)`` reach it and read at that instant;
+  when that message asks about the past ("where did I live before Berlin?",
+  ``chronomem.render.asks_about_past``) the block adds the earlier values of the
+  slots it shows, under their own header ("Earlier values (no longer true):",
+  each with the dates it held) — ``include_history=True`` always adds them,
+  ``False`` never;
 - the served-read log: ``read_log=True`` turns the store's log on; each
   recall is tagged with the ``session_id`` LlamaIndex's ``Memory`` passes and
   the workflow run (``readtags``);
@@ -32,7 +37,14 @@ from llama_index.core.utils import get_tokenizer
 
 from chronomem import Memory
 from chronomem.extraction import Extractor
-from chronomem.render import CLOSE, HEADER_EPISODES, HEADER_HISTORY, HEADER_LIVE, OPEN
+from chronomem.render import (
+    CLOSE,
+    HEADER_EPISODES,
+    HEADER_HISTORY,
+    HEADER_LIVE,
+    OPEN,
+    asks_about_past,
+)
 from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import pop_time
@@ -79,6 +91,11 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
     agent: str | None = Field(default=None)
     session: str | None = Field(default=None)
     recall_k: int = Field(default=8, gt=0, le=MAX_K)
+    include_history: bool | None = Field(
+        default=None,
+        description="Add the shown slots' earlier values: None = when the question "
+        "asks about the past, True = always, False = never.",
+    )
     extract: bool = Field(default=True)
     read_log: bool = Field(default=False, description="Log the store's served reads.")
 
@@ -118,9 +135,11 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
             return ""
         session = session_id or self._memory.scope.session
         with tagged(self._memory, lambda: llamaindex_tag(session)):
+            history = self.include_history
             return self._memory.recall(
                 query,
                 k=self.recall_k,
+                include_history=asks_about_past(query) if history is None else history,
                 valid_at=sel.valid_at,
                 known_at=sel.known_at,
                 as_of=sel.as_of,
