@@ -14,8 +14,9 @@ each model call. So this block:
   when that message asks about the past ("where did I live before Berlin?",
   ``chronomem.render.asks_about_past``) the block adds the earlier values of the
   slots it shows, under their own header ("Earlier values (no longer true):",
-  each with the dates it held) — ``include_history=True`` always adds them,
-  ``False`` never;
+  each with the dates it held and "since ended") — ``include_history=True``
+  (the field, or ``Memory.get(include_history=...)``) always adds them, ``False``
+  never;
 - the served-read log: ``read_log=True`` turns the store's log on; each
   recall is tagged with the ``session_id`` LlamaIndex's ``Memory`` passes and
   the workflow run (``readtags``);
@@ -35,7 +36,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 
-from chronomem import Memory
+from chronomem import InvalidType, Memory
 from chronomem.extraction import Extractor
 from chronomem.render import (
     CLOSE,
@@ -130,12 +131,14 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
         **kwargs: Any,
     ) -> str:
         sel = pop_time(kwargs)
+        history = kwargs.pop("include_history", self.include_history)
+        if history is not None and not isinstance(history, bool):
+            raise InvalidType("include_history must be a bool or None")
         query = msgs.last_user_text(list(messages or []))
         if not query:
             return ""
         session = session_id or self._memory.scope.session
         with tagged(self._memory, lambda: llamaindex_tag(session)):
-            history = self.include_history
             return self._memory.recall(
                 query,
                 k=self.recall_k,
