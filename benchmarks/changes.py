@@ -225,7 +225,8 @@ def crewai_recall(t: Told) -> Reader:
     )
 
 
-_EMB = HashingEmbedder()
+# the record stores' embedder (they take the caller's; ``--store-embedder``)
+_EMB: Any = HashingEmbedder()
 
 
 def _vectors(texts: Sequence[str]) -> list[list[float]]:
@@ -435,7 +436,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--surfaces", default=",".join(SURFACES), help="comma list")
     ap.add_argument("--out", default=None, help="results file name under benchmarks/results/")
     ap.add_argument("--misses", action="store_true", help="list the tuning half's failing stories")
+    ap.add_argument(
+        "--store-embedder",
+        default="hashing",
+        choices=("hashing", "minilm"),
+        help="the embedder the record stores are given (the core surfaces keep Memory()'s)",
+    )
     args = ap.parse_args(argv)
+    global _EMB
+    _EMB = common.make_embedder(args.store_embedder)
     surfaces = [s for s in args.surfaces.split(",") if s]
     for s in surfaces:
         if s not in SURFACES:
@@ -460,7 +469,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = {
             **common.stamp(),
             "benchmark": "changes",
-            "configuration": {"split": args.split, "surfaces": surfaces, "k": K},
+            "configuration": {
+                "split": args.split,
+                "surfaces": surfaces,
+                "k": K,
+                "store_embedder": args.store_embedder,
+            },
             "past_markers": list(PAST_MARKERS),
             "extraction_problems": problems,
             "results": {

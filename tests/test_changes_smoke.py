@@ -28,15 +28,17 @@ SUBSET = (
     "pref-blue-green",
 )
 # surface -> (current-first %, past-labelled %, past-found %); None: not applicable
-# (the block shows facts only, so no stale message and no ended value). Set on main after
-# the stale-episode mechanism (issue #28), at the figures measured then; before it, every
-# surface that searches episodes scored current-first 0 and past-labelled 0 here.
+# (the block shows facts only, so no stale message; asked about the past it shows the
+# earlier values). Set on main after the stale-episode mechanism (issue #28), at the
+# figures measured then (the block's raised when it learned to show earlier values);
+# before it, every surface that searches episodes scored current-first 0 and
+# past-labelled 0 here.
 FLOORS: dict[str, tuple[float, float | None, float | None]] = {
     "core search": (100.0, 100.0, 100.0),
     "core recall": (100.0, 100.0, 100.0),
     "langchain retriever": (100.0, 100.0, 100.0),
     "llamaindex retriever": (100.0, 100.0, 100.0),
-    "llamaindex block": (83.0, None, None),
+    "llamaindex block": (100.0, None, 100.0),
     "crewai recall": (100.0, 100.0, 100.0),
     "crewai storage": (100.0, 100.0, 100.0),
     "langgraph store": (100.0, 100.0, 100.0),

@@ -24,7 +24,7 @@ def test_quickstart_output_is_the_one_in_the_readme() -> None:
         "  Alice works_at Acme Corp. (since 2026-01-10; live)",
     ]
     assert "  Alice works_at Acme Corp. (since 2026-01-10; retracted)" in out
-    assert "- Alice lives in Paris (2025-09-01 to 2026-06-01)" in out
+    assert "- Alice lives in Paris (2025-09-01 to 2026-06-01, since ended)" in out
     readme = (ROOT / "README.md").read_text()
     # The README shows this output verbatim.
     for line in now + replay:

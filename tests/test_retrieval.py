@@ -173,7 +173,8 @@ def test_recall_renders_live_facts_with_validity_and_history_but_never_retracted
     assert block.startswith(OPEN) and block.endswith(CLOSE)
     assert "- gina lives in Milan (since 2026-06-01)" in block
     assert block.index(HEADER_LIVE) < block.index(HEADER_HISTORY)
-    assert "- gina lives in Rome (2026-03-01 to 2026-06-01)" in block.split(HEADER_HISTORY)[1]
+    earlier = block.split(HEADER_HISTORY)[1]
+    assert "- gina lives in Rome (2026-03-01 to 2026-06-01, since ended)" in earlier
     assert "anchovies" not in block
     assert "Rome" not in memory.recall("gina lives", valid_at=SEP)  # history only on request
 

@@ -137,10 +137,18 @@ history = st.lists(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(history=history, probes=st.lists(st.integers(0, 90), min_size=1, max_size=4))
+@given(
+    history=history,
+    probes=st.lists(st.integers(0, 90), min_size=1, max_size=4),
+    about_past=st.booleans(),
+)
 def test_a_stale_episode_never_outranks_its_successor(
-    memory: Memory, history: list[tuple[str, list[int], int]], probes: list[int]
+    memory: Memory, history: list[tuple[str, list[int], int]], probes: list[int], about_past: bool
 ) -> None:
+    """At any (valid, known) instant: each message's status is the model's (never
+    stale before its value changed), a stale one is marked as past and ranks below
+    the live value that replaced it; asked about the past ("... before?"), the
+    messages of the value the live one replaced are found too."""
     n = next(_example)
     subject = f"q{n}z"
     # model: per slot, its values' (valid start, episode ids, recorded instant), in order
@@ -163,8 +171,9 @@ def test_a_stale_episode_never_outranks_its_successor(
     owner = {e: (pred, j) for pred, vs in model.items() for j, v in enumerate(vs) for e in v[2]}
     for probe, known_at in itertools.product(probes, checkpoints[:: max(1, len(checkpoints) // 2)]):
         for pred in model:
+            question = f"{subject} {pred.replace('_', ' ')}" + (" before" if about_past else "")
             hits = memory.search(
-                f"{subject} {pred.replace('_', ' ')}",
+                question,
                 include_episodes=True,
                 k=10,
                 valid_at=day(probe),
@@ -199,6 +208,16 @@ def test_a_stale_episode_never_outranks_its_successor(
                         assert f.version_id in place, "the successor is brought in"
                     if f.version_id in place:
                         assert place[f.version_id] < i, "a stale episode outranked its successor"
+            if not about_past:
+                continue
+            known = [v for v in model[pred] if known_at is None or v[3] <= known_at]
+            began = [j for j, v in enumerate(known) if v[0] <= probe]
+            live_fact = [h for h in hits if h.fact is not None and h.fact.predicate == pred]
+            if len(began) >= 2 and live_fact:  # a live value that replaced another
+                replaced = set(known[began[-2]][2])
+                shown = [i for i, h in enumerate(hits) if h.episode and h.episode.id in replaced]
+                assert shown, "asked about the past, the replaced value's messages are found"
+                assert min(shown) > hits.index(live_fact[0])
 
 
 def test_a_many_valued_predicate_is_replaced_by_the_value_that_followed(memory: Memory) -> None:
@@ -229,3 +248,44 @@ def test_every_message_of_a_restated_value_is_superseded_by_the_new_one(memory: 
     assert len(acme) == 2
     for h in acme:
         assert [f.object for f in h.superseded_by] == ["Globex"], h.episode.text
+
+
+def test_a_question_about_the_past_brings_in_the_replaced_values_messages(
+    memory: Memory,
+) -> None:
+    """No leg finds "I work at Vandelay Industries." for "What was my previous
+    employer?"; the live "works at Kramerica" (found through "employer") brings in the
+    message that stated the value it replaced, labelled as past, just below it."""
+    memory.add("I work at Vandelay Industries.", occurred_at=day(0))
+    memory.add("I left Vandelay Industries and started working at Kramerica.", occurred_at=day(40))
+    hits = memory.search("What was my previous employer?", include_episodes=True, valid_at=day(50))
+    assert hits[0].fact is not None and hits[0].fact.object == "Kramerica"
+    assert hits[1].episode is not None and hits[1].episode.text.startswith("I work at Vandelay")
+    assert hits[1].episode_status == "stale" and hits[1].explain["legs"]["past_of_fact"]
+    assert "since superseded: user works at Kramerica" in (hits[1].past_label or "")
+    # asked about the present, nothing is brought in
+    now = memory.search("Who is my employer?", include_episodes=True, valid_at=day(50))
+    assert now[0].fact is not None and now[0].fact.object == "Kramerica"
+    assert all("past_of_fact" not in h.explain["legs"] for h in now)
+    # before the change, nothing was replaced: the old message is current, unlabelled
+    then = memory.search("What was my employer?", include_episodes=True, valid_at=day(20))
+    assert all(h.episode_status != "stale" and h.past_label is None for h in then)
+
+
+def test_question_words_name_predicates() -> None:
+    from chronomem.render import asks_about_past
+    from chronomem.retrieval.askwords import fact_terms
+
+    assert fact_terms(["occupation"]) == ["occupation", "job", "title"]
+    assert fact_terms(["employer", "hooli"]) == ["employer", "hooli", "works"]
+    assert fact_terms(["weather"]) == ["weather"]
+    assert asks_about_past("Where did I live before Berlin?")
+    assert asks_about_past("What was my previous employer?")
+    assert not asks_about_past("Where do I live now?")
+
+
+def test_an_occupation_question_finds_the_job_title(memory: Memory) -> None:
+    memory.add("I work as a pilot.", occurred_at=day(0))
+    memory.add("I'm a farmer now.", occurred_at=day(40))
+    hits = memory.search("What's my occupation?", include_episodes=True, valid_at=day(50))
+    assert hits and hits[0].fact is not None and hits[0].fact.object == "farmer"

@@ -1,5 +1,8 @@
 """Rendering memory for a prompt: a framed block of one-line facts.
 
+An earlier value (the block's history) is shown with its dates and the words
+``since ended``: ``- user lives in Paris (2026-01-01 to 2026-03-02, since ended)``.
+
 An episode a search found stale (``Hit.past_label``, retrieval/staleness.py) is
 shown as past wherever a model reads it, by ``said`` and only by it:
 ``[2026-01-01, since superseded: user lives in Berlin] user: I live in Paris.``
@@ -31,7 +34,25 @@ SINCE_ENDED = "since ended"
 SINCE_RETRACTED = "since retracted"
 PAST_MARKERS = (SINCE_SUPERSEDED, SINCE_ENDED, SINCE_RETRACTED)
 
+# The words by which a question asks about an earlier value: "before", "previous",
+# "used to", "originally", "what number did I give you first", or a past-tense
+# auxiliary ("where did I work?", "what was my job?"). Core search then adds the
+# messages that stated the values its live facts replaced (labelled as past, below
+# the present value); a facts-only block adds the earlier values. A false positive
+# costs little: past lines, marked as past, after the present ones.
+PAST_CUES = frozenset(
+    """before previous previously prior former formerly earlier old older originally
+    original used past ago first anymore until was were did had""".split()  # noqa: SIM905
+)
+
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def asks_about_past(question: str) -> bool:
+    """Whether ``question`` asks about an earlier value (``PAST_CUES``)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", question).casefold())
+    return any(w in PAST_CUES for w in words)
 
 
 def flatten(text: str, limit: int = 500) -> str:
@@ -55,10 +76,14 @@ def _day(d: datetime) -> str:
     return d.date().isoformat()
 
 
-def fact_line(f: Fact) -> str:
+def fact_line(f: Fact, past: bool = False) -> str:
+    """``- subject predicate object (validity)``; ``past``: an earlier value (the
+    block's history), whose line also says so: ``(2026-01-01 to 2026-03-02, since
+    ended)``, so a line read alone still reads as past."""
     text = f"{flatten(f.subject)} {flatten(f.predicate.replace('_', ' '))} {flatten(f.object)}"
     if f.valid_to is not None:
-        return f"- {text} ({_day(f.valid_from)} to {_day(f.valid_to)})"
+        tail = f", {SINCE_ENDED}" if past else ""
+        return f"- {text} ({_day(f.valid_from)} to {_day(f.valid_to)}{tail})"
     return f"- {text} (since {_day(f.valid_from)})"
 
 
@@ -93,7 +118,7 @@ def render(
     if live:
         lines += [HEADER_LIVE, *(fact_line(f) for f in live)]
     if history:
-        lines += [HEADER_HISTORY, *(fact_line(f) for f in history)]
+        lines += [HEADER_HISTORY, *(fact_line(f, past=True) for f in history)]
     if episodes:
         lines += [HEADER_EPISODES, *(episode_line(e, (past or {}).get(e.id)) for e in episodes)]
     lines.append(CLOSE)

@@ -621,6 +621,10 @@ class ChronomemMemory(Memory):
                         *(shown[f.version_id] for f in hit.superseded_by if f.version_id in shown),
                     ]
                 )
+                # best first, scores never rising: a fact's and an episode's unit scores
+                # are scaled by their kind's legs, so the order is core's, the score capped
+                if out:
+                    score = min(score, out[-1].score)
                 out.append(
                     MemoryMatch(
                         record=record,

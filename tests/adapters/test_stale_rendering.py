@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from chronomem import Memory
-from chronomem.render import PAST_MARKERS
+from chronomem.render import HEADER_HISTORY, PAST_MARKERS
 from tests.conftest import ManualClock, utc
 
 
@@ -63,6 +63,28 @@ def test_llamaindex_retriever_and_memory_block(memory: Memory) -> None:
     assert PARIS in texts
     jobs = r.retrieve("Where do I work?")
     assert "Globex" in jobs[0].node.get_content(metadata_mode=MetadataMode.NONE)
+    # the memory block holds facts: asked about the past, it adds the earlier values,
+    # each line marked as past; asked about the present, it does not
+    from llama_index.core.llms import ChatMessage
+
+    from llama_index.memory.chronomem import ChronomemMemoryBlock
+
+    block = ChronomemMemoryBlock(memory)
+
+    def ask(q: str, **kw: object) -> str:
+        return block.recall([ChatMessage(role="user", content=q)], valid_at=utc(2026, 3, 1), **kw)
+
+    now = ask("Where do I live?")
+    assert "- user lives in Berlin" in now and not past(now) and "Paris" not in now
+    before = ask("Where did I live before Berlin?")
+    earlier = before.split(HEADER_HISTORY)[1]
+    assert "- user lives in Paris (2026-01-01 to 2026-02-09, since ended)" in earlier
+    assert before.index("- user lives in Berlin") < before.index(HEADER_HISTORY)
+    assert HEADER_HISTORY in ask("Where do I live?", include_history=True)
+    assert HEADER_HISTORY not in ChronomemMemoryBlock(memory, include_history=False).recall(
+        [ChatMessage(role="user", content="Where did I live before Berlin?")],
+        valid_at=utc(2026, 3, 1),
+    )
 
 
 def test_crewai_recall(memory: Memory, clock: ManualClock) -> None:

@@ -17,10 +17,11 @@ from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
 from ..prepared import PreparedIn
+from ..render import asks_about_past
 from ..schema import episodes as episodes_table
 from ..schema import versions
 from ..timeutil import MAX_US
-from . import legs, spread, staleness, within
+from . import askwords, legs, spread, staleness, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
 from .fusion import (
@@ -265,7 +266,7 @@ def search(
             lambda: legs.lexical_facts(
                 conn,
                 scope,
-                terms,
+                askwords.fact_terms(terms),  # "occupation" also searches "job title"
                 tf,
                 n,
                 subject_prefix=subject_prefix,
@@ -364,6 +365,13 @@ def search(
             keep = [f for f in keep if f.score >= min_score]
         else:
             keep = fused[:take]
+        if (
+            "episode_lexical" in wanted
+            and mirror.v.n > 0
+            and any(f.kind == HitKind.FACT for f in keep)
+            and asks_about_past(query)
+        ):  # a question about the past: the messages that stated the replaced values
+            keep = _bring_past(engine.registry, scope, conn, mirror, keep, tf, window, take)
         stale: dict[str, staleness.Staleness] = {}
         kept_eps = [f.id for f in keep if f.kind == HitKind.EPISODE]
         if kept_eps and mirror.v.n > 0:  # no fact in the tenant: every episode is unknown
@@ -404,6 +412,49 @@ def search(
     for h in out:
         h.explain["degraded"] = bool(failed)
     return SearchResult(out, failed)
+
+
+def _bring_past(
+    registry: Registry,
+    scope: Scope,
+    conn: Connection,
+    mirror: TenantMirror,
+    keep: list[Fused],
+    tf: legs.TimeFilter,
+    window: tuple[int, int] | None,
+    take: int,
+) -> list[Fused]:
+    """For a question about the past: the episodes that stated the values the kept
+    live facts replaced (``staleness.past_of_facts``), each placed just below its
+    fact at the fact's score, when no leg kept it already ("what was my previous
+    employer?" finds "I work at Vandelay." through the live "works at Kramerica")."""
+    facts = [f for f in keep if f.kind == HitKind.FACT]
+    past = staleness.past_of_facts(
+        conn,
+        scope,
+        [f.id for f in facts],
+        tf.valid_at,
+        tf.known_at,
+        legs.episode_filters(scope, tf),
+    )
+    if not past:
+        return keep
+    have = {f.id for f in keep if f.kind == HitKind.EPISODE}
+    out: list[Fused] = []
+    new: list[tuple[Fused, Fused]] = []
+    for f in keep:
+        out.append(f)
+        for eid in past.get(f.id, ()) if f.kind == HitKind.FACT else ():
+            if eid not in have:
+                have.add(eid)
+                g = Fused(HitKind.EPISODE, eid, legs={"past_of_fact": {"fact": f.id}})  # type: ignore[dict-item]
+                new.append((g, f))
+                out.append(g)
+    if new:
+        _score(registry, scope.tenant, conn, mirror, [g for g, _ in new], tf.valid_at, window)
+        for g, f in new:
+            g.score = f.score  # ranked just below the fact (a stale episode sorts after)
+    return out[:take]
 
 
 def _demote_stale(

@@ -22,7 +22,13 @@ The work is bounded by the episodes handed in (a search's kept hits): one
 statement reads their sources' versions, and, only when one is stale, one more
 reads the live versions of the ended facts' subjects and predicates (the
 ``cm_versions_subject`` index). Nothing scans a session or
-the tenant."""
+the tenant.
+
+The other way round, for a question about the past ("where did I live before
+Berlin?", ``render.asks_about_past``): ``past_of_facts`` finds, for the live facts a
+search kept, the episodes that stated the values they replaced, so the search
+can show them (labelled as past, just below the present value) even when no
+leg found them. Two statements, bounded by the facts handed in."""
 
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ from sqlalchemy import Connection, and_, bindparam, or_, select
 from .. import reads
 from ..model import CloseReason, Fact, State
 from ..render import PAST_MARKERS
-from ..schema import sources, versions
+from ..schema import episodes, sources, versions
 from ..scope import Scope
 from ..timeutil import from_us
 
@@ -257,4 +263,85 @@ def order(
         last = max((j for j, x in enumerate(out) if id_of(x) in succ), default=-1)
         if last > i:
             out.insert(last, out.pop(i))
+    return out
+
+
+# -- questions about the past ----------------------------------------------------------
+
+
+def past_of_facts(
+    conn: Connection,
+    scope: Scope,
+    fact_ids: Sequence[str],
+    valid_at: int,
+    known_at: int | None,
+    episode_filters: Sequence[Any],
+) -> dict[str, list[str]]:
+    """For each live fact version in ``fact_ids``: the episodes (passing
+    ``episode_filters``) that stated a value it replaced (same scope, subject and
+    predicate; ended by ``valid_at``, in its slot or as it began), the latest value
+    first. Two statements: the facts' rows, then the replaced values' sources."""
+    ids = list(dict.fromkeys(fact_ids))
+    if not ids:
+        return {}
+    rows = [
+        dict(r)
+        for r in conn.execute(
+            select(versions).where(versions.c.tenant == scope.tenant, versions.c.id.in_(ids))
+        ).mappings()
+    ]
+    live = [r for r in rows if reads.state_of(r, valid_at) is State.LIVE]
+    if not live:
+        return {}
+    cited = [sources.c.recorded_at <= known_at] if known_at is not None else []
+    q = (
+        select(
+            versions.c.id,
+            versions.c.slot,
+            versions.c.valid_to,
+            versions.c.subject_key,
+            versions.c.predicate,
+            versions.c.object,
+            *(versions.c[c] for c in _SCOPE),
+            sources.c.episode_id,
+            episodes.c.occurred_at,
+        )
+        .select_from(
+            versions.join(
+                sources,
+                and_(
+                    sources.c.tenant == versions.c.tenant, sources.c.fact_id == versions.c.fact_id
+                ),
+            ).join(
+                episodes,
+                and_(episodes.c.tenant == sources.c.tenant, episodes.c.id == sources.c.episode_id),
+            )
+        )
+        .where(
+            versions.c.tenant == scope.tenant,
+            versions.c.subject_hash.in_(bindparam("subjects", expanding=True)),
+            versions.c.predicate.in_(bindparam("predicates", expanding=True)),
+            reads.scope_visible(versions, scope),
+            reads.known(known_at),
+            versions.c.valid_to.is_not(None),
+            versions.c.valid_to <= valid_at,
+            *cited,
+            *episode_filters,
+        )
+    )
+    params = {
+        "subjects": sorted({r["subject_hash"] for r in live}),
+        "predicates": sorted({r["predicate"] for r in live}),
+    }
+    past = [dict(r) for r in conn.execute(q, params).mappings()]
+    past.sort(key=lambda r: (-r["valid_to"], -r["occurred_at"], r["episode_id"]))
+    out: dict[str, list[str]] = {}
+    for f in live:
+        for r in past:
+            replaced = r["slot"] == f["slot"] or r["valid_to"] == f["valid_from"]
+            # a restatement's earlier version holds the same value: not a past one
+            if _key(r) == _key(f) and replaced and r["object"] != f["object"]:
+                eps = out.setdefault(f["id"], [])
+                if r["episode_id"] not in eps:
+                    eps.append(r["episode_id"])
     return out

@@ -11,6 +11,12 @@ each model call. So this block:
 - ``_aget``: returns ``Memory.recall`` for the last user message — live facts
   with their validity, framed as reference data; ``valid_at``/``known_at``/
   ``as_of`` passed to ``Memory.get(...)`` reach it and read at that instant;
+  when that message asks about the past ("where did I live before Berlin?",
+  ``chronomem.render.asks_about_past``) the block adds the earlier values of the
+  slots it shows, under their own header ("Earlier values (no longer true):",
+  each with the dates it held and "since ended") — ``include_history=True``
+  (the field, or ``Memory.get(include_history=...)``) always adds them, ``False``
+  never;
 - the served-read log: ``read_log=True`` turns the store's log on; each
   recall is tagged with the ``session_id`` LlamaIndex's ``Memory`` passes and
   the workflow run (``readtags``);
@@ -30,9 +36,16 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 
-from chronomem import Memory
+from chronomem import InvalidType, Memory
 from chronomem.extraction import Extractor
-from chronomem.render import CLOSE, HEADER_EPISODES, HEADER_HISTORY, HEADER_LIVE, OPEN
+from chronomem.render import (
+    CLOSE,
+    HEADER_EPISODES,
+    HEADER_HISTORY,
+    HEADER_LIVE,
+    OPEN,
+    asks_about_past,
+)
 from chronomem_adapters.limits import MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.timeselect import pop_time
@@ -79,6 +92,11 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
     agent: str | None = Field(default=None)
     session: str | None = Field(default=None)
     recall_k: int = Field(default=8, gt=0, le=MAX_K)
+    include_history: bool | None = Field(
+        default=None,
+        description="Add the shown slots' earlier values: None = when the question "
+        "asks about the past, True = always, False = never.",
+    )
     extract: bool = Field(default=True)
     read_log: bool = Field(default=False, description="Log the store's served reads.")
 
@@ -113,6 +131,9 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
         **kwargs: Any,
     ) -> str:
         sel = pop_time(kwargs)
+        history = kwargs.pop("include_history", self.include_history)
+        if history is not None and not isinstance(history, bool):
+            raise InvalidType("include_history must be a bool or None")
         query = msgs.last_user_text(list(messages or []))
         if not query:
             return ""
@@ -121,6 +142,7 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
             return self._memory.recall(
                 query,
                 k=self.recall_k,
+                include_history=asks_about_past(query) if history is None else history,
                 valid_at=sel.valid_at,
                 known_at=sel.known_at,
                 as_of=sel.as_of,
