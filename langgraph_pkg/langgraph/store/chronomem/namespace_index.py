@@ -37,7 +37,7 @@ from langgraph.store.base import ListNamespacesOp
 
 from chronomem import Cardinality, Memory
 from chronomem.model import ALL_STATES
-from chronomem.ops import AssertOp
+from chronomem.ops import AssertOp, WriteOp
 from chronomem.timeutil import MIN_US, from_us, opt_dt
 
 from . import keys, namespaces
@@ -109,6 +109,24 @@ def build(memory: Memory) -> int:
     names = sorted({p[0] for f in found if (p := keys.parse_subject(f.subject)) is not None})
     memory.apply([*entries(names), _assert(BUILT_SUBJECT, BUILT, _scope_tag(memory))])
     return len(names)
+
+
+def add_to_import(
+    memory: Memory, writes: list[tuple[list[WriteOp], datetime, str]], ns_of: list[tuple[str, ...]]
+) -> None:
+    """An importer's writes (``exchange.write_history``, one per item, oldest first;
+    ``ns_of`` their namespaces): the first write into a namespace the index lacks
+    also asserts its entry, at that item's instant (an indexed namespace is left
+    alone: its entry's slot was written after the imported past)."""
+    indexed = {
+        ns
+        for r in memory.rows(subject_prefix=ENTRY_PREFIX, exact=True, valid_at=from_us(MIN_US))
+        if (ns := _namespace_of(r.subject)) is not None
+    }
+    for (ops, _, _), ns in zip(writes, ns_of, strict=True):
+        if ns not in indexed:
+            ops.extend(entries([ns]))
+            indexed.add(ns)
 
 
 def _candidates(memory: Memory, op: ListNamespacesOp) -> list[tuple[str, ...]]:
