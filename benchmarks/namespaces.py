@@ -86,7 +86,9 @@ def run(n: int, n_ns: int, rounds: int, folder: str, postgres: bool) -> dict[str
         times: dict[str, dict[str, list[float]]] = {
             name: {s: [] for s in stores} for name in LISTINGS
         }
-        expected = {name: stores["InMemoryStore"].list_namespaces(**q) for name, q in LISTINGS.items()}
+        expected = {
+            name: stores["InMemoryStore"].list_namespaces(**q) for name, q in LISTINGS.items()
+        }
         for name, q in LISTINGS.items():
             for s, store in stores.items():  # warm up, and check they agree
                 assert store.list_namespaces(**q) == expected[name], (s, name)
@@ -115,11 +117,15 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--namespaces", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=200)
-    ap.add_argument("--postgres", action="store_true", help="also chronomem on PostgreSQL vs PostgresStore")
+    ap.add_argument(
+        "--postgres", action="store_true", help="also chronomem on PostgreSQL vs PostgresStore"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="cm-ns-") as folder:
         for n in args.sizes:
-            print(json.dumps(run(n, args.namespaces, args.rounds, folder, args.postgres)), flush=True)
+            print(
+                json.dumps(run(n, args.namespaces, args.rounds, folder, args.postgres)), flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ namespaces it wrote) asks which of them still hold anything at a read's
 instants, at a cost bounded by the number of prefixes asked, not by the
 number of facts under them. The probes of one call run as statements of
 ``CHUNK`` prefixes at most, each a single row of booleans, prepared once per
-shape (scope levels, as-of or not, padded length, kind of head range), all in
-one read transaction."""
+shape (scope levels, as-of or not, length, kind of head range), all in one
+read transaction. When a prefix's head range holds exactly the keys starting
+with it (a prefix of at most ``SUBJECT_HEAD`` characters whose range bound did
+not have to drop characters), the range is the whole test: the statement
+carries no byte comparison for it."""
 
 from __future__ import annotations
 
@@ -16,41 +19,51 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import BigInteger, ColumnElement, Select, bindparam, exists, literal, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    Select,
+    bindparam,
+    exists,
+    literal,
+    select,
+    type_coerce,
+)
 
 from . import reads
 from .engine import Engine
 from .errors import InvalidType
 from .model import State
 from .prepared import Prepared
-from .schema import SubjectHead, versions
+from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .scope import Scope
 
-LENGTHS = (1, 2, 4, 8, 16, 32, 64)  # the lengths a probe statement is prepared at
-CHUNK = LENGTHS[-1]
+CHUNK = 64  # prefixes probed by one statement at most
 _LIVE = frozenset({State.LIVE})
 
 
 @functools.lru_cache(maxsize=256)
 def _probe(levels: tuple[bool, bool, bool], as_of: bool, n: int, kind: int) -> Prepared:
     """``SELECT EXISTS(...) AS e0, …`` for ``n`` prefixes whose head ranges are of
-    ``kind`` (0 none, 1 lower bound only, 2 both: ``reads.subject_range``)."""
+    ``kind`` (0 none, 1 lower bound only, 2 both: ``reads.subject_range``; 3 both,
+    and exactly the keys with the prefix: no byte comparison)."""
     c = versions.c
     valid_at = bindparam("valid_at", type_=BigInteger())
     known_at = bindparam("known_at", type_=BigInteger()) if as_of else None
     head = SubjectHead(c.subject_key)
     cols: list[ColumnElement[Any]] = []
     for i in range(n):
-        conds: list[ColumnElement[bool]] = [
-            reads.scope_bound(versions, levels),
-            reads.prefix_bound(c.subject_key, f"p{i}"),
-        ]
+        conds: list[ColumnElement[bool]] = [reads.scope_bound(versions, levels)]
+        if kind < 3:
+            conds.append(reads.prefix_bound(c.subject_key, f"p{i}"))
         if kind >= 1:
             conds.append(head >= bindparam(f"p{i}_from"))
-        if kind == 2:
+        if kind >= 2:
             conds.append(head < bindparam(f"p{i}_to"))
         conds.append(reads.temporal(_LIVE, valid_at, known_at))
-        cols.append(exists(select(literal(1)).select_from(versions).where(*conds)).label(f"e{i}"))
+        probe = exists(select(literal(1)).select_from(versions).where(*conds))
+        cols.append(type_coerce(probe, Integer()).label(f"e{i}"))  # 0/1: no result processor
     stmt: Select[Any] = select(*cols)
     return Prepared(stmt)
 
@@ -59,7 +72,13 @@ def _kind(prefix: str) -> tuple[int, tuple[str, str | None] | None]:
     found = reads.subject_range(prefix)
     if found is None:
         return 0, None
-    return (2 if found[1] is not None else 1), found
+    low, high = found
+    if high is None:
+        return 1, found
+    # ``[prefix, prefix with its last character the next one)`` holds exactly the
+    # heads (so the keys) starting with the prefix, in code point order
+    exact = len(prefix) <= SUBJECT_HEAD and low == prefix and len(high) == len(prefix)
+    return (3 if exact else 2), found
 
 
 def live_prefixes(
@@ -89,18 +108,16 @@ def live_prefixes(
     for kind, group in sorted(by_kind.items()):
         for at in range(0, len(group), CHUNK):
             part = group[at : at + CHUNK]
-            n = next(size for size in LENGTHS if size >= len(part))
-            padded = part + [part[-1]] * (n - len(part))  # a repeat probes the same prefix
             params = dict(base)
-            for i, (p, bounds) in enumerate(padded):
-                params.update(reads.prefix_params(p, f"p{i}"))
+            for i, (p, bounds) in enumerate(part):
+                if kind < 3:
+                    params.update(reads.prefix_params(p, f"p{i}"))
                 if bounds is not None:
                     params[f"p{i}_from"] = bounds[0]
                     if bounds[1] is not None:
                         params[f"p{i}_to"] = bounds[1]
-            runs.append(
-                (_probe(levels, known_at is not None, n, kind), params, [p for p, _ in part])
-            )
+            probe = _probe(levels, known_at is not None, len(part), kind)
+            runs.append((probe, params, [p for p, _ in part]))
     live: set[str] = set()
     backend = engine.backend
     with backend.point_read() if len(runs) == 1 else backend.read() as conn:

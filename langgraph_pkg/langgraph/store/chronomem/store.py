@@ -364,6 +364,9 @@ class ChronomemStore(BaseStore):
     def _run(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         if len(ops) == 1 and type(ops[0]) is GetOp:
             return [self._get(ops[0], ctx)]
+        if len(ops) == 1 and type(ops[0]) is ListNamespacesOp:  # what list_namespaces sends
+            self._prepare(ops)
+            return [self._namespaces(ops[0], self._reader(ctx))]
         puts = self._prepare(ops)
         reader = self._reader(ctx)
         pinned = reader.known_at is not None and self._pin is None
