@@ -9,6 +9,9 @@ JSON line per size with medians in ms and the ratios to ``SqliteStore`` (target:
 ``≤ 3×``, and flat: the 10k figure ≈ the 1k figure).
 
     nice .venv/bin/python benchmarks/namespaces.py --sizes 1000 10000 --rounds 200
+
+Each line is also appended to ``results/namespaces.jsonl`` with the commit, the
+machine and the load (``--out`` another name under ``results/``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import common
 from benchmarks.speed import pg_exec, pg_schema_url
 
 LISTINGS: dict[str, dict[str, Any]] = {
@@ -120,12 +124,17 @@ def main() -> None:
     ap.add_argument(
         "--postgres", action="store_true", help="also chronomem on PostgreSQL vs PostgresStore"
     )
+    ap.add_argument("--out", default="namespaces.jsonl", help="appended to, under results/")
     args = ap.parse_args()
+    stamp = common.stamp()
+    out = common.RESULTS / args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cm-ns-") as folder:
         for n in args.sizes:
-            print(
-                json.dumps(run(n, args.namespaces, args.rounds, folder, args.postgres)), flush=True
-            )
+            line = run(n, args.namespaces, args.rounds, folder, args.postgres)
+            print(json.dumps(line), flush=True)
+            with out.open("a") as f:
+                f.write(json.dumps({**line, "stamp": stamp}, default=str) + "\n")
 
 
 if __name__ == "__main__":
