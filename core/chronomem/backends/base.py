@@ -301,3 +301,8 @@ class Backend:
     def has_pgvector(cls, conn: Connection) -> bool:
         """Whether the database has (or could create) pgvector's ``vector`` type."""
         return False
+
+    @classmethod
+    def tune_indexes(cls, conn: Connection) -> None:
+        """Bring the search indexes' settings up to date on open (PostgreSQL: the
+        text indexes' pending list); nothing elsewhere."""
