@@ -107,3 +107,13 @@ def test_recall_set_overrides_a_constant_wherever_it_was_imported() -> None:
     finally:
         recall.override([f"fusion.RRF_K={before}"])
     assert (before, before) == (fusion.RRF_K, legs.RRF_K)
+
+
+def test_namespaces_benchmark_agrees_with_its_peers(tmp_path) -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.namespaces import LISTINGS, run
+
+    row = run(200, 6, 2, str(tmp_path), False)  # asserts every store lists the same
+    assert row["items"] == 200 and row["namespaces"] == 6
+    for name in LISTINGS:
+        assert row[name]["chronomem_ms"] > 0 and row[name]["ratio_vs_SqliteStore"] > 0

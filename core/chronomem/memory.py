@@ -1,7 +1,6 @@
-"""``Memory``: the public face of the store. Its arguments are checked in
-``arguments``, its reads are values (``queries``) run by ``reading``. The episode
-(and ``add``), predicate registry, served-read log and erasure methods are mixed in from
-``memory_episodes``, ``memory_predicates``, ``memory_log`` and ``memory_erasure``."""
+"""``Memory``: the public face of the store. Its arguments are checked in ``arguments``,
+its reads are values (``queries``) run by ``reading``. The episode (and ``add``),
+predicate, read-log, erasure and prefix-probe methods are mixins (``memory_*.py``)."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from .memory_episodes import EpisodeMethods
 from .memory_erasure import ErasureMethods
 from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
+from .memory_prefixes import PrefixMethods
 from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, ScopeCounts, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality
@@ -33,7 +33,7 @@ from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
 
 
-class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods):
+class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, PrefixMethods):
     """Bitemporal memory. ``Memory()`` is in-memory SQLite, ``Memory("memory.db")`` a
     file, ``Memory("postgresql+psycopg://…")`` PostgreSQL.
 

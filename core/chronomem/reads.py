@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -372,6 +373,9 @@ def fact_id_of(conn: Connection, tenant: str, ref: str) -> str:
     return str(found) if found is not None else ref
 
 
+_NO_RANGE = re.compile("[\x00\\\\\ud800-\udfff]")  # NUL, backslash, a surrogate
+
+
 def subject_range(prefix: str) -> tuple[str, str | None] | None:
     """Bounds ``[low, high)`` on ``SubjectHead`` that hold every subject key starting
     with ``prefix`` (``high`` None: no upper bound), or None when the index cannot
@@ -381,7 +385,7 @@ def subject_range(prefix: str) -> tuple[str, str | None] | None:
     NUL, a backslash or a surrogate gets no range, so such reads scan, as before:
     SQLite's text functions stop at a NUL, and PostgreSQL stores NUL and ``\\``
     escaped (``SafeText``), so its heads are of the escaped text."""
-    if not prefix or any(ch in "\x00\\" or "\ud800" <= ch <= "\udfff" for ch in prefix):
+    if not prefix or _NO_RANGE.search(prefix):
         return None
     low = prefix[:SUBJECT_HEAD]
     rest = low

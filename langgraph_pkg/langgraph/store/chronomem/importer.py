@@ -28,7 +28,7 @@ from chronomem.exchange import write_history
 from chronomem.ops import AssertOp
 from chronomem.timeutil import from_us, to_us
 
-from . import keys
+from . import keys, namespace_index
 from .indexing import DEFAULT_FIELDS
 from .records import Marker
 from .writes import plan_put, prepare
@@ -134,6 +134,7 @@ def import_store(
                 for op in plan_put(put, None, updated)
             ]
             writes.append((ops, from_us(updated), f"item {tuple(item.namespace)}/{item.key!r}"))
+        namespace_index.add_to_import(memory, writes, [tuple(i.namespace) for i in items])
         write_history(memory, writes)  # one transaction: a bad item writes nothing
         if bar is not None:
             bar.update(len(items))

@@ -1,4 +1,5 @@
-"""``list_namespaces``: LangGraph's match conditions over the namespaces in use."""
+"""``list_namespaces``: LangGraph's match conditions over the namespaces in use
+(validated here; read from the namespace index, ``namespace_index.py``)."""
 
 from __future__ import annotations
 
@@ -57,8 +58,14 @@ def _matches(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
     return all(p == WILDCARD or n == p for n, p in pairs)
 
 
+def matches_all(conditions: Sequence[MatchCondition] | None, ns: tuple[str, ...]) -> bool:
+    """Whether ``ns`` meets every condition (LangGraph: all of them must hold)."""
+    return all(_matches(c, ns) for c in conditions or ())
+
+
 def select(namespaces: Iterable[tuple[str, ...]], op: ListNamespacesOp) -> list[tuple[str, ...]]:
-    found = {ns for ns in namespaces if all(_matches(c, ns) for c in op.match_conditions or ())}
+    """LangGraph's listing over a set of namespaces: matched, truncated, sorted, paged."""
+    found = {ns for ns in namespaces if matches_all(op.match_conditions, ns)}
     if op.max_depth is not None:
         found = {ns[: op.max_depth] for ns in found}
     return sorted(found)[op.offset : op.offset + op.limit]

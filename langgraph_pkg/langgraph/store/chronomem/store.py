@@ -41,7 +41,7 @@ from chronomem_adapters.readtags import tagged
 from chronomem_adapters.semantics import VERSIONED
 from chronomem_adapters.timeselect import parse_instant
 
-from . import filters, keys, namespaces, pinning, scoring
+from . import filters, keys, namespace_index, namespaces, pinning, scoring
 from .coalescing import Coalescer
 from .embedder import LangChainEmbedder
 from .erasure import erase_subject
@@ -205,6 +205,8 @@ class ChronomemStore(BaseStore):
         self._checkpointer = checkpointer
         self._pins = pinning.PinCache()
         self._swept_us = -(2**62)  # sweep_ttl: the previous sweep's instant
+        # whether this scope's namespace index is known built (shared with the views)
+        self._index_built = [False]
         # abatch: concurrent async calls share a batch (one coalescer per event loop)
         self._coalescers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Coalescer] = (
             weakref.WeakKeyDictionary()
@@ -362,6 +364,9 @@ class ChronomemStore(BaseStore):
     def _run(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         if len(ops) == 1 and type(ops[0]) is GetOp:
             return [self._get(ops[0], ctx)]
+        if len(ops) == 1 and type(ops[0]) is ListNamespacesOp:  # what list_namespaces sends
+            self._prepare(ops)
+            return [self._namespaces(ops[0], self._reader(ctx))]
         puts = self._prepare(ops)
         reader = self._reader(ctx)
         pinned = reader.known_at is not None and self._pin is None
@@ -390,7 +395,7 @@ class ChronomemStore(BaseStore):
                 if op.refresh_ttl and not pinned:
                     touched.update((r.subject, r) for r in recs)
             elif isinstance(op, ListNamespacesOp):
-                results.append(reader.namespaces(op))
+                results.append(self._namespaces(op, reader))
             else:
                 results.append(None)
         if self._pin is None:
@@ -462,7 +467,17 @@ class ChronomemStore(BaseStore):
                 for op in write_ops
             ]
         if write_ops:
+            # the namespace index (namespace_index.py): each namespace put into, in this write
+            puts_in = [p.namespace for p in last.values() if p.value is not None]
+            write_ops += namespace_index.entries(puts_in)
             self._floor.note(self._memory.apply(write_ops))
+
+    def _namespaces(self, op: ListNamespacesOp, reader: Reader) -> list[tuple[str, ...]]:
+        """``list_namespaces`` from the namespace index (built on the scope's first listing)."""
+        if not self._index_built[0]:
+            namespace_index.build(self._memory)
+            self._index_built[0] = True
+        return namespace_index.list_namespaces(self._memory, op, reader.valid_at, reader.known_at)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (the database calls are blocking).

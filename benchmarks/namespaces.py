@@ -1,0 +1,141 @@
+"""LangGraph ``list_namespaces`` as the store grows, against LangGraph's own stores
+(issue #32, item 3): the same items (``--sizes``, spread over ``--namespaces``
+namespaces ``("users", u, kind)``) put into ``ChronomemStore`` (SQLite file;
+``--postgres``: also a PostgreSQL schema beside ``PostgresStore``), ``SqliteStore``
+(file) and ``InMemoryStore``, without a search index (no embedding). Then
+``--rounds`` rounds, each calling every store once per listing in turn (so all see
+the same machine load): the whole listing, a prefix, and ``max_depth=2``. Prints one
+JSON line per size with medians in ms and the ratios to ``SqliteStore`` (target:
+``≤ 3×``, and flat: the 10k figure ≈ the 1k figure).
+
+    nice .venv/bin/python benchmarks/namespaces.py --sizes 1000 10000 --rounds 200
+
+Each line is also appended to ``results/namespaces.jsonl`` with the commit, the
+machine and the load (``--out`` another name under ``results/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import common
+from benchmarks.speed import pg_exec, pg_schema_url
+
+LISTINGS: dict[str, dict[str, Any]] = {
+    "all": {"limit": 100},
+    "prefix": {"prefix": ("users", "3"), "limit": 100},
+    "depth2": {"max_depth": 2, "limit": 100},
+}
+
+
+def _fill(store: Any, n: int, namespaces: list[tuple[str, ...]]) -> None:
+    from langgraph.store.base import PutOp
+
+    for at in range(0, n, 1000):
+        store.batch(
+            [
+                PutOp(namespaces[i % len(namespaces)], f"k{i}", {"text": f"item {i}"}, index=False)
+                for i in range(at, min(at + 1000, n))
+            ]
+        )
+
+
+def run(n: int, n_ns: int, rounds: int, folder: str, postgres: bool) -> dict[str, Any]:
+    from langgraph.store.memory import InMemoryStore
+    from langgraph.store.sqlite import SqliteStore
+
+    from langgraph.store.chronomem import ChronomemStore
+
+    namespaces = [("users", str(u), f"kind{j}") for u in range(n_ns // 2) for j in range(2)]
+    stack = contextlib.ExitStack()
+    stores: dict[str, Any] = {}
+    stores["chronomem"] = stack.enter_context(ChronomemStore(str(Path(folder) / f"cm-{n}.db")))
+    sq = stack.enter_context(SqliteStore.from_conn_string(str(Path(folder) / f"lg-{n}.db")))
+    sq.setup()
+    stores["SqliteStore"] = sq
+    stores["InMemoryStore"] = InMemoryStore()
+    if postgres:
+        from langgraph.store.postgres import PostgresStore
+
+        for side in ("cm", "lg"):
+            schema = f"bench_ns_{side}_{secrets.token_hex(4)}"
+            pg_exec(f"CREATE SCHEMA {schema}")
+            stack.callback(pg_exec, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            url = pg_schema_url(schema)
+            if side == "cm":
+                stores["chronomem-pg"] = stack.enter_context(ChronomemStore(url))
+            else:
+                pg = stack.enter_context(
+                    PostgresStore.from_conn_string(url.replace("postgresql+psycopg", "postgresql"))
+                )
+                pg.setup()
+                stores["PostgresStore"] = pg
+    with stack:
+        for store in stores.values():
+            _fill(store, n, namespaces)
+        times: dict[str, dict[str, list[float]]] = {
+            name: {s: [] for s in stores} for name in LISTINGS
+        }
+        expected = {
+            name: stores["InMemoryStore"].list_namespaces(**q) for name, q in LISTINGS.items()
+        }
+        for name, q in LISTINGS.items():
+            for s, store in stores.items():  # warm up, and check they agree
+                assert store.list_namespaces(**q) == expected[name], (s, name)
+        for _ in range(rounds):
+            for name, q in LISTINGS.items():
+                for s, store in stores.items():
+                    call: Callable[[], Any] = lambda st=store, q=q: st.list_namespaces(**q)  # noqa: E731
+                    t = time.perf_counter()
+                    call()
+                    times[name][s].append((time.perf_counter() - t) * 1000)
+    out: dict[str, Any] = {"items": n, "namespaces": len(namespaces), "rounds": rounds}
+    for name in LISTINGS:
+        med = {s: statistics.median(v) for s, v in times[name].items()}
+        out[name] = {f"{s}_ms": round(m, 4) for s, m in med.items()}
+        out[name]["ratio_vs_SqliteStore"] = round(med["chronomem"] / med["SqliteStore"], 2)
+        if postgres:
+            out[name]["pg_ratio_vs_PostgresStore"] = round(
+                med["chronomem-pg"] / med["PostgresStore"], 2
+            )
+    out["loadavg"] = os.getloadavg()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--namespaces", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument(
+        "--postgres", action="store_true", help="also chronomem on PostgreSQL vs PostgresStore"
+    )
+    ap.add_argument("--out", default="namespaces.jsonl", help="appended to, under results/")
+    args = ap.parse_args()
+    stamp = common.stamp()
+    out = common.RESULTS / args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cm-ns-") as folder:
+        for n in args.sizes:
+            line = run(n, args.namespaces, args.rounds, folder, args.postgres)
+            print(json.dumps(line), flush=True)
+            with out.open("a") as f:
+                f.write(json.dumps({**line, "stamp": stamp}, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""``Memory``'s prefix probe: which of a caller's subject prefixes still hold a
+live fact (``chronomem.prefixes``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from . import prefixes
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .scope import Scope
+
+
+class PrefixMethods:
+    """Mixed into ``Memory``: existence probes by subject prefix."""
+
+    _engine: Engine
+    scope: Scope
+
+    def live_prefixes(
+        self,
+        subject_prefixes: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[str]:
+        """The prefixes among ``subject_prefixes`` under which at least one fact of
+        this scope (or a scope enclosing it) is live at ``valid_at`` as believed at
+        ``known_at``, in the order given: one index probe per prefix, which stops at
+        the first live fact it meets, so the cost is bounded by the number of
+        prefixes, not of facts. Prefixes compare with stored subject keys character
+        for character (as ``facts(subject_prefix=…)``). Not a served read: the
+        read log does not record it (it serves no fact).
+
+        :param subject_prefixes: non-empty prefixes of stored subject keys
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._engine.check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return prefixes.live_prefixes(self._engine, self.scope, v, k, subject_prefixes)
