@@ -131,10 +131,7 @@ class Reader:
         reaches); ``None`` with ``score="fused"`` or for an item with no index entry."""
         if self.score == "fused" or not records:
             return [None] * len(records)
-        entries = [
-            [f.version_id for p, f in r.facts.items() if p.startswith(keys.INDEX_PREFIX)]
-            for r in records
-        ]
+        entries = [r.entry_versions() for r in records]
         cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs])
         return [scoring.best(cos, vs) for vs in entries]
 
@@ -195,7 +192,9 @@ class Reader:
         cos: dict[str, float] = {}
         for h in hits:
             f = h.fact
-            if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
+            if f is None or not (
+                f.predicate == keys.MARKER or f.predicate.startswith(keys.INDEX_PREFIX)
+            ):
                 continue
             entries.setdefault(f.subject, []).append(f.version_id)
             known = scoring.leg_cosine(h.explain)
