@@ -17,7 +17,7 @@ from typing import Any
 from chronomem import Fact, State
 
 from . import keys
-from .records import Marker
+from .records import Marker, is_doc, is_head
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def _segments(facts: list[Fact], field: str | None) -> list[FieldVersion]:
     names: list[str] = [] if field is None else [field]
     docs: list[tuple[Fact, Marker]] = []
     for f in facts:
-        if f.predicate == keys.MARKER:
+        if is_head(f.predicate, f.object):
             m = Marker.decode(f.object)
             if m.value is None:
                 names += m.fields  # an old-layout marker: its field facts follow
@@ -76,7 +76,7 @@ def _segments(facts: list[Fact], field: str | None) -> list[FieldVersion]:
             if field is None or name == field:
                 add(name, value, f)
     for f in facts:
-        if not keys.is_field(f.predicate):
+        if not keys.is_field(f.predicate) or is_doc(f.predicate, f.object):
             continue
         name = keys.field_name(f.predicate, names)
         if name is not None and (field is None or name == field):

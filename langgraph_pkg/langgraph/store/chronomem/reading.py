@@ -13,7 +13,7 @@ from chronomem import Fact, FactRow, Memory
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, keys, namespaces, scoring
-from .records import Record, alive, group
+from .records import Record, alive, group, is_head
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -92,7 +92,12 @@ class Reader:
 
     def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
-        markers = self._facts(predicate=keys.MARKER, subject_prefix=prefix)
+        markers = [
+            f
+            for pred in (keys.DOC, keys.MARKER)  # documents, and old-layout markers
+            for f in self._facts(predicate=pred, subject_prefix=prefix)
+            if is_head(f.predicate, f.object)
+        ]
         found = {p[0] for f in markers if (p := keys.parse_subject(f.subject)) is not None}
         return namespaces.select(found, op)
 
@@ -193,7 +198,7 @@ class Reader:
         for h in hits:
             f = h.fact
             if f is None or not (
-                f.predicate == keys.MARKER or f.predicate.startswith(keys.INDEX_PREFIX)
+                f.predicate == keys.DOC or f.predicate.startswith(keys.INDEX_PREFIX)
             ):
                 continue
             entries.setdefault(f.subject, []).append(f.version_id)

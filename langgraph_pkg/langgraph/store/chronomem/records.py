@@ -1,27 +1,29 @@
 """An item as chronomem holds it: ONE fact, the item's document.
 
-The item's subject holds a single-valued slot ``@item`` whose object is the
-whole item as JSON (``Doc``)::
+The item's subject holds a single-valued slot ``item`` (``keys.DOC``) whose
+object is the whole item as JSON::
 
-    {"c": created, "u": updated, "t": ttl, "i": [index paths], "v": {...value...}}
+    {"v": {...value...}, "c": created, "u": updated, "t": ttl, "i": [index paths]}
 
-``v`` is the value as put (its field order kept); ``c`` is when this life of
-the item began (``null``: the version's own start, i.e. this put created it);
-``u`` is the instant the put was planned, so every put is a new version even
-when the value repeats; ``t`` the TTL in minutes; ``i`` the paths indexed for
-search (so a TTL refresh re-asserts exactly what the put wrote). The version's
+``v`` is the value as put (its field order kept), first, so a person reading
+the store (``chronomem facts``) sees it; ``c`` is when this life of the item
+began (``null``: the version's own start, i.e. this put created it); ``u`` is
+the instant the put was planned, so every put is a new version even when the
+value repeats; ``t`` the TTL in minutes; ``i`` the paths indexed for search (so
+a TTL refresh re-asserts exactly what the put wrote). The version's
 ``valid_from`` is the put's transaction time: the item's ``updated_at``. When
 the put indexes exactly one text (the default ``["$"]``, or one path with one
-text) that version carries it as its ``index_text``: a put is one version.
-A put whose paths yield several texts keeps each as an ``@index:…`` entry fact
-beside the document (object: a digest of the text and the put's ``u``; the
-text is its ``index_text``).
+text) the version carries it as its ``index_text``: a put is one version. A put
+whose paths yield several texts keeps each as an ``@index:…`` entry fact beside
+the document (object: a digest of the text and the put's stamp; the text is
+its ``index_text``).
 
-Stores written by earlier versions of this package (a marker fact in
-``@item`` plus one fact per field) are read as they are: the marker's object
-has no ``v``, and the value is rebuilt from the field facts. The next put of
-such an item writes its document into the same slot and ends the old field
-facts (``writes.plan_put``), so items migrate as they are written."""
+Stores written by earlier versions of this package (a marker fact ``@item``
+plus one fact per field, the field's name as predicate) are read as they are:
+the value is rebuilt from the field facts (a field named ``item`` is told from
+a document by its object). The next put of such an item writes its document
+and ends the old facts (``writes.plan_put``), so items migrate as they are
+written."""
 
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def encode_value(value: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Marker:
-    """What an item's ``@item`` version says about the item (both layouts)."""
+    """What an item's document (or old-layout marker) says about the item."""
 
     created: int | None  # µs: when this life of the item began; None: the version's start
     updated: int  # µs: when the put was planned (makes every put's version new)
@@ -92,13 +94,27 @@ class Marker:
         )
 
 
+def is_doc(predicate: str, text: str) -> bool:
+    """Whether a fact is an item's document (not an old-layout field named ``item``)."""
+    return predicate == keys.DOC and text.startswith('{"v":') and ',"u":' in text
+
+
+def is_head(predicate: str, text: str) -> bool:
+    """An item's document, or an old-layout item's marker."""
+    return predicate == keys.MARKER or is_doc(predicate, text)
+
+
+def doc_stamp(created: int | None, updated: int) -> str:
+    return f"{created}:{updated}"
+
+
 def encode_doc(
     value_text: str, created: int | None, updated: int, ttl: float | None, paths: Iterable[str]
 ) -> str:
     """A document's object text around an already-encoded value (no second dump)."""
     c = "null" if created is None else str(int(created))
     t = "null" if ttl is None else json.dumps(ttl)
-    return f'{{"c":{c},"u":{int(updated)},"t":{t},"i":{dumps(list(paths))},"v":{value_text}}}'
+    return f'{{"v":{value_text},"c":{c},"u":{int(updated)},"t":{t},"i":{dumps(list(paths))}}}'
 
 
 # A live fact as a record holds it: a ``Fact``, or the ``FactRow`` of a point read
@@ -113,7 +129,7 @@ class Record:
     subject: str
     namespace: tuple[str, ...]
     key: str
-    marker_fact: Live | None = None  # the ``@item`` version (document or old marker)
+    marker_fact: Live | None = None  # the document's version (or an old-layout marker)
     facts: dict[str, Live] = field(default_factory=dict)  # predicate -> fact (not @item)
     # the version last decoded, and what it said (a get reads it several times)
     _decoded: tuple[Live, Marker] | None = field(default=None, repr=False, compare=False)
@@ -207,8 +223,9 @@ def group(facts: Iterable[Live]) -> dict[str, Record]:
             if parsed is None:
                 continue
             rec = out[f.subject] = Record(f.subject, parsed[0], parsed[1])
-        if f.predicate == keys.MARKER:
-            rec.marker_fact = f
+        if is_head(f.predicate, f.object):
+            if rec.marker_fact is None or f.predicate == keys.DOC:
+                rec.marker_fact = f
         else:
             rec.facts[f.predicate] = f
     return out
@@ -216,3 +233,12 @@ def group(facts: Iterable[Live]) -> dict[str, Record]:
 
 def alive(records: Mapping[str, Record]) -> list[Record]:
     return [r for r in records.values() if r.alive]
+
+
+def item_value(fact: Fact | FactRow | str) -> dict[str, Any] | None:
+    """The item value an ``item`` fact (or its object text) holds: what a
+    ``Memory.facts`` / ``Memory.served`` caller reads a LangGraph item as
+    (``None`` for an old-layout marker, whose value is in its field facts)."""
+    text = fact if isinstance(fact, str) else fact.object
+    m = Marker.decode(text)
+    return None if m.value is None else dict(m.value)

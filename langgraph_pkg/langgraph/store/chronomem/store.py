@@ -49,7 +49,7 @@ from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Marker, Record
+from .records import Marker, Record, is_head
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
 
 
@@ -548,12 +548,14 @@ class ChronomemStore(BaseStore):
         and stay in history); ``erase`` deletes physically. The mark of the
         previous sweep is this store object's (a new process counts afresh)."""
         now = self._now()
-        markers = self._memory.facts(
-            predicate=keys.MARKER,
-            exact=True,
-            valid_at=from_us(now),
-            states=[State.LIVE, State.ENDED],
-        )
+        markers = [
+            f
+            for pred in (keys.DOC, keys.MARKER)  # documents, and old-layout markers
+            for f in self._memory.facts(
+                predicate=pred, exact=True, valid_at=from_us(now), states=[State.LIVE, State.ENDED]
+            )
+            if is_head(f.predicate, f.object)
+        ]
         live = {f.subject for f in markers if f.state is State.LIVE}
         expired: dict[str, int] = {}
         for f in markers:

@@ -1,6 +1,6 @@
 """Puts, deletes and TTL refreshes planned as chronomem write operations.
 
-An item is one single-valued slot (``@item``, ``exact`` keys, cardinality ONE)
+An item is one single-valued slot (``item``, ``exact`` keys, cardinality ONE)
 holding the item's document (``records``), asserted from the transaction time
 up to the item's expiry as a *bounded* write: a put replaces the running
 version exactly where the new one starts (history keeps it), and a TTL
@@ -29,7 +29,7 @@ from chronomem.timeutil import to_us
 
 from . import keys
 from .indexing import entries
-from .records import Record, encode_doc, encode_value
+from .records import Record, doc_stamp, encode_doc, encode_value
 
 US_PER_MINUTE = 60_000_000
 
@@ -107,17 +107,22 @@ def plan_put(
     old = existing.marker if existing is not None else None
     until = expiry(at, put.ttl)
     if refresh and old is not None and old.value is not None and existing is not None:
-        doc = existing.marker_fact.object if existing.marker_fact is not None else ""
+        assert existing.marker_fact is not None
+        doc = existing.marker_fact.object
+        stamp = doc_stamp(old.created, old.updated)
     else:
         if refresh and old is not None:
             stamp_created, updated = old.created, old.updated
         else:
             # None: this put creates the item (its creation time is the version's start)
-            stamp_created = existing.created_us if existing is not None and old is not None else None
+            stamp_created = (
+                existing.created_us if existing is not None and old is not None else None
+            )
             updated = at  # new each put: the document's new version starts at the put
         if created is not None:
             stamp_created = created
         doc = encode_doc(put.text, stamp_created, updated, put.ttl, put.paths)
+        stamp = doc_stamp(stamp_created, updated)
     texts = entries(put.value, put.paths)
     first: list[WriteOp] = []
     if until is not None and existing is not None:
@@ -129,18 +134,19 @@ def plan_put(
                 first.append(_end(put.subject, fact.predicate))
     if len(texts) <= 1:
         text = next(iter(texts.values()), "")
-        ops: list[WriteOp] = [_assert(put.subject, keys.MARKER, doc, put.ttl, text)]
+        ops: list[WriteOp] = [_assert(put.subject, keys.DOC, doc, put.ttl, text)]
         if existing is None or existing.extra_facts():
             # a new item (a concurrent put may have written entries), or one with
             # entries or old-layout fields beside its document: end them
-            ops.append(EndOthersOp(put.subject, frozenset((keys.MARKER,)), exact=True))
+            ops.append(EndOthersOp(put.subject, frozenset((keys.DOC,)), exact=True))
         return first + ops
-    stamp = doc[: doc.index(',"t":')]  # the entries belong to this put's document
-    ops = [_assert(put.subject, keys.MARKER, doc, put.ttl, "")]
+    ops = [_assert(put.subject, keys.DOC, doc, put.ttl, "")]
     ops += [
-        _assert(put.subject, p, keys.digest_text(stamp + t), put.ttl, t) for p, t in texts.items()
+        # the entries belong to this put's document (a new one's are new versions)
+        _assert(put.subject, p, keys.digest_text(f"{stamp}:{t}"), put.ttl, t)
+        for p, t in texts.items()
     ]
-    ops.append(EndOthersOp(put.subject, frozenset((keys.MARKER, *texts)), exact=True))
+    ops.append(EndOthersOp(put.subject, frozenset((keys.DOC, *texts)), exact=True))
     return first + ops
 
 
