@@ -23,6 +23,7 @@ item's marker and its search index entries."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 
@@ -75,6 +76,7 @@ def subject(namespace: Sequence[str], key: str) -> str:
     return namespace_prefix(namespace) + "." + _escape_key(key)
 
 
+@functools.lru_cache(maxsize=65_536)  # every read parses the subjects it groups
 def parse_subject(text: str) -> tuple[tuple[str, ...], str] | None:
     """``(namespace, key)`` of a subject written by ``subject``; ``None`` for others."""
     if not text.startswith(SUBJECT_PREFIX):

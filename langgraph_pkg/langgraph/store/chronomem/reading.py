@@ -42,8 +42,7 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 
 
 def _newest_first(records: list[Record]) -> list[Record]:
-    records = sorted(records, key=lambda r: (r.namespace, r.key))
-    return sorted(records, key=lambda r: r.updated_us, reverse=True)
+    return sorted(records, key=lambda r: (-r.updated_us, r.namespace, r.key))
 
 
 @dataclass
@@ -109,9 +108,9 @@ class Reader:
             if isinstance(fast, tuple):
                 return fast
             known_scores = fast  # every hit there is (or None: too many to hold)
-        recs = [
-            r for r in self.records(op.namespace_prefix) if filters.matches(r.value(), op.filter)
-        ]
+        recs = self.records(op.namespace_prefix)
+        if op.filter:  # without one, only the page's documents are decoded
+            recs = [r for r in recs if filters.matches(r.value(), op.filter)]
         end = op.offset + op.limit
         if not (op.query and op.query.strip()):
             page = _newest_first(recs)[op.offset : end]
