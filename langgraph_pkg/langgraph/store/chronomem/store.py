@@ -371,11 +371,11 @@ class ChronomemStore(BaseStore):
         get_subjects = [
             keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)
         ]
-        # a batch that only reads gets its items as rows (``Memory.rows``, a point
-        # read); one that puts reads them as facts, which the put plans use
-        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=not puts)
+        # the items as rows (``Memory.rows``, a point read): all a get and a put
+        # plan use (the document's object and validity, the entries' ids)
+        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=True)
         if pinned and put_subjects:
-            items.update(self._reader().items(put_subjects))
+            items.update(self._reader().items(put_subjects, light=True))
         results: list[Result] = []
         touched: dict[str, Record] = {}
         for op in ops:
@@ -421,13 +421,7 @@ class ChronomemStore(BaseStore):
         touched: dict[str, Record],
         ctx: pinning.RunContext | None,
     ) -> None:
-        # a TTL refresh re-puts the item: read as facts (a get read it as rows)
-        light = [s for s, r in touched.items() if r.light and r.marker and r.marker.ttl]
-        for s, rec in reader.items(light).items():
-            if rec is None:
-                touched.pop(s)
-            else:
-                touched[s] = rec
+        # a TTL refresh re-asserts the item's document as read (rows suffice)
         self._write(puts, items, touched, ctx)
 
     def _write(
