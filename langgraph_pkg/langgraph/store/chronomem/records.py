@@ -27,6 +27,7 @@ written."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -114,7 +115,14 @@ def encode_doc(
     """A document's object text around an already-encoded value (no second dump)."""
     c = "null" if created is None else str(int(created))
     t = "null" if ttl is None else json.dumps(ttl)
-    return f'{{"v":{value_text},"c":{c},"u":{int(updated)},"t":{t},"i":{dumps(list(paths))}}}'
+    return (
+        f'{{"v":{value_text},"c":{c},"u":{int(updated)},"t":{t},"i":{_paths_json(tuple(paths))}}}'
+    )
+
+
+@functools.lru_cache(maxsize=256)  # a store puts with a few index configurations
+def _paths_json(paths: tuple[str, ...]) -> str:
+    return dumps(list(paths))
 
 
 # A live fact as a record holds it: a ``Fact``, or the ``FactRow`` of a point read
