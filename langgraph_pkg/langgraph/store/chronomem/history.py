@@ -78,9 +78,9 @@ def _segments(facts: list[Fact], field: str | None) -> list[FieldVersion]:
     for f in facts:
         if not keys.is_field(f.predicate) or is_doc(f.predicate, f.object):
             continue
-        name = keys.field_name(f.predicate, names)
-        if name is not None and (field is None or name == field):
-            add(name, json.loads(f.object), f)
+        old_name = keys.field_name(f.predicate, names)  # an old-layout field fact
+        if old_name is not None and (field is None or old_name == field):
+            add(old_name, json.loads(f.object), f)
     return out
 
 
