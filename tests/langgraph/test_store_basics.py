@@ -201,13 +201,13 @@ def test_a_batch_reads_all_its_items_in_one_query(
 ) -> None:
     store.batch([PutOp(("m",), f"k{i}", {"i": i}) for i in range(30)])
     calls: list[dict[str, Any]] = []
-    rows = store.memory.rows  # a batch reads its items as rows, puts included
+    facts = store.memory.facts
 
     def counting(**kw: Any) -> Any:
         calls.append(kw)
-        return rows(**kw)
+        return facts(**kw)
 
-    monkeypatch.setattr(store.memory, "rows", counting)
+    monkeypatch.setattr(store.memory, "facts", counting)
     ops: list[Any] = [GetOp(("m",), f"k{i}") for i in range(0, 40, 2)]
     ops += [PutOp(("m",), f"k{i}", {"i": -i}) for i in range(1, 40, 2)]
     ops += [PutOp(("m",), f"k{i}", None) for i in range(20, 30)]
