@@ -13,7 +13,6 @@ its thread and checkpoint, so "what did the agent know?" has an answer.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 from typing import Any, TypedDict
@@ -24,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from chronomem import Fact
-from langgraph.store.chronomem import ChronomemStore, keys
+from langgraph.store.chronomem import ChronomemStore, item_value, keys
 
 DISHES = {"vegetarian": "mushroom risotto", "pescatarian": "grilled sea bass"}
 
@@ -87,11 +86,11 @@ def main(use_sqlite: bool = False) -> None:
     (dish,) = [
         f
         for f in store.memory.facts(subject=keys.subject(ada, "last_dish"), exact=True)
-        if f.predicate == "dish" and f.metadata.get("langgraph_fork")
+        if f.predicate == keys.DOC and f.metadata.get("langgraph_fork")
     ]
     fork = dish.metadata["langgraph_fork"]
     same = fork["checkpoint_id"] == before.config["configurable"]["checkpoint_id"]
-    print(f"replay wrote:        {json.loads(dish.object)} (tagged with its checkpoint: {same})")
+    print(f"replay wrote:        {item_value(dish)['dish']} (tagged with its checkpoint: {same})")
     latest = store.get(ada, "last_dish")
     print(f"last_dish now:       {latest.value['dish'] if latest else None}")
 
@@ -100,9 +99,11 @@ def main(use_sqlite: bool = False) -> None:
         served = store.memory.served(tag={"thread": thread})
         diets = sorted(
             {
-                json.loads(i.then.object)
+                value["diet"]
                 for i in served.items
-                if isinstance(i.then, Fact) and i.then.predicate == "diet"
+                if isinstance(i.then, Fact)
+                and i.then.predicate == keys.DOC
+                and "diet" in (value := item_value(i.then) or {})
             }
         )
         print(f"thread {thread} was served diet: {', '.join(diets)}")

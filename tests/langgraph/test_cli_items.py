@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from langgraph.store.chronomem import ChronomemStore
+from langgraph.store.chronomem import ChronomemStore, item_value
 from tests.cli_session import cli_finds, run
 
 
@@ -41,9 +41,11 @@ def test_subjects_printed_are_subjects_accepted(tmp_path: Path, capsys) -> None:
     db = written(tmp_path)
     rows = json.loads(run(capsys, "--url", db, "--json", "facts"))
     assert rows and not any(r["predicate"].startswith("@") for r in rows)
-    subject = next(r["subject"] for r in rows if r["object"] == '"Rome"')
+    # an item is one fact: its document, the value first
+    subject = next(r["subject"] for r in rows if item_value(r["object"]) == {"city": "Rome"})
     again = json.loads(run(capsys, "--url", db, "--json", "facts", "--subject", subject))
-    assert [r["object"] for r in again] == ['"Rome"']
+    assert [item_value(r["object"]) for r in again] == [{"city": "Rome"}]
+    assert again[0]["object"].startswith('{"v":{"city":"Rome"}')
 
 
 def test_readme_cli_session_finds_langgraph_data(tmp_path: Path, capsys) -> None:

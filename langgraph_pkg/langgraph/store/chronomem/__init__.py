@@ -14,6 +14,7 @@ from .embedder import LangChainEmbedder
 from .errors import PinUnavailable, ReadOnlyView
 from .filters import InvalidFilter
 from .history import FieldVersion
+from .records import item_value
 from .store import ChronomemStore
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "LangChainEmbedder",
     "PinUnavailable",
     "ReadOnlyView",
+    "item_value",
 ]

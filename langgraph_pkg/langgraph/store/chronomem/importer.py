@@ -17,7 +17,6 @@ anything with those two ``BaseStore`` methods can be imported."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from langgraph.store.base import InvalidNamespaceError
@@ -25,12 +24,10 @@ from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, Memory
 from chronomem.exchange import write_history
-from chronomem.ops import AssertOp
 from chronomem.timeutil import from_us, to_us
 
-from . import keys, namespace_index
+from . import namespace_index
 from .indexing import DEFAULT_FIELDS
-from .records import Marker
 from .writes import plan_put, prepare
 
 PAGE = 100
@@ -120,19 +117,7 @@ def import_store(
             updated = to_us(item.updated_at, "updated_at")
             created = to_us(item.created_at, "created_at")
             put = prepare(tuple(item.namespace), item.key, item.value, paths, None)
-            marker = Marker(
-                created=created if created < updated else None,
-                updated=updated,
-                ttl=None,
-                fields=put.names,
-                index=put.paths,
-            )
-            ops = [
-                replace(op, obj=marker.encode())
-                if isinstance(op, AssertOp) and op.predicate == keys.MARKER
-                else op
-                for op in plan_put(put, None, updated)
-            ]
+            ops = plan_put(put, None, updated, created=created if created < updated else None)
             writes.append((ops, from_us(updated), f"item {tuple(item.namespace)}/{item.key!r}"))
         namespace_index.add_to_import(memory, writes, [tuple(i.namespace) for i in items])
         write_history(memory, writes)  # one transaction: a bad item writes nothing

@@ -13,18 +13,23 @@ prefixes ``"lg:a."``, which ``("ab",)``'s ``"lg:ab."`` does not start with, and
 ``%``/``_``/``*`` are plain characters: chronomem matches prefixes by exact
 comparison, never by pattern.
 
-Predicates: a field's predicate is its name (``\\``-escaped when it starts with
+Predicates: an item is one fact, ``item``, whose object is its document
+(``records``; a person reading the store sees the item's value there). The
+old layout (still read) kept a marker ``@item`` and one fact per field, whose
+predicate was its name (``\\``-escaped when it starts with
 ``@`` or ``\\``; a hash for names chronomem cannot key: blank, over 200
 characters, or containing NUL). Reserved predicates start with ``@``: the
 item's marker and its search index entries."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 
 SUBJECT_PREFIX = "lg:"
-MARKER = "@item"
+DOC = "item"  # the item's document: one version per put (records.py)
+MARKER = "@item"  # the old layout's marker (stores written before the document)
 INDEX_PREFIX = "@index:"
 HASHED_PREFIX = "@h:"
 MAX_NAME = 200
@@ -71,6 +76,7 @@ def subject(namespace: Sequence[str], key: str) -> str:
     return namespace_prefix(namespace) + "." + _escape_key(key)
 
 
+@functools.lru_cache(maxsize=65_536)  # every read parses the subjects it groups
 def parse_subject(text: str) -> tuple[tuple[str, ...], str] | None:
     """``(namespace, key)`` of a subject written by ``subject``; ``None`` for others."""
     if not text.startswith(SUBJECT_PREFIX):

@@ -13,7 +13,7 @@ from chronomem import Fact, FactRow, Memory
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, keys, namespaces, scoring
-from .records import Record, alive, group
+from .records import Record, alive, group, is_head
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -42,8 +42,7 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 
 
 def _newest_first(records: list[Record]) -> list[Record]:
-    records = sorted(records, key=lambda r: (r.namespace, r.key))
-    return sorted(records, key=lambda r: r.updated_us, reverse=True)
+    return sorted(records, key=lambda r: (-r.updated_us, r.namespace, r.key))
 
 
 @dataclass
@@ -92,7 +91,12 @@ class Reader:
 
     def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
-        markers = self._facts(predicate=keys.MARKER, subject_prefix=prefix)
+        markers = [
+            f
+            for pred in (keys.DOC, keys.MARKER)  # documents, and old-layout markers
+            for f in self._facts(predicate=pred, subject_prefix=prefix)
+            if is_head(f.predicate, f.object)
+        ]
         found = {p[0] for f in markers if (p := keys.parse_subject(f.subject)) is not None}
         return namespaces.select(found, op)
 
@@ -104,9 +108,9 @@ class Reader:
             if isinstance(fast, tuple):
                 return fast
             known_scores = fast  # every hit there is (or None: too many to hold)
-        recs = [
-            r for r in self.records(op.namespace_prefix) if filters.matches(r.value(), op.filter)
-        ]
+        recs = self.records(op.namespace_prefix)
+        if op.filter:  # without one, only the page's documents are decoded
+            recs = [r for r in recs if filters.matches(r.value(), op.filter)]
         end = op.offset + op.limit
         if not (op.query and op.query.strip()):
             page = _newest_first(recs)[op.offset : end]
@@ -131,10 +135,7 @@ class Reader:
         reaches); ``None`` with ``score="fused"`` or for an item with no index entry."""
         if self.score == "fused" or not records:
             return [None] * len(records)
-        entries = [
-            [f.version_id for p, f in r.facts.items() if p.startswith(keys.INDEX_PREFIX)]
-            for r in records
-        ]
+        entries = [r.entry_versions() for r in records]
         cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs])
         return [scoring.best(cos, vs) for vs in entries]
 
@@ -195,7 +196,9 @@ class Reader:
         cos: dict[str, float] = {}
         for h in hits:
             f = h.fact
-            if f is None or not f.predicate.startswith(keys.INDEX_PREFIX):
+            if f is None or not (
+                f.predicate == keys.DOC or f.predicate.startswith(keys.INDEX_PREFIX)
+            ):
                 continue
             entries.setdefault(f.subject, []).append(f.version_id)
             known = scoring.leg_cosine(h.explain)

@@ -49,7 +49,7 @@ from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Marker, Record
+from .records import Marker, Record, is_head
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
 
 
@@ -60,6 +60,9 @@ class Pin:
 
     valid_at: int | None
     known_at: int | None
+
+
+POINT_READ_ITEMS = 8  # a batch with puts reads this many items as rows at most
 
 
 class _ReadFloor:
@@ -376,11 +379,15 @@ class ChronomemStore(BaseStore):
         get_subjects = [
             keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)
         ]
-        # a batch that only reads gets its items as rows (``Memory.rows``, a point
-        # read); one that puts reads them as facts, which the put plans use
-        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=not puts)
+        # the items as rows (``Memory.rows``, a point read: all a get and a put plan
+        # use), but a large batch with puts as facts (one query per 500 items, where
+        # rows take one statement per few items)
+        light = not puts or len(put_subjects) + len(get_subjects) <= POINT_READ_ITEMS
+        items = reader.items(get_subjects + ([] if pinned else put_subjects), light=light)
         if pinned and put_subjects:
-            items.update(self._reader().items(put_subjects))
+            items.update(
+                self._reader().items(put_subjects, light=len(put_subjects) <= POINT_READ_ITEMS)
+            )
         results: list[Result] = []
         touched: dict[str, Record] = {}
         for op in ops:
@@ -426,13 +433,7 @@ class ChronomemStore(BaseStore):
         touched: dict[str, Record],
         ctx: pinning.RunContext | None,
     ) -> None:
-        # a TTL refresh re-puts the item: read as facts (a get read it as rows)
-        light = [s for s, r in touched.items() if r.light and r.marker and r.marker.ttl]
-        for s, rec in reader.items(light).items():
-            if rec is None:
-                touched.pop(s)
-            else:
-                touched[s] = rec
+        # a TTL refresh re-asserts the item's document as read (rows suffice)
         self._write(puts, items, touched, ctx)
 
     def _write(
@@ -563,12 +564,14 @@ class ChronomemStore(BaseStore):
         and stay in history); ``erase`` deletes physically. The mark of the
         previous sweep is this store object's (a new process counts afresh)."""
         now = self._now()
-        markers = self._memory.facts(
-            predicate=keys.MARKER,
-            exact=True,
-            valid_at=from_us(now),
-            states=[State.LIVE, State.ENDED],
-        )
+        markers = [
+            f
+            for pred in (keys.DOC, keys.MARKER)  # documents, and old-layout markers
+            for f in self._memory.facts(
+                predicate=pred, exact=True, valid_at=from_us(now), states=[State.LIVE, State.ENDED]
+            )
+            if is_head(f.predicate, f.object)
+        ]
         live = {f.subject for f in markers if f.state is State.LIVE}
         expired: dict[str, int] = {}
         for f in markers:

@@ -1,15 +1,17 @@
 """Puts, deletes and TTL refreshes planned as chronomem write operations.
 
-Every fact of an item is a single-valued slot (``exact`` keys, cardinality
-ONE) asserted from the transaction time up to the item's expiry as a
-*bounded* write, so that re-putting an unchanged field writes nothing, a
-changed field ends its old value exactly where the new one starts (history
-keeps it), and extending a TTL merges into the running version. Every other
-fact of the item (a removed field or index entry) is ended by one
-``EndOthersOp``, which finds them inside the write transaction under a
-subject lock: two concurrent puts of one item leave exactly one put's fields
-live, never the union. A TTL shorter than the running one first ends the
-running versions. A delete retracts the item's live facts (the audit view
+An item is one single-valued slot (``item``, ``exact`` keys, cardinality ONE)
+holding the item's document (``records``), asserted from the transaction time
+up to the item's expiry as a *bounded* write: a put replaces the running
+version exactly where the new one starts (history keeps it), and a TTL
+refresh re-asserts the same document, which merges into the running version.
+The common put is one version: its search text is that version's
+``index_text``. A put whose index paths yield several texts writes each as an
+entry fact beside the document, and one ``EndOthersOp`` ends whatever else of
+the item is live when the write runs (decided inside the write transaction
+under a subject lock); the same op ends an old-layout item's field facts and
+entries, so the put migrates it. A TTL shorter than the running one first ends
+the running version. A delete retracts the item's live facts (the audit view
 keeps them, marked retracted) and ends anything a concurrent put added since
 they were read. Every instant a write takes effect is its transaction time,
 which orders the writes of every store on the database as they committed.
@@ -27,7 +29,7 @@ from chronomem.timeutil import to_us
 
 from . import keys
 from .indexing import entries
-from .records import Marker, Record, encode_field
+from .records import Record, doc_stamp, encode_doc, encode_value
 
 US_PER_MINUTE = 60_000_000
 
@@ -40,8 +42,7 @@ class PreparedPut:
     key: str
     subject: str
     value: dict[str, Any] | None  # None: delete
-    fields: dict[str, str]  # predicate -> JSON object
-    names: tuple[str, ...]
+    text: str  # the value as JSON ("" for a delete)
     paths: tuple[str, ...]
     ttl: float | None
 
@@ -55,9 +56,8 @@ def prepare(
 ) -> PreparedPut:
     subject = keys.subject(namespace, key)
     if value is None:
-        return PreparedPut(namespace, key, subject, None, {}, (), (), None)
-    fields = {keys.field_predicate(n): encode_field(n, v) for n, v in value.items()}
-    return PreparedPut(namespace, key, subject, dict(value), fields, tuple(value), paths, ttl)
+        return PreparedPut(namespace, key, subject, None, "", (), None)
+    return PreparedPut(namespace, key, subject, dict(value), encode_value(value), paths, ttl)
 
 
 def expiry(at: int, ttl: float | None) -> int | None:
@@ -91,49 +91,62 @@ def plan_put(
     at: int,
     *,
     refresh: bool = False,
+    created: int | None = None,
 ) -> list[WriteOp]:
     """The operations that make the item equal to ``put`` from the transaction on.
 
     ``at`` is the instant the write is planned (after the batch's reads, a
     moment before its transaction): a TTL counts from it. ``existing`` (the item
-    as the batch read it) only supplies what the new facts cannot: the item's
-    creation time, and whether a running version outlives a shorter TTL; which
-    facts to end is decided inside the write transaction. ``refresh``: the
-    marker is kept as it is, so the item's times do not move."""
+    as the batch read it) supplies the item's creation time, whether a running
+    version outlives a shorter TTL, and whether anything beside the document
+    must be ended. ``refresh``: the document is re-asserted as it is (an
+    old-layout item is rewritten with its times), so the item's times do not
+    move. ``created``: the creation time to record (an import's)."""
     if put.value is None:
         return plan_delete(existing)
     old = existing.marker if existing is not None else None
     until = expiry(at, put.ttl)
-    if refresh and old is not None:
-        created, updated = old.created, old.updated
+    if refresh and old is not None and old.value is not None and existing is not None:
+        assert existing.marker_fact is not None
+        doc = existing.marker_fact.object
+        stamp = doc_stamp(old.created, old.updated)
     else:
-        # None: this put creates the item (its creation time is the marker's start)
-        created = existing.created_us if existing is not None and old is not None else None
-        updated = at  # new each put: the marker's new version starts at the put
-    marker = Marker(
-        created=created,
-        updated=updated,
-        ttl=put.ttl,
-        fields=put.names,
-        index=put.paths,
-    )
+        if refresh and old is not None:
+            stamp_created, updated = old.created, old.updated
+        else:
+            # None: this put creates the item (its creation time is the version's start)
+            stamp_created = (
+                existing.created_us if existing is not None and old is not None else None
+            )
+            updated = at  # new each put: the document's new version starts at the put
+        if created is not None:
+            stamp_created = created
+        doc = encode_doc(put.text, stamp_created, updated, put.ttl, put.paths)
+        stamp = doc_stamp(stamp_created, updated)
     texts = entries(put.value, put.paths)
-    wanted: dict[str, tuple[str, str]] = {keys.MARKER: (marker.encode(), "")}
-    wanted.update({p: (obj, "") for p, obj in put.fields.items()})
-    wanted.update({p: (keys.digest_text(t), t) for p, t in texts.items()})
     first: list[WriteOp] = []
     if until is not None and existing is not None:
         for fact in existing.all_facts():
-            if fact.predicate in wanted and (fact.valid_to is None or to_us(fact.valid_to) > until):
+            if fact.valid_to is None or to_us(fact.valid_to) > until:
                 # The running version outlives the new expiry: end it now, so that the
                 # bounded assert does not leave its tail standing after the expiry (a
                 # same value then merges back into one version up to the new expiry).
                 first.append(_end(put.subject, fact.predicate))
-    ops: list[WriteOp] = [
-        _assert(put.subject, pred, obj, put.ttl, text) for pred, (obj, text) in wanted.items()
+    if len(texts) <= 1:
+        text = next(iter(texts.values()), "")
+        ops: list[WriteOp] = [_assert(put.subject, keys.DOC, doc, put.ttl, text)]
+        if existing is None or existing.extra_facts():
+            # a new item (a concurrent put may have written entries), or one with
+            # entries or old-layout fields beside its document: end them
+            ops.append(EndOthersOp(put.subject, frozenset((keys.DOC,)), exact=True))
+        return first + ops
+    ops = [_assert(put.subject, keys.DOC, doc, put.ttl, "")]
+    ops += [
+        # the entries belong to this put's document (a new one's are new versions)
+        _assert(put.subject, p, keys.digest_text(f"{stamp}:{t}"), put.ttl, t)
+        for p, t in texts.items()
     ]
-    # Removed fields and index entries: whatever is live when the write runs.
-    ops.append(EndOthersOp(put.subject, frozenset(wanted), exact=True))
+    ops.append(EndOthersOp(put.subject, frozenset((keys.DOC, *texts)), exact=True))
     return first + ops
 
 
