@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, quote, unquote
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert
+from sqlalchemy import Connection, Engine, LargeBinary, create_engine, event, insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -350,9 +350,11 @@ class SqliteBackend(Backend):
             if sorted(order) != sorted(cols):  # never expected: a key that is no column
                 super().insert_rows(conn, table, rows)
                 return
-            # SafeText binds unchanged outside PostgreSQL: its processor is skipped
+            # SafeText binds unchanged outside PostgreSQL, and sqlite3 takes bytes as
+            # they are (LargeBinary's processor only wrapped each vector in a copy):
+            # their processors are skipped
             procs = [
-                None if isinstance(t, SafeText) else t.bind_processor(conn.dialect)
+                None if isinstance(t, SafeText | LargeBinary) else t.bind_processor(conn.dialect)
                 for t in (table.c[c].type for c in order)
             ]
             hit = _INSERTS[key] = (str(stmt), order, procs)
