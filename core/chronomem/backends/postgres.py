@@ -157,14 +157,6 @@ def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[An
 _BINARY: Any = object()
 
 
-def _bytea_hex(value: Any) -> Any:
-    """Bytes as bytea's hex input form (how JSON carries them to
-    ``json_populate_recordset``); None stays None."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return "\\x" + bytes(value).hex()
-    return value
-
-
 def _lexical(
     conn: Connection,
     tbl: Any,
