@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PKGS   := -e 'core[postgres,cli,http,local-embed,plot,mcp]' -e adapters -e langgraph_pkg \
-          -e 'langchain_pkg[test]' -e 'llamaindex_pkg[test]' -e crewai_pkg -e '.[dev]'
+          -e 'langchain_pkg[test]' -e 'llamaindex_pkg[test]' -e crewai_pkg -e '.[dev,bench]'
 # The CPU build of torch for the offline MiniLM embedder (on these machines
 # pip takes it from local disk; an unpinned torch would pull a CUDA build).
 TORCH  ?= torch==2.13.0

@@ -524,15 +524,16 @@ class MemvaraDriver(Driver):
         self.m.close()
 
 
-def pg_schema_url(schema: str, driver: str = "postgresql+psycopg") -> str:
-    base = common.PG_URL.split("://", 1)[1]
+def pg_schema_url(schema: str, driver: str = "postgresql+psycopg", url: str | None = None) -> str:
+    """``url`` (default ``CHRONOMEM_PG_URL``) with ``schema`` first on its search path."""
+    base = (url or common.PG_URL).split("://", 1)[1]
     return f"{driver}://{base}?options=-csearch_path%3D{schema},public"
 
 
-def pg_exec(sql: str) -> None:
+def pg_exec(sql: str, url: str | None = None) -> None:
     import psycopg
 
-    base = common.PG_URL.split("://", 1)[1]
+    base = (url or common.PG_URL).split("://", 1)[1]
     with psycopg.connect(f"postgresql://{base}", autocommit=True) as conn:
         conn.execute(sql)
 
@@ -546,9 +547,17 @@ def chronomem_langgraph_store(url: str | None, index: dict[str, Any]) -> Any:
 
 
 def build(
-    system: str, backend: str, workdir: str, embedder: Any
+    system: str,
+    backend: str,
+    workdir: str,
+    embedder: Any,
+    *,
+    pg_url: str | None = None,
+    pg_index: bool = False,
 ) -> tuple[Driver, Callable[[], None]]:
-    """The driver, and a cleanup to run after it is closed."""
+    """The driver, and a cleanup to run after it is closed. ``pg_url``: the PostgreSQL
+    server (default ``CHRONOMEM_PG_URL``); ``pg_index``: give ``PostgresStore`` the same
+    vector index as the others (the server needs pgvector)."""
     cleanup: Callable[[], None] = lambda: None  # noqa: E731
     url: str | None = None
     if backend == "postgres" and system in (
@@ -557,9 +566,9 @@ def build(
         "langgraph-postgres",
     ):
         schema = f"bench_{secrets.token_hex(4)}"
-        pg_exec(f"CREATE SCHEMA {schema}")
-        cleanup = lambda: pg_exec(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # noqa: E731
-        url = pg_schema_url(schema)
+        pg_exec(f"CREATE SCHEMA {schema}", pg_url)
+        cleanup = lambda: pg_exec(f"DROP SCHEMA IF EXISTS {schema} CASCADE", pg_url)  # noqa: E731
+        url = pg_schema_url(schema, url=pg_url)
     elif backend == "sqlite":
         url = os.path.join(workdir, f"{system}.db")
     embed = common.LangChainEmbed(embedder)
@@ -594,13 +603,14 @@ def build(
         assert url is not None
         conn = url.replace("postgresql+psycopg://", "postgresql://")
         stack = contextlib.ExitStack()
-        store = stack.enter_context(PostgresStore.from_conn_string(conn))
+        if pg_index:  # pgvector on the server: the same index as every other side
+            store = stack.enter_context(PostgresStore.from_conn_string(conn, index=index))  # type: ignore[arg-type]
+            notes = []
+        else:
+            store = stack.enter_context(PostgresStore.from_conn_string(conn))
+            notes = ["PostgresStore without an index: the server has no pgvector, so no search"]
         store.setup()
-        d = LangGraphDriver(
-            store,
-            can_search=False,
-            notes=["PostgresStore without an index: the server has no pgvector, so no search"],
-        )
+        d = LangGraphDriver(store, can_search=pg_index, notes=notes)
         prev = cleanup
         return d, lambda: (stack.close(), prev())  # type: ignore[func-returns-value]
     if system == "memvara":

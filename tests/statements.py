@@ -17,7 +17,9 @@ from chronomem import Memory, reads
 @dataclass
 class Cost:
     statements: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
     episode_rows: int = 0
+    vm_steps: int = 0  # SQLite: virtual machine instructions run (grows with rows examined)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -33,9 +35,21 @@ def counting(memory: Memory) -> Iterator[Cost]:
     engine = memory.backend.engine
     decode = reads.to_episode
 
-    def note(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+    sqlite = engine.dialect.name == "sqlite"
+    touched: list[Any] = []
+
+    def step() -> int:
+        cost.vm_steps += 1
+        return 0
+
+    def note(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
         if not statement.lstrip().upper().startswith(("ANALYZE", "SAVEPOINT", "RELEASE")):
             cost.statements.append(statement)
+            cost.params.append(params)
+        if sqlite:
+            raw = conn.connection.driver_connection
+            raw.set_progress_handler(step, 1)
+            touched.append(raw)
 
     def counted(row: Any) -> Any:
         cost.episode_rows += 1
@@ -48,3 +62,29 @@ def counting(memory: Memory) -> Iterator[Cost]:
     finally:
         reads.to_episode = decode  # type: ignore[assignment]
         event.remove(engine, "before_cursor_execute", note)
+        for raw in touched:
+            raw.set_progress_handler(None, 1)
+
+
+def episode_plans(memory: Memory, cost: Cost) -> list[str]:
+    """The database's plan for each SELECT on ``cm_episodes`` the counted call
+    ran (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` after ``ANALYZE`` on
+    PostgreSQL), one text per statement."""
+    engine = memory.backend.engine
+    sqlite = engine.dialect.name == "sqlite"
+    out = []
+    with engine.connect() as conn:
+        if not sqlite:
+            conn.exec_driver_sql("ANALYZE cm_episodes")
+        for sql, params in zip(cost.statements, cost.params, strict=True):
+            if not sql.lstrip().upper().startswith("SELECT") or "cm_episodes" not in sql:
+                continue
+            explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
+            rows = conn.exec_driver_sql(explain + sql, params).all()
+            out.append("\n".join(str(r[-1]) for r in rows))
+    return out
+
+
+def scans_episodes(plan: str) -> bool:
+    """Whether a plan reads ``cm_episodes`` whole (not through an index)."""
+    return "SCAN cm_episodes" in plan or "Seq Scan on cm_episodes" in plan

@@ -85,24 +85,36 @@ def _old_sqlite(conn: Any, tbl: Any, terms: list[str], filters: list[Any], n: in
 
 
 def _old_postgres(conn: Any, tbl: Any, terms: list[str], filters: list[Any], n: int) -> Any:
-    """The PostgreSQL leg as it was built per search."""
+    """The PostgreSQL leg as it was built per search, with its candidate cut: when
+    ``n`` rows (of the most recently recorded PG_RANK_CANDIDATES) hold two of the
+    terms, those are ranked; otherwise every match (as many) is."""
     tb = _tiebreak(tbl)
     tsq = func.to_tsquery(TEXT_CONFIG_STEMMED, " | ".join(_pg_lexeme(t) for t in terms))
     tsv: Any = literal_column(f"{tbl.name}.tsv")
-    cand = (
-        select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tb)])
-        .where(tsv.op("@@")(tsq), *filters)
-        .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
-        .limit(PG_RANK_CANDIDATES)
-        .subquery("cand")
-    )
-    rank = func.ts_rank_cd(cand.c.tsv, tsq)
-    q = (
-        select(cand.c.id, rank.label("r"))
-        .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tb))])
-        .limit(n)
-    )
-    return [(i, float(r)) for i, r in conn.execute(q)]
+
+    def ranked(match: Any) -> list[tuple[str, float]]:
+        cand = (
+            select(tbl.c.id, tsv.label("tsv"), *[c.label(f"t{i}") for i, c in enumerate(tb)])
+            .where(tsv.op("@@")(match), *filters)
+            .order_by(tbl.c.recorded_at.desc(), tbl.c.id)
+            .limit(PG_RANK_CANDIDATES)
+            .subquery("cand")
+        )
+        rank = func.ts_rank_cd(cand.c.tsv, tsq)
+        q = (
+            select(cand.c.id, rank.label("r"))
+            .order_by(rank.desc(), *[cand.c[f"t{i}"] for i in range(len(tb))])
+            .limit(n)
+        )
+        return [(i, float(r)) for i, r in conn.execute(q)]
+
+    lexemes = list(dict.fromkeys(_pg_lexeme(t) for t in terms))
+    if len(lexemes) > 1:
+        pairs = " | ".join(f"({a} & {b})" for i, a in enumerate(lexemes) for b in lexemes[i + 1 :])
+        two = ranked(func.to_tsquery(TEXT_CONFIG_STEMMED, pairs))
+        if len(two) >= n:
+            return two
+    return ranked(tsq)
 
 
 def _store(url: str | None) -> tuple[Memory, list[int]]:

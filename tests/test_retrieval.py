@@ -467,3 +467,32 @@ def test_at_equal_rank_the_turn_goes_before_the_fact_restating_it(memory: Memory
     fact_votes = hits[1].explain["legs"]["fact_lexical"]
     assert fact_votes["rank"] == 1 and fact_votes["weight"] == fusion.FACT_WEIGHT
     assert hits[0].score > hits[1].score
+
+
+def test_an_assistant_turn_offers_no_context_lift(memory: Memory) -> None:
+    from chronomem.retrieval import legs
+    from chronomem.retrieval.fusion import Fused, HitKind, fuse
+
+    eps = memory.add_episodes(
+        [
+            {"text": "I ordered a zqlamp", "role": "user"},
+            {"text": "Great choice, the zqlamp suits a desk", "role": "assistant"},
+            {"text": "It arrives on Friday", "role": "user"},
+            {"text": "Enjoy it!", "role": "assistant"},
+        ]
+    )
+    memory.search("zqlamp", include_episodes=True)  # syncs the mirror
+    mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
+    ids = [e.id for e in eps]
+    # the assistant's reply is found first, the user's turn before it second
+    fused = fuse({"episode_lexical": (HitKind.EPISODE, [(ids[1], 9.0), (ids[2], 8.0)])})
+    mask = np.ones(mirror.e.n, dtype=bool)
+    legs.context_lift(mirror, mask, fused, lambda i: Fused(HitKind.EPISODE, i))
+    got = {i: f for (_, i), f in fused.items()}
+    assert legs.ASSISTANT_SHARE == 0
+    # the reply lifts neither the user turn before it nor the one after it ...
+    assert (HitKind.EPISODE, ids[0]) not in fused
+    assert "episode_context" not in got[ids[2]].legs
+    # ... while the user's turn still lifts the assistant's reply after it
+    assert got[ids[3]].rrf == pytest.approx(legs.NEXT_SHARE / 62)
+    assert got[ids[3]].legs["episode_context"]["from"] == ids[2]

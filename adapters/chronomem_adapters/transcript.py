@@ -73,25 +73,21 @@ class Transcript:
         self.memory = memory
         self.kind = kind
 
-    def _own(self, known_at: datetime | None) -> list[Episode]:
-        own = {k.removesuffix("_id"): v for k, v in self.memory.scope.columns().items() if v}
-        eps = [
-            e
-            for e in self.memory.episodes(known_at=known_at)
-            if KEY in e.metadata and e.scope == own
-        ]
-        eps.sort(key=lambda e: (e.recorded_at, e.id))
-        return eps
-
     def episodes(
         self, *, known_at: datetime | None = None, include_cleared: bool = False
     ) -> list[Episode]:
-        """The transcript's message episodes, in append order."""
-        eps = self._own(known_at)
-        if not include_cleared:
-            last = max((i for i, e in enumerate(eps) if _marker(e, self.kind)), default=-1)
-            eps = eps[last + 1 :]
+        """The transcript's message episodes, in append order: the last clear
+        marker found by its index, then one ordered read of what follows it."""
+        after = None if include_cleared else self._last_marker(known_at)
+        eps = self.memory.recorded_episodes(after=after, known_at=known_at)
         return [e for e in eps if _member(e, self.kind)]
+
+    def _last_marker(self, known_at: datetime | None) -> Episode | None:
+        kind = {"kind": self.kind}
+        markers = self.memory.tagged_episodes((KEY, "marker"), [CLEARED], where=kind)
+        if known_at is not None:
+            markers = [m for m in markers if m.recorded_at <= known_at]
+        return markers[-1] if markers else None
 
     def messages(
         self, *, known_at: datetime | None = None, include_cleared: bool = False
@@ -132,8 +128,7 @@ class Transcript:
                 if e.metadata[KEY].get("message_id") is not None
             }
         kind = {"kind": self.kind}
-        markers = self.memory.tagged_episodes((KEY, "marker"), [CLEARED], where=kind)
-        since = markers[-1] if markers else None
+        since = self._last_marker(None)
         head: list[str] = []
         newest = next(self._recent_episodes(None), None)
         last = newest.metadata[KEY].get("message_id") if newest is not None else None

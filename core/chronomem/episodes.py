@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import or_, select
 
 from . import reads
 from .backends import of
@@ -110,7 +110,7 @@ def latest(
     )
     if before is not None:
         at, eid = before
-        q = q.where(or_(c.recorded_at < at, and_(c.recorded_at == at, c.id < eid)))
+        q = q.where(c.recorded_at <= at, or_(c.recorded_at < at, c.id < eid))
     if known_at is not None:
         q = q.where(c.recorded_at <= known_at)
     q = q.order_by(c.recorded_at.desc(), c.id.desc()).limit(limit)
@@ -118,8 +118,41 @@ def latest(
         return [reads.to_episode(r) for r in conn.execute(q).mappings()]
 
 
+def recorded(
+    engine: Engine,
+    scope: Scope,
+    *,
+    after: tuple[int, str] | None,
+    known_at: int | None,
+) -> list[Episode]:
+    """The episodes recorded in exactly ``scope``, oldest first by (transaction
+    time, id), after the ``after`` cursor: one statement, a range of
+    ``cm_episodes_recent`` read in its own order (no sort, no enclosing scope)."""
+    c = episodes_table.c
+    q = select(episodes_table).where(*(c[k] == v for k, v in scope.columns().items()))
+    if after is not None:
+        at, eid = after
+        q = q.where(c.recorded_at >= at, or_(c.recorded_at > at, c.id > eid))
+    if known_at is not None:
+        q = q.where(c.recorded_at <= known_at)
+    q = q.order_by(c.recorded_at, c.id)
+    decode = reads.to_episode
+    with engine.backend.read() as conn:
+        return [decode(r) for r in conn.execute(q).mappings()]
+
+
 # metadata conditions: (path of object keys, the text that must be there)
 Tag = tuple[Sequence[str], str]
+
+
+def _json(engine: Engine, path: Sequence[str]) -> Any:
+    """The text at ``path`` in an episode's metadata: the indexable form
+    (``Backend.json_key``, schema v9) where the keys are simple, else bound."""
+    backend = engine.backend
+    try:
+        return backend.json_key(episodes_table.c.metadata, path)
+    except ValueError:
+        return backend.json_text(episodes_table.c.metadata, path)
 
 
 def _tagged_where(
@@ -128,16 +161,15 @@ def _tagged_where(
     path: Sequence[str],
     values: Sequence[str],
     where: Sequence[Tag],
-    after: tuple[int, str] | None,
 ) -> list[Any]:
     c = episodes_table.c
     backend = engine.backend
+    key = _json(engine, path)
     conds = [c[k] == v for k, v in scope.columns().items()]
-    conds.append(backend.one_of(backend.json_text(c.metadata, path), values))
-    conds.extend(backend.json_text(c.metadata, p) == v for p, v in where)
-    if after is not None:
-        at, eid = after
-        conds.append(or_(c.recorded_at > at, and_(c.recorded_at == at, c.id > eid)))
+    # ``IS NOT NULL`` names the partial index's own condition (schema v9)
+    conds.append(key.is_not(None))
+    conds.append(backend.one_of(key, [backend.json_key_value(v) for v in values]))
+    conds.extend(_json(engine, p) == backend.json_key_value(v) for p, v in where)
     return conds
 
 
@@ -154,19 +186,29 @@ def tagged(
     """The episodes recorded in exactly ``scope`` whose metadata holds one of
     ``values`` at ``path`` (and each ``where`` condition), recorded after the
     ``after`` cursor, in recording order; with ``count``, only how many. The
-    statement reads the matching rows, never the scope's other episodes."""
+    statement is a search of the ``path``'s index (schema v9) by the values: it
+    reads the matching rows, never the scope's other episodes. ``after`` filters
+    those rows here, so no planner trades the index for a range on the cursor."""
+    c = episodes_table.c
     rows: list[Episode] = []
     n = 0
     with engine.backend.read() as conn:
         for at in range(0, len(values), CHUNK):
-            conds = _tagged_where(engine, scope, path, values[at : at + CHUNK], where, after)
+            conds = _tagged_where(engine, scope, path, values[at : at + CHUNK], where)
             if count:
-                q = select(func.count()).select_from(episodes_table).where(*conds)
-                n += int(conn.execute(q).scalar_one())
+                q = select(c.recorded_at, c.id).where(*conds)
+                n += sum(1 for r in conn.execute(q) if _later((r[0], r[1]), after))
             else:
                 q = select(episodes_table).where(*conds)
-                rows.extend(reads.to_episode(r) for r in conn.execute(q).mappings())
+                found = conn.execute(q).mappings()
+                rows.extend(
+                    reads.to_episode(r) for r in found if _later((r["recorded_at"], r["id"]), after)
+                )
     if count:
         return n
     rows.sort(key=lambda e: (e.recorded_at, e.id))
     return rows
+
+
+def _later(row: tuple[int, str], after: tuple[int, str] | None) -> bool:
+    return after is None or row > after

@@ -159,6 +159,22 @@ class EpisodeMethods:
             self._engine, self.scope, limit=n, before=cursor, known_at=known_us
         )
 
+    def recorded_episodes(
+        self, *, after: Episode | None = None, known_at: datetime | None = None
+    ) -> list[Episode]:
+        """Every episode recorded in exactly this scope (not an enclosing one),
+        oldest first (transaction time, then creation order), in one statement
+        read in index order: a transcript read whole, or from a cursor on.
+
+        :param after: only episodes recorded after this one (default: all)
+        :param known_at: as the store knew them then (default: everything recorded)"""
+        self._engine.check_open()
+        if after is not None and not isinstance(after, Episode):
+            raise InvalidType(f"after must be an Episode, not {type(after).__name__}")
+        cursor = (to_us(after.recorded_at, "after"), after.id) if after else None
+        known_us = to_us(known_at, "known_at") if known_at is not None else None
+        return episode_store.recorded(self._engine, self.scope, after=cursor, known_at=known_us)
+
     def tagged_episodes(
         self,
         path: Sequence[str],

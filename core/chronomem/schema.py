@@ -33,6 +33,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    column,
     or_,
     select,
     update,
@@ -208,6 +209,16 @@ episodes_recent_index = Index(
     episodes.c.id,
 )
 
+# Episodes found by a key in their metadata (issue #32): index name -> the path
+# (object keys) whose text it holds, per scope. Partial (rows holding the key only)
+# expression indexes over ``Backend.json_key`` (the dialect's JSON extraction),
+# created by ``_v9``. ``chronomem_transcript`` is the shared transcript's metadata
+# key (``chronomem_adapters.transcript.KEY``): its message ids and clear markers.
+EPISODE_TAGS: dict[str, tuple[str, ...]] = {
+    "cm_episodes_message": ("chronomem_transcript", "message_id"),
+    "cm_episodes_marker": ("chronomem_transcript", "marker"),
+}
+
 sources = Table(
     "cm_sources",
     metadata,
@@ -269,7 +280,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -416,6 +427,21 @@ def _v8(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(episodes_recent_index, if_not_exists=True))
 
 
+def _v9(conn: Connection, backend: type[Backend]) -> None:
+    """A transcript looks up the message ids it is given and its clear markers by
+    index, not by a scan of the scope's metadata (issue #32): one partial
+    expression index per ``EPISODE_TAGS`` path, over the scope columns and the
+    text at the path (``Backend.json_key``: ``json_extract`` on SQLite, ``#>>``
+    on PostgreSQL), holding only the episodes that have that key."""
+    for name, path in EPISODE_TAGS.items():
+        key = backend.json_key(column("metadata"), path)
+        expr = key.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+        conn.exec_driver_sql(
+            f"CREATE INDEX IF NOT EXISTS {name} ON cm_episodes "
+            f"(tenant, user_id, agent_id, session_id, ({expr})) WHERE ({expr}) IS NOT NULL"
+        )
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -425,6 +451,7 @@ MIGRATIONS: dict[int, Migration] = {
     6: _v6,
     7: _v7,
     8: _v8,
+    9: _v9,
 }
 
 

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from chronomem import Memory
 from langchain_chronomem import ChronomemChatMessageHistory, ChronomemMiddleware
 
-from ..statements import Cost, counting
+from ..statements import Cost, counting, episode_plans, scans_episodes
 
 
 def _thread(n: int, tag: str) -> list[BaseMessage]:
@@ -44,6 +44,27 @@ def test_add_messages_costs_the_same_at_50_and_400(root: Memory) -> None:
     long.add_messages([HumanMessage("again", id="long-7"), HumanMessage("x", id="long-x")])
     ids = [m.id for m in long.messages]
     assert ids.count("long-7") == 1 and ids[-1] == "long-x" and len(ids) == 404
+
+
+def test_add_messages_reads_rows_by_index_at_50_and_400(root: Memory) -> None:
+    """Rows, not only statements: every lookup of the given ids, the clear
+    markers and the tail is an index search (schema v9's message-id and marker
+    indexes, ``cm_episodes_recent``), never a scan of the scope's episodes; on
+    SQLite the virtual machine runs about as many instructions at either length."""
+    short, long = _history(root, "short", 50), _history(root, "long", 400)
+    long.clear()
+    long.add_messages(_thread(30, "after"))
+    short.clear()
+    short.add_messages(_thread(30, "after"))
+    a, b = _add(short, "short"), _add(long, "long")
+    assert a.shape == b.shape, (a.shape, b.shape)
+    # scanning the 350 extra episodes would run thousands more instructions
+    assert abs(a.vm_steps - b.vm_steps) <= 50, (a.vm_steps, b.vm_steps)
+    plans = episode_plans(long.memory, b)
+    assert len(plans) >= 3
+    assert not any(scans_episodes(p) for p in plans), plans
+    assert any("cm_episodes_message" in p for p in plans), plans
+    assert any("cm_episodes_marker" in p for p in plans), plans
 
 
 def test_add_messages_after_clear_stores_a_cleared_id_again(root: Memory) -> None:

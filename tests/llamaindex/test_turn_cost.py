@@ -70,3 +70,21 @@ def test_a_window_of_answers_only_reaches_back_to_its_user_message(memory: Memor
     body = [m for m in got if m.role != "system"]
     assert body[0].content == "Tell me everything." and len(body) == 41
     assert body == chat.get_all()[-41:]
+
+
+def _resend(memory: ChronomemMemory) -> Cost:
+    history = memory.get_all()[-10:]
+    with counting(memory.memory) as cost:
+        memory.set([*history, ChatMessage(role="user", content="And one more thing.")])
+    return cost
+
+
+def test_set_with_a_re_sent_window_costs_the_same_at_100_and_400(memory: Memory) -> None:
+    """``set`` compares the given messages with the transcript's tail only (the
+    pages ``recent`` reads to hold 11 + 32 messages: the same at either length)."""
+    short, long = _seeded(memory, "short", 100), _seeded(memory, "long", 400)
+    a, b = _resend(short), _resend(long)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert b.episode_rows < 100
+    whole = long.get_all()
+    assert len(whole) == 401 and whole[-1].content == "And one more thing."

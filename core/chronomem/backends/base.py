@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, bindparam, event, func, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    event,
+    func,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import ExceptionContext
 
@@ -22,6 +32,16 @@ if TYPE_CHECKING:
 # connection, a key naming the statement's shape, a function building the SELECT
 # (called once per key) and the parameters; the rows.
 Run = Callable[[Connection, Hashable, Callable[[], Any], Mapping[str, Any]], list[Any]]
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _simple_path(path: Sequence[str]) -> str:
+    """``path`` joined by dots, each key checked to be safe inside SQL text."""
+    if not path or not all(isinstance(k, str) and _SIMPLE_KEY.fullmatch(k) for k in path):
+        raise ValueError(f"json_key takes simple keys (letters, digits, _), not {path!r}")
+    return ".".join(path)
+
 
 CLOCK_START = -(2**62)  # a new clock row's last stamp: before every instant
 _CLOCK_ROW = (
@@ -229,6 +249,20 @@ class Backend:
         return func.json_extract(column, "$" + keys)
 
     @classmethod
+    def json_key(cls, column: Any, path: Sequence[str]) -> Any:
+        """The text at a fixed ``path`` of simple keys (letters, digits, ``_``)
+        inside a JSON text ``column``, the path written into the SQL (not bound),
+        so an expression index over the same expression (schema v9,
+        ``schema.EPISODE_TAGS``) serves it: ``json_extract`` by default."""
+        return func.json_extract(column, literal_column(f"'$.{_simple_path(path)}'"))
+
+    @classmethod
+    def json_key_value(cls, value: str) -> str:
+        """A value compared with ``json_key`` as the database holds it (as given
+        by default)."""
+        return value
+
+    @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:
         """``column`` equals one of ``values`` (a string column, a bounded list: the
         caller chunks it): ``IN (…)`` by default."""
@@ -301,3 +335,8 @@ class Backend:
     def has_pgvector(cls, conn: Connection) -> bool:
         """Whether the database has (or could create) pgvector's ``vector`` type."""
         return False
+
+    @classmethod
+    def tune_indexes(cls, conn: Connection) -> None:
+        """Bring the search indexes' settings up to date on open (PostgreSQL: the
+        text indexes' pending list); nothing elsewhere."""

@@ -32,6 +32,7 @@ def attach(engine: Engine, embedder: Any = None, *, reembed: bool = False) -> Re
         stored = check_embedder(conn, emb)
         if stored is not None and not reembed:
             raise mismatch_error(stored, emb)
+        backends.of(conn).tune_indexes(conn)
         pgvector = backends.of(conn).has_pgvector(conn)
         if pgvector:
             from .pgvector import ensure_column

@@ -442,6 +442,12 @@ def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ran
 # mirror, so it costs no SQL.
 NEXT_SHARE = DEFAULT.next_share
 PREV_SHARE = DEFAULT.prev_share
+# An episode whose role is "assistant" offers ASSISTANT_SHARE (no more than the
+# share of its direction) instead: a user's turns carry what the user said, and an
+# assistant's long reply, found for its own words, would otherwise lift the user
+# turns around it and crowd other conversations out (benchmarks/HISTORY.md, #28).
+ASSISTANT_SHARE = DEFAULT.assistant_share
+ASSISTANT_ROLE = "assistant"
 SHARE_FROM = frozenset({"episode_lexical", "episode_vector"})  # the votes that are offered
 NEIGHBOUR_SCAN = DEFAULT.neighbour_scan  # positions looked at: next/previous of the scope
 
@@ -498,8 +504,12 @@ def context_lift(
     }
     # neighbour -> (largest offer, the position it came from, that one's best direct rank)
     offered: dict[int, tuple[float, int, int]] = {}
+    assistant = mirror.speakers.get(ASSISTANT_ROLE)  # -1: no assistant turn in the store
+    by_assistant = (m.role.a[at] == assistant).tolist() if assistant > 0 else [False] * len(at)
     for j, (p, d, rank) in enumerate(base):
         for step, share in ((1, NEXT_SHARE), (-1, PREV_SHARE)):
+            if by_assistant[j]:
+                share = min(share, ASSISTANT_SHARE)
             if share <= 0:
                 continue
             q = near[step][j]

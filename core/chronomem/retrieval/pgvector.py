@@ -103,9 +103,16 @@ def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
         )
 
 
+# Both HNSW settings for the rest of the transaction in one round trip (two ``SET
+# LOCAL`` statements were two per vector leg).
+_SETTINGS = text(
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', '100', true)"
+)
+
+
 def _prepare(conn: Connection) -> None:
-    conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
+    conn.execute(_SETTINGS)
 
 
 def _leg(

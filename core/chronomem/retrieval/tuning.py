@@ -43,6 +43,11 @@ class SearchTuning:
     # neighbour (within neighbour_scan positions, same scope) these shares of its votes
     next_share: float = 0.9
     prev_share: float = 0.9
+    # ... except that an assistant's turn (role "assistant") offers this share instead:
+    # in a chat with an assistant the user's own turns carry what the user said, and
+    # the assistant's long replies, found for their own words, lifting the user turns
+    # around them filled the top k with one conversation (issue #28)
+    assistant_share: float = 0.0
     neighbour_scan: int = 8
     # -- the cut (spread.py) ----------------------------------------------------------
     # a counting or comparing question: beyond a conversation's first spread_free

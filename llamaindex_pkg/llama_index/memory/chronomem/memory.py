@@ -12,7 +12,8 @@ when a history is passed, ``aput(user_msg)``, ``aget()``, later
   the memory's *durable* scope (the ``memory=`` you pass, e.g. a user), so the
   next session of that user recalls them; the transcript lands in
   ``session_id`` under it. ``set`` never overwrites: it appends only the
-  messages the stored transcript does not already end with.
+  messages the stored transcript does not already end with (compared with
+  the transcript's tail only: the given messages and 32 more).
 - **Reads** (``get``/``aget``) return one system message with
   ``Memory.recall`` of the input (or the last user message) — live facts with
   their validity, framed as reference data, never instructions — followed by
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -64,6 +66,9 @@ from .readtags import llamaindex_tag
 
 DEFAULT_TOKEN_LIMIT = 3000
 TRANSCRIPT_KIND = "llamaindex"
+
+
+SET_SLACK = 32  # ``set`` compares the given messages with this many more stored ones
 
 
 def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -> int:
@@ -357,10 +362,19 @@ class ChronomemMemory(BaseMemory):
 
     def set(self, messages: list[ChatMessage]) -> None:
         """Append the messages the transcript does not already hold. Agents call
-        this with a whole history: nothing is duplicated, nothing deleted."""
+        this with a whole history: nothing is duplicated, nothing deleted.
+
+        Only the transcript's tail is compared (its newest ``len(messages) +
+        SET_SLACK`` messages, read newest first): a re-sent history is
+        recognised where it overlaps the end of the transcript or lies inside
+        that window, so ``set`` costs the length of what it is given, never the
+        session's."""
         self._writable()
         given = msgs.checked(messages)
-        stored = [m.payload for m in self._transcript.messages()]
+        if not given:
+            return
+        newest = islice(self._transcript.recent(), len(given) + SET_SLACK)
+        stored = [m.payload for m in newest][::-1]
         payloads = [msgs.payload_of(m) for m in given]
         self._store(given[overlap(stored, payloads) :])
 

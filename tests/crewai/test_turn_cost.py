@@ -1,0 +1,110 @@
+"""A CrewAI turn costs the same whatever the memory's size (issue #32): a
+``remember`` and a ``recall`` on a memory of 150 or of 600 remembered texts run
+as many statements and decode as many episode rows; ``forget`` by record ids
+looks those ids up, and listing or resetting reads the facts' sources from one
+listing (no statement per record). Counted, never timed, on every backend."""
+
+from __future__ import annotations
+
+from crewai.memory.types import MemoryRecord
+
+from chronomem import Memory
+from crewai_chronomem import ChronomemMemory, ChronomemStorage
+from crewai_chronomem.conformance import kit_embedder
+
+from ..statements import Cost, counting
+
+
+def _seeded(root: Memory, user: str, n: int) -> ChronomemMemory:
+    cm = ChronomemMemory(memory=root.scoped(user=user))
+    cm.remember_many([f"I like hobby{i} a lot." for i in range(n)], scope="/crew")
+    return cm
+
+
+def _turn(cm: ChronomemMemory, i: int) -> Cost:
+    with counting(cm.chronomem) as cost:
+        cm.remember(f"I live in city{i}.", scope="/crew")
+        got = cm.recall("Where do I live?", limit=5)
+    assert got
+    return cost
+
+
+def test_a_remember_and_recall_turn_costs_the_same_at_150_and_600(memory: Memory) -> None:
+    """Both sizes past the search's own caps (candidates per leg, exact re-scores),
+    below which a smaller memory has fewer candidates to re-score."""
+    short, long = _seeded(memory, "short", 150), _seeded(memory, "long", 600)
+    _turn(short, 0), _turn(long, 0)  # warm: the search mirror loaded, the registry read
+    a, b = _turn(short, 1), _turn(long, 1)
+    # the vector legs re-score their candidates from the stored vectors, and then
+    # the rows whose error bound still reaches the top (data-dependent, at most one
+    # more statement per leg): every other statement is the same
+    assert _without_rescores(a) == _without_rescores(b)
+    assert all(_rescores(c) <= 4 for c in (a, b)), (_rescores(a), _rescores(b))
+    assert a.episode_rows == b.episode_rows < 60
+
+
+def _rescores(cost: Cost) -> int:
+    return sum("FROM cm_vectors" in s for s in cost.statements)
+
+
+def _without_rescores(cost: Cost) -> list[str]:
+    return [s for s in cost.statements if "FROM cm_vectors" not in s]
+
+
+def _forget_one(cm: ChronomemMemory) -> tuple[Cost, int]:
+    rid = cm.records("/crew")[-1].id
+    with counting(cm.chronomem) as cost:
+        n = cm.forget(record_ids=[rid])
+    assert all(r.id != rid for r in cm.records("/crew"))
+    return cost, n
+
+
+def test_forget_by_id_costs_the_same_at_50_and_400(memory: Memory) -> None:
+    short, long = _seeded(memory, "short", 50), _seeded(memory, "long", 400)
+    (a, na), (b, nb) = _forget_one(short), _forget_one(long)
+    assert na == nb == 1
+    assert a.shape == b.shape, (a.shape, b.shape)
+
+
+def test_listing_and_reset_run_as_many_statements_at_50_and_400(memory: Memory) -> None:
+    short, long = _seeded(memory, "short", 50), _seeded(memory, "long", 400)
+    counts = []
+    for cm in (short, long):
+        with counting(cm.chronomem) as listing:
+            records = cm.list_records(scope="/crew", limit=10_000)
+        assert len(records) >= 50
+        cm.remember("Keep me.", scope="/other")
+        with counting(cm.chronomem) as reset:
+            cm.reset(scope="/other")
+        assert not cm.list_records(scope="/other")
+        counts.append((len(listing.statements), len(reset.statements)))
+    assert counts[0] == counts[1], counts
+
+
+def _storage_costs(storage: ChronomemStorage, n: int) -> tuple[int, int, int]:
+    def record(i: int, scope: str) -> MemoryRecord:
+        text = f"note {i} in {scope}"
+        return MemoryRecord(
+            id=f"r{n}-{scope}-{i}", content=text, scope=f"/s{n}/{scope}",
+            embedding=kit_embedder([text])[0],
+        )  # fmt: skip
+
+    storage.save([record(i, "bulk") for i in range(n)] + [record(i, "few") for i in range(5)])
+    store = storage.chronomem
+    with counting(store) as by_id:
+        assert storage.delete(record_ids=[f"r{n}-bulk-0", f"r{n}-bulk-1"]) == 2
+    with counting(store) as listing:
+        assert len(storage.list_records(scope_prefix=f"/s{n}/bulk", limit=10_000)) == n - 2
+    with counting(store) as reset:  # retracting 5 records, whatever else is stored
+        storage.reset(scope_prefix=f"/s{n}/few")
+    assert storage.count(scope_prefix=f"/s{n}/few") == 0
+    assert storage.count(scope_prefix=f"/s{n}/bulk") == n - 2
+    return len(by_id.statements), len(listing.statements), len(reset.statements)
+
+
+def test_the_storage_backend_runs_as_many_statements_at_50_and_400(url: str | None, clock) -> None:  # type: ignore[no-untyped-def]
+    storage = ChronomemStorage(url, embedder=kit_embedder, clock=clock)
+    try:
+        assert _storage_costs(storage, 50) == _storage_costs(storage, 400)
+    finally:
+        storage.close()
