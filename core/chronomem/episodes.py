@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from . import reads
+from .backends import of
 from .engine import Engine
 from .model import Episode
 from .schema import episodes as episodes_table
@@ -43,7 +44,7 @@ def insert(engine: Engine, scope: Scope, prepared: Sequence[Prepared]) -> list[E
                     "content_hash": content_hash(role or "", text),
                 }
             )
-        conn.execute(episodes_table.insert(), rows)
+        of(conn).insert_rows(conn, episodes_table, rows)  # one FTS5 segment per batch
         engine.on_episodes(conn, rows)
     return [reads.to_episode(r) for r in rows]
 

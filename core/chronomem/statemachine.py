@@ -106,6 +106,42 @@ class Outcome:
     merges: list[tuple[str, str]] = field(default_factory=list)  # (fact merged away, into fact)
 
 
+# ``trivial_assert``: the assert inserts one new version, alone in its slot.
+NEW = object()
+
+
+def trivial_assert(
+    current: Iterable[SlotVersion],
+    key: str,
+    vf: int,
+    vt: int | None,
+    *,
+    bounded: bool,
+    explicit_start: bool,
+) -> object | SlotVersion | None:
+    """What ``SlotPlan(current).assert_`` does when that is trivial, without a plan:
+    ``NEW`` when the slot holds no version (one new version over ``[vf, vt)``, or
+    ``[vf, None)`` unbounded: nothing later to stop at), the version left
+    unchanged when a same-object version already covers the write (the same rule
+    as ``assert_``), and None when the write changes what the slot holds (a plan
+    is needed). The writer's batch path calls it for a slot only one operation
+    touches; ``tests/test_trivial_plans.py`` checks it against ``SlotPlan``."""
+    versions = current if isinstance(current, list | tuple) else list(current)
+    if not versions:
+        return NEW
+    if not bounded:
+        later = [v.valid_from for v in versions if v.valid_from > vf]
+        vt = min(later) if later else None
+    # the earliest-starting covering version first, as ``SlotPlan`` orders them
+    for v in sorted(versions, key=lambda v: (v.valid_from, v.id)):
+        if v.object_key != key:
+            continue
+        covers = v.valid_from <= vf and _ends_by(vt, v.valid_to)
+        if covers and (bounded or not explicit_start or v.valid_from == vf):
+            return v
+    return None
+
+
 class SlotPlan:
     """Plans writes against one slot's current versions."""
 

@@ -3,6 +3,7 @@ the state machine, and the rows it yields. The only code that changes versions."
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -23,7 +24,8 @@ from .errors import (
     StaleFact,
     TimeTravel,
 )
-from .identity import fold, fold_predicate, key_hash, require_text
+from .identity import fold as fold_text
+from .identity import fold_predicate, key_hash, require_text
 from .model import Receipt
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from .predicates import Cardinality
@@ -33,11 +35,24 @@ from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
 from .slotkeys import slot_key
-from .statemachine import SlotPlan, SlotVersion
+from .statemachine import NEW, SlotPlan, SlotVersion, new_id, trivial_assert
 from .timeutil import MAX_US, from_us
 
 # Called with the connection and the inserted version rows (to index them).
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
+
+# Folding a name (Unicode normalisation, punctuation, legal suffixes) cost a
+# batched write more than its statements did; a batch repeats its subjects,
+# predicates and objects, so the pure functions are memoised for short text.
+_MEMO_CHARS = 256
+_fold_memo = functools.lru_cache(maxsize=1 << 15)(fold_text)
+
+
+def fold(text: str) -> str:
+    """``identity.fold``, memoised for short text."""
+    if type(text) is str and len(text) <= _MEMO_CHARS:
+        return _fold_memo(text)
+    return fold_text(text)
 
 
 def content_hash(*parts: object) -> str:
@@ -211,11 +226,27 @@ class Writer:
         current = self._load(conn, tenant, slots, for_update)
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
-        plans = {s: SlotPlan(current.get(s, [])) for s in slots}
+        # A slot touched by one assert alone, holding no version or already holding
+        # the asserted value, has a trivial plan (``statemachine.trivial_assert``):
+        # it is written directly, without a ``SlotPlan``. Any other slot is planned.
+        touches: dict[str, int] = {}
+        for t in targets:
+            for s in t.slots:
+                touches[s] = touches.get(s, 0) + 1
+        plans: dict[str, SlotPlan] = {}
+        direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for t in targets:
+            if isinstance(t.op, AssertOp) and touches[t.slots[0]] == 1:
+                done = self._direct(t, current.get(t.slots[0]), scope, tx, new_sources)
+                if done is not None:
+                    direct[t.slots[0]] = done
+                    continue
+            for s in t.slots:
+                if s not in plans:
+                    plans[s] = SlotPlan(current.get(s, []))
             self._plan(t, plans, scope, tx, new_sources)
-        return self._flush(conn, scope, plans, tx, new_sources)
+        return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
 
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
@@ -319,6 +350,42 @@ class Writer:
             )
 
     # -- planning ---------------------------------------------------------------
+    def _direct(
+        self,
+        t: _Target,
+        current: list[SlotVersion] | None,
+        scope: Scope,
+        tx: int,
+        new_sources: list[dict[str, Any]],
+    ) -> _Direct | None:
+        """An assert's outcome when its slot's plan is trivial (``trivial_assert``),
+        without a ``SlotPlan``; None when the slot needs one."""
+        op = t.op
+        assert isinstance(op, AssertOp)
+        op, vf = _interval(op, tx)
+        key = t.object_key or ""
+        found = trivial_assert(
+            current or (), key, vf, op.valid_to, bounded=op.bounded,
+            explicit_start=op.valid_from is not None,
+        )  # fmt: skip
+        if found is None:
+            return None
+        if found is NEW:
+            fid = new_id()
+            row = SlotVersion(
+                new_id(), fid, op.obj, key, vf, op.valid_to if op.bounded else None,
+                planned=True, extra=_assert_extra(t, op, scope),
+            )  # fmt: skip
+            done = _Direct(row, fid)
+        else:
+            assert isinstance(found, SlotVersion)
+            done = _Direct(None, found.fact_id, found.id)
+        new_sources += [
+            {"fact_id": done.fact_id, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
+            for e in op.sources
+        ]
+        return done
+
     def _plan(
         self,
         t: _Target,
@@ -329,30 +396,8 @@ class Writer:
     ) -> None:
         op = t.op
         if isinstance(op, AssertOp):
-            vf = op.valid_from if op.valid_from is not None else tx
-            if op.valid_for is not None:
-                if op.valid_from is not None or op.valid_to is not None or op.valid_for <= 0:
-                    raise InvalidInterval(
-                        "valid_for is a positive length from the transaction time, alone"
-                    )
-                op = replace(op, valid_to=tx + op.valid_for, bounded=True)
-            if op.bounded and op.valid_to is not None and op.valid_to <= vf:
-                raise InvalidInterval(
-                    f"valid_to {from_us(op.valid_to).isoformat()} is not after valid_from "
-                    f"{from_us(vf).isoformat()}"
-                )
-            extra = {
-                **scope.columns(),
-                "slot": t.slots[0],
-                "subject": op.subject,
-                "subject_key": t.subject_key,
-                "subject_hash": key_hash(t.subject_key),
-                "predicate": t.predicate,
-                "extractor": op.extractor,
-                "metadata": _metadata_json(op.metadata),
-                "index_text": op.index_text,
-            }
-            extra.pop("tenant")
+            op, vf = _interval(op, tx)
+            extra = _assert_extra(t, op, scope)
             plan = plans[t.slots[0]]
             version = plan.assert_(
                 op.obj,
@@ -399,7 +444,9 @@ class Writer:
         self,
         conn: Connection,
         scope: Scope,
+        slots: list[str],
         plans: dict[str, SlotPlan],
+        direct: dict[str, _Direct],
         tx: int,
         new_sources: list[dict[str, Any]],
     ) -> Receipt:
@@ -409,37 +456,27 @@ class Writer:
         inserts: list[dict[str, Any]] = []
         merges: list[tuple[str, str]] = []
         fact_ids: dict[str, None] = {}  # in first-seen order, without a quadratic scan
-        for plan in plans.values():
+        stored: set[str] = set()  # fact ids of stored versions the plans loaded
+        for slot in slots:  # in slot order, planned or not
+            d = direct.get(slot)
+            if d is not None:
+                if d.version is not None:
+                    inserts.append(_version_row(tenant, d.version, tx))
+                    receipt.added.append(d.version.id)
+                else:
+                    assert d.unchanged is not None
+                    receipt.unchanged.append(d.unchanged)
+                    stored.add(d.fact_id)
+                fact_ids[d.fact_id] = None
+                continue
+            plan = plans.get(slot)
+            if plan is None:
+                continue
+            stored |= plan.stored_fact_ids
             for vid, (reason, by) in plan.closes.items():
                 closes.append({"vid": vid, "by": by, "reason": reason})
             for v in plan.inserts.values():
-                x = v.extra
-                inserts.append(
-                    {
-                        "tenant": tenant,
-                        "id": v.id,
-                        "fact_id": v.fact_id,
-                        **{k: x[k] for k in ("user_id", "agent_id", "session_id", "slot")},
-                        "subject": x["subject"],
-                        "subject_key": x["subject_key"],
-                        "subject_hash": x["subject_hash"],
-                        "predicate": x["predicate"],
-                        "object": v.object,
-                        "object_key": v.object_key,
-                        "valid_from": v.valid_from,
-                        "valid_to": v.valid_to,
-                        "recorded_at": tx,
-                        "superseded_at": None,
-                        "superseded_by": None,
-                        "closed_reason": None,
-                        "extractor": x["extractor"],
-                        "metadata": x["metadata"],
-                        "index_text": x.get("index_text"),
-                        "content_hash": content_hash(
-                            x["subject_key"], x["predicate"], v.object_key, v.valid_from
-                        ),
-                    }
-                )
+                inserts.append(_version_row(tenant, v, tx))
             o = plan.outcome
             receipt.added += o.added
             receipt.unchanged += o.unchanged
@@ -449,9 +486,7 @@ class Writer:
             fact_ids.update(dict.fromkeys(o.fact_ids))
             merges += o.merges
         # a fact born and dropped within this write was never stored: not in the receipt
-        kept = {i["fact_id"] for i in inserts} | {
-            f for p in plans.values() for f in p.stored_fact_ids
-        }
+        kept = {i["fact_id"] for i in inserts} | stored
         receipt.fact_ids = [f for f in fact_ids if f in kept]
         receipt.superseded_count = len(closes)
         # close before insert: the I1 exclusion constraint checks every row
@@ -502,6 +537,81 @@ class Writer:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
 
 
+class _Direct:
+    """A slot's trivial plan: one new version, or the stored one left unchanged."""
+
+    __slots__ = ("fact_id", "unchanged", "version")
+
+    def __init__(self, version: SlotVersion | None, fact_id: str, unchanged: str | None = None):
+        self.version = version
+        self.fact_id = fact_id
+        self.unchanged = unchanged
+
+
+def _interval(op: AssertOp, tx: int) -> tuple[AssertOp, int]:
+    """The assert with ``valid_for`` resolved to a bounded ``valid_to``, and its
+    ``valid_from`` (the transaction time when not given); a bad interval raises."""
+    vf = op.valid_from if op.valid_from is not None else tx
+    if op.valid_for is not None:
+        if op.valid_from is not None or op.valid_to is not None or op.valid_for <= 0:
+            raise InvalidInterval("valid_for is a positive length from the transaction time, alone")
+        op = replace(op, valid_to=tx + op.valid_for, bounded=True)
+    if op.bounded and op.valid_to is not None and op.valid_to <= vf:
+        raise InvalidInterval(
+            f"valid_to {from_us(op.valid_to).isoformat()} is not after valid_from "
+            f"{from_us(vf).isoformat()}"
+        )
+    return op, vf
+
+
+def _assert_extra(t: _Target, op: AssertOp, scope: Scope) -> dict[str, Any]:
+    """The row data an asserted version carries (and the pieces cut from it)."""
+    c = scope.columns()
+    return {
+        "user_id": c["user_id"],
+        "agent_id": c["agent_id"],
+        "session_id": c["session_id"],
+        "slot": t.slots[0],
+        "subject": op.subject,
+        "subject_key": t.subject_key,
+        "subject_hash": key_hash(t.subject_key),
+        "predicate": t.predicate,
+        "extractor": op.extractor,
+        "metadata": _metadata_json(op.metadata),
+        "index_text": op.index_text,
+    }
+
+
+def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
+    """The ``cm_versions`` row of a planned version, recorded at ``tx``."""
+    x = v.extra
+    return {
+        "tenant": tenant,
+        "id": v.id,
+        "fact_id": v.fact_id,
+        "user_id": x["user_id"],
+        "agent_id": x["agent_id"],
+        "session_id": x["session_id"],
+        "slot": x["slot"],
+        "subject": x["subject"],
+        "subject_key": x["subject_key"],
+        "subject_hash": x["subject_hash"],
+        "predicate": x["predicate"],
+        "object": v.object,
+        "object_key": v.object_key,
+        "valid_from": v.valid_from,
+        "valid_to": v.valid_to,
+        "recorded_at": tx,
+        "superseded_at": None,
+        "superseded_by": None,
+        "closed_reason": None,
+        "extractor": x["extractor"],
+        "metadata": x["metadata"],
+        "index_text": x.get("index_text"),
+        "content_hash": content_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
+    }
+
+
 def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError:
     """NotFound, or ScopeError when the fact is visible but owned by an enclosing scope."""
     shared = conn.execute(
@@ -524,5 +634,12 @@ def _metadata_json(metadata: Any) -> str:
     return json.dumps(metadata, sort_keys=True, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=4096)
+def _pred_key_memo(name: str) -> str:
+    return fold_predicate(require_text(name, "predicate"))
+
+
 def _pred_key(name: str) -> str:
+    if type(name) is str and len(name) <= _MEMO_CHARS:
+        return _pred_key_memo(name)
     return fold_predicate(require_text(name, "predicate"))
