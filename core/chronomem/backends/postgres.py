@@ -313,6 +313,12 @@ def lock_key(tenant: str, slot: str) -> str:
 
 
 SLOT_LOCK_BUCKETS = 128
+# Advisory locks are database-wide; the tables are per schema. Seeding the lock's
+# hash with the store's clock table (its OID) keeps two stores in two schemas of one
+# database (the same tenant in each) off each other's locks: their writers do not
+# serialize on one clock row, so a transaction of several writes (an import) in one
+# could otherwise wait for a bucket the other holds while holding one it wants.
+_LOCK_SEED = "CAST(CAST(CAST('cm_txclock' AS regclass) AS oid) AS bigint)"
 
 
 def slot_bucket(slot: str) -> str:
@@ -353,7 +359,7 @@ class PostgresBackend(Backend):
             return
         conn.execute(
             text(
-                "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) "
+                f"SELECT pg_advisory_xact_lock(hashtextextended(k, {_LOCK_SEED})) "
                 "FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
             ),
             {"keys": sorted({lock_key(tenant, slot_bucket(s)) for s in slots})},
@@ -377,7 +383,7 @@ class PostgresBackend(Backend):
         fn = "pg_advisory_xact_lock" if erasing else "pg_advisory_xact_lock_shared"
         conn.execute(
             text(
-                f"SELECT {fn}(hashtextextended(k, 0)) FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
+                f"SELECT {fn}(hashtextextended(k, {_LOCK_SEED})) FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
             ),
             {"keys": sorted({lock_key(t, READ_LOG_LOCK) for t in tenants})},
         )
