@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -357,18 +358,26 @@ def test_the_context_lift_keeps_to_the_time_filter(memory: Memory) -> None:
     assert texts(after) == ["Mel: when is the zqkite festival?", "Caro: in June"]
 
 
-def test_the_context_lift_offers_the_largest_share_and_never_lowers(memory: Memory) -> None:
+def _lifted(memory: Memory, word: str, found: list[tuple[str, float]]) -> dict[Any, Any]:
+    """The fused episode hits ``found`` (id, score) after the context lift."""
     from chronomem.retrieval import legs
     from chronomem.retrieval.fusion import Fused, HitKind, fuse
 
-    eps = memory.add_episodes([{"text": f"turn {i} zqword"} for i in range(4)])
-    memory.search("zqword", include_episodes=True)  # syncs the mirror
+    memory.search(word, include_episodes=True)  # syncs the mirror
     mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
-    ids = [e.id for e in eps]
-    # turn 1 is found at rank 1, turn 3 at rank 2 (more votes than turn 2 can be offered)
-    fused = fuse({"episode_lexical": (HitKind.EPISODE, [(ids[1], 9.0), (ids[3], 8.0)])})
+    fused = fuse({"episode_lexical": (HitKind.EPISODE, found)})
     mask = np.ones(mirror.e.n, dtype=bool)
     legs.context_lift(mirror, mask, fused, lambda i: Fused(HitKind.EPISODE, i))
+    return fused
+
+
+def test_the_context_lift_offers_the_largest_share_and_never_lowers(memory: Memory) -> None:
+    from chronomem.retrieval import legs
+
+    eps = memory.add_episodes([{"text": f"turn {i} zqword"} for i in range(4)])
+    ids = [e.id for e in eps]
+    # turn 1 is found at rank 1, turn 3 at rank 2 (more votes than turn 2 can be offered)
+    fused = _lifted(memory, "zqword", [(ids[1], 9.0), (ids[3], 8.0)])
     got = {i: f for (_, i), f in fused.items()}
     share = legs.NEXT_SHARE / 61
     assert got[ids[0]].rrf == pytest.approx(legs.PREV_SHARE / 61)  # before turn 1
@@ -472,7 +481,7 @@ def test_at_equal_rank_the_turn_goes_before_the_fact_restating_it(memory: Memory
 
 def test_an_assistant_turn_offers_no_context_lift(memory: Memory) -> None:
     from chronomem.retrieval import legs
-    from chronomem.retrieval.fusion import Fused, HitKind, fuse
+    from chronomem.retrieval.fusion import HitKind
 
     eps = memory.add_episodes(
         [
@@ -482,13 +491,9 @@ def test_an_assistant_turn_offers_no_context_lift(memory: Memory) -> None:
             {"text": "Enjoy it!", "role": "assistant"},
         ]
     )
-    memory.search("zqlamp", include_episodes=True)  # syncs the mirror
-    mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
     ids = [e.id for e in eps]
     # the assistant's reply is found first, the user's turn before it second
-    fused = fuse({"episode_lexical": (HitKind.EPISODE, [(ids[1], 9.0), (ids[2], 8.0)])})
-    mask = np.ones(mirror.e.n, dtype=bool)
-    legs.context_lift(mirror, mask, fused, lambda i: Fused(HitKind.EPISODE, i))
+    fused = _lifted(memory, "zqlamp", [(ids[1], 9.0), (ids[2], 8.0)])
     got = {i: f for (_, i), f in fused.items()}
     assert legs.ASSISTANT_SHARE == 0
     # the reply lifts neither the user turn before it nor the one after it ...
