@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from langgraph.store.base import ListNamespacesOp, MatchCondition
 
@@ -61,11 +61,3 @@ def _matches(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
 def matches_all(conditions: Sequence[MatchCondition] | None, ns: tuple[str, ...]) -> bool:
     """Whether ``ns`` meets every condition (LangGraph: all of them must hold)."""
     return all(_matches(c, ns) for c in conditions or ())
-
-
-def select(namespaces: Iterable[tuple[str, ...]], op: ListNamespacesOp) -> list[tuple[str, ...]]:
-    """LangGraph's listing over a set of namespaces: matched, truncated, sorted, paged."""
-    found = {ns for ns in namespaces if matches_all(op.match_conditions, ns)}
-    if op.max_depth is not None:
-        found = {ns[: op.max_depth] for ns in found}
-    return sorted(found)[op.offset : op.offset + op.limit]

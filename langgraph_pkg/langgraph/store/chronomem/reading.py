@@ -7,13 +7,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.store.base import Item, ListNamespacesOp, SearchItem, SearchOp
+from langgraph.store.base import Item, SearchItem, SearchOp
 
 from chronomem import Fact, FactRow, Memory
 from chronomem.timeutil import from_us, opt_dt
 
-from . import filters, keys, namespaces, scoring
-from .records import Record, alive, group, is_head
+from . import filters, keys, scoring
+from .records import Record, alive, group
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -88,17 +88,6 @@ class Reader:
     def records(self, prefix: tuple[str, ...]) -> list[Record]:
         """The live items under ``prefix`` (read as ``FactRow`` values)."""
         return alive(group(self._rows(subject_prefix=keys.namespace_prefix(prefix))))
-
-    def namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        prefix = keys.namespace_prefix(namespaces.fixed_prefix(op.match_conditions))
-        markers = [
-            f
-            for pred in (keys.DOC, keys.MARKER)  # documents, and old-layout markers
-            for f in self._facts(predicate=pred, subject_prefix=prefix)
-            if is_head(f.predicate, f.object)
-        ]
-        found = {p[0] for f in markers if (p := keys.parse_subject(f.subject)) is not None}
-        return namespaces.select(found, op)
 
     def search(self, op: SearchOp) -> tuple[list[SearchItem], list[Record]]:
         """The page of results, and the records on it (for TTL refresh)."""
