@@ -10,6 +10,7 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
 from langgraph.store.memory import InMemoryStore
 
+from chronomem.errors import StoreClosed
 from langgraph.store.chronomem import ChronomemStore
 
 from .conftest import snapshot
@@ -148,3 +149,37 @@ def test_ttl_sweeper_api_does_no_work(store: ChronomemStore) -> None:
 
     task, stopped = asyncio.run(run())
     assert task.done() and stopped is True
+
+
+def test_async_context_manager_and_awaited_setup(tmp_path: Any) -> None:
+    """``async with ChronomemStore.from_conn_string(url) as store: await store.setup()``
+    — the form LangGraph documents for ``AsyncSqliteStore``/``AsyncPostgresStore`` —
+    opens, works and closes the store it owns."""
+    url = str(tmp_path / "m.db")
+
+    async def run() -> tuple[Any, ChronomemStore]:
+        async with ChronomemStore.from_conn_string(url) as s:
+            assert await s.setup() is None
+            await s.aput(("a",), "k", {"v": 1})
+            return (await s.aget(("a",), "k")), s
+
+    item, used = asyncio.run(run())
+    assert item is not None and item.value == {"v": 1}
+    with pytest.raises(StoreClosed):  # closed on exit
+        used.get(("a",), "k")
+    with ChronomemStore.from_conn_string(url) as again:  # and the write persisted
+        found = again.get(("a",), "k")
+        assert found is not None and found.value == {"v": 1}
+
+
+def test_text_fields_key_of_sqlite_store_index_config(embeddings: Any) -> None:
+    """An index config written for ``SqliteStore`` names its fields ``text_fields``;
+    only those fields are embedded, as there."""
+    index: Any = {"dims": embeddings.dims, "embed": embeddings, "text_fields": ["title"]}
+    with ChronomemStore.from_conn_string(":memory:", index=index) as s:
+        s.put(("d",), "one", {"title": "zebra stripes", "body": "quantum flux"})
+        s.put(("d",), "two", {"title": "quantum flux", "body": "zebra stripes"})
+        hits = s.search(("d",), query="quantum flux")
+        assert hits[0].key == "two"
+        assert hits[0].score is not None and hits[1].score is not None
+        assert hits[0].score > 0.99 > hits[1].score

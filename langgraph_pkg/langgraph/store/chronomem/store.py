@@ -196,7 +196,10 @@ class ChronomemStore(BaseStore):
         else:
             raise InvalidType(f"memory must be a Memory or a URL, not {type(memory).__name__}")
         self.index_config: IndexConfig | None = dict(index) if index else None  # type: ignore[assignment]
-        fields = (index or {}).get("fields") or list(DEFAULT_FIELDS)
+        # "text_fields" is the key LangGraph's SqliteStore reads (its IndexConfig's
+        # "fields" is ignored there); a config written for it keeps its fields here
+        conf: dict[str, Any] = dict(index or {})
+        fields = conf.get("fields") or conf.get("text_fields") or list(DEFAULT_FIELDS)
         self._fields: tuple[str, ...] = tuple(fields)
         self.ttl_config = ttl
         self._pin: Pin | None = None
@@ -234,8 +237,11 @@ class ChronomemStore(BaseStore):
     def memory(self) -> Memory:
         return self._memory
 
-    def setup(self) -> None:
-        """Nothing to do: chronomem migrates its schema when the store opens."""
+    def setup(self) -> _Ready:
+        """Nothing to do: chronomem migrates its schema when the store opens. The
+        result may be ignored (``SqliteStore.setup()``) or awaited
+        (``await AsyncSqliteStore.setup()``)."""
+        return _Ready()
 
     def close(self) -> None:
         if self._owns:
@@ -245,6 +251,14 @@ class ChronomemStore(BaseStore):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ChronomemStore:
+        """``async with ChronomemStore.from_conn_string(url) as store:``, as with
+        LangGraph's ``AsyncSqliteStore`` and ``AsyncPostgresStore``."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -584,6 +598,14 @@ class ChronomemStore(BaseStore):
         swept = sum(1 for end in expired.values() if self._swept_us < end <= now)
         self._swept_us = now
         return swept
+
+
+class _Ready:
+    """What ``setup()`` returns: ignored by a sync caller, ``None`` when awaited."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return None
+        yield  # pragma: no cover  (makes this a generator)
 
 
 class _DoneSweeper(concurrent.futures.Future[None]):
