@@ -33,3 +33,17 @@ def default_path() -> Path:
     folder = storage_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return folder / FILE_NAME
+
+
+def path_for_storage(storage: object) -> str | None:
+    """The store a CrewAI ``storage=`` string names, as CrewAI's ``Memory`` reads it:
+    a folder path keeps the memory in that folder (``chronomem.db`` where LanceDB
+    would put its tables), ``"chronomem:<url>"`` is that store; ``"lancedb"``,
+    ``"qdrant-edge"`` and anything not a string name no place (``None``: the default)."""
+    if not isinstance(storage, str) or storage in ("", "lancedb", "qdrant-edge"):
+        return None
+    if storage.startswith("chronomem:"):
+        return storage.removeprefix("chronomem:")
+    folder = Path(storage)
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / FILE_NAME)

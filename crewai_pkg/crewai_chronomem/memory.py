@@ -64,7 +64,7 @@ from chronomem_adapters.timeselect import TimeSelection, select_time
 from . import paths, scopes
 from .errors import ReadOnlyView
 from .handle import Handle
-from .location import default_path
+from .location import default_path, path_for_storage
 from .readtags import crewai_tag
 from .records import CREW_KEY, crew_info, episode_record, fact_record, naive_utc, unit_score
 
@@ -213,7 +213,8 @@ class ChronomemMemory(Memory):
     with neither, the memory persists in CrewAI's storage folder
     (``crewai_chronomem.location``: ``$CREWAI_STORAGE_DIR`` or CrewAI's
     ``db_storage_path()``, file ``chronomem.db``; ``memory.location`` says where,
-    and it is logged); an in-memory store is ``memory=chronomem.Memory()``.
+    and it is logged), or in the folder a ``storage="path"`` names (as CrewAI's own
+    ``Memory`` does); an in-memory store is ``memory=chronomem.Memory()``.
     ``extractor``: ``None`` (the offline rule extractor), ``"llm"`` (the ``llm``
     field's CrewAI LLM, through ``CrewAIExtractor``) or any chronomem extractor.
     ``read_log=True`` turns the store's served-read log on (a
@@ -242,9 +243,9 @@ class ChronomemMemory(Memory):
         if not isinstance(read_log, bool):
             raise InvalidType(f"read_log must be a bool, not {type(read_log).__name__}")
         if memory is None and url is None:
-            url = str(
-                default_path()
-            )  # persist where CrewAI keeps its memory, never silently in RAM
+            # storage="some/folder" keeps the memory there, as CrewAI's Memory does;
+            # else persist where CrewAI keeps its memory, never silently in RAM
+            url = path_for_storage(data.get("storage")) or str(default_path())
             log.info("chronomem: ChronomemMemory() keeps this crew's memory in %s", url)
         store = memory if memory is not None else Store(url)
         switch_on(store, read_log)

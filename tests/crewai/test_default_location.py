@@ -57,3 +57,36 @@ def test_in_memory_is_explicit() -> None:
         assert memory.location == Memory().url
     finally:
         memory.close()
+
+
+def test_storage_folder_string_keeps_the_memory_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Memory(storage="some/folder")`` keeps CrewAI's memory in that folder; the same
+    argument keeps ours there too — two folders, two memories, the default untouched."""
+    monkeypatch.setenv("CREWAI_STORAGE_DIR", str(tmp_path / "default"))
+    one = ChronomemMemory(storage=str(tmp_path / "one"))
+    two = ChronomemMemory(storage=str(tmp_path / "two"))
+    try:
+        one.remember("I live in Paris.", source="dana")
+        assert one.location.endswith(str(tmp_path / "one" / FILE_NAME))
+        assert (tmp_path / "one" / FILE_NAME).exists()
+        assert facts(two, "where does dana live") == []
+    finally:
+        one.close()
+        two.close()
+    assert not (tmp_path / "default" / FILE_NAME).exists()
+    again = ChronomemMemory(storage=str(tmp_path / "one"))
+    try:
+        assert any("Paris" in text for text in facts(again, "where does dana live"))
+    finally:
+        again.close()
+
+
+def test_storage_chronomem_url_string(tmp_path: Path) -> None:
+    where = tmp_path / "named.db"
+    memory = ChronomemMemory(storage=f"chronomem:{where}")
+    try:
+        assert memory.location.endswith(str(where))
+    finally:
+        memory.close()
