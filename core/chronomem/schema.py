@@ -208,6 +208,9 @@ episodes_recent_index = Index(
     episodes.c.recorded_at,
     episodes.c.id,
 )
+# a tenant's episodes by transaction time: the search mirror's sync reads only
+# what was recorded since it last synced, not every episode (issue #32)
+episodes_recorded_index = Index("cm_episodes_recorded", episodes.c.tenant, episodes.c.recorded_at)
 
 # Episodes found by a key in their metadata (issue #32): index name -> the path
 # (object keys) whose text it holds, per scope. Partial (rows holding the key only)
@@ -280,7 +283,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -442,6 +445,15 @@ def _v9(conn: Connection, backend: type[Backend]) -> None:
         )
 
 
+def _v10(conn: Connection, backend: type[Backend]) -> None:
+    """The search mirror syncs in time with the writes, not with the store (issue
+    #32): an index on a tenant's episodes by transaction time, so its read of the
+    episodes recorded since the last sync is a range, not a scan of the tenant. A
+    store created at this version has it already (``_v1`` creates the whole
+    metadata)."""
+    conn.execute(CreateIndex(episodes_recorded_index, if_not_exists=True))
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -452,6 +464,7 @@ MIGRATIONS: dict[int, Migration] = {
     7: _v7,
     8: _v8,
     9: _v9,
+    10: _v10,
 }
 
 

@@ -88,3 +88,34 @@ def test_set_with_a_re_sent_window_costs_the_same_at_100_and_400(memory: Memory)
     assert b.episode_rows < 100
     whole = long.get_all()
     assert len(whole) == 401 and whole[-1].content == "And one more thing."
+
+
+def _get_after_a_put(memory: ChronomemMemory) -> Cost:
+    memory.put(ChatMessage(role="user", content="And I like coffee."))
+    with counting(memory.memory) as cost:
+        memory.get()
+    return cost
+
+
+def test_a_turn_reads_the_same_rows_at_1k_and_10k_messages(memory: Memory) -> None:
+    """The whole turn runs the same statements and decodes the same episode rows
+    at 1k and 10k messages. Its read, recall included, examines the same rows: after
+    a write the search mirror reads only the episodes recorded since its last
+    sync (schema v10's ``cm_episodes_recorded``), never the session's messages, and
+    ``get`` reads the transcript's tail. On SQLite the virtual machine runs about as
+    many instructions for that ``get`` (a scan of the 9,000 extra episodes would run
+    tens of thousands more; the writes are left out of that count: FTS5's
+    occasional segment merges vary them)."""
+    # a tenant each: the mirror is a tenant's, so the 10k session is the bigger store
+    short_memory = _seeded(memory.scoped(tenant="short"), "short", 1000)
+    long_memory = _seeded(memory.scoped(tenant="long"), "long", 10_000)
+    short, _ = _turn(short_memory)
+    long, got = _turn(long_memory)
+    assert short.shape == long.shape, (short.shape, long.shape)
+    assert long.episode_rows < 100
+    assert got[-1].content == "I live in Paris and I like tea."
+    read_short, read_long = _get_after_a_put(short_memory), _get_after_a_put(long_memory)
+    assert read_short.shape == read_long.shape, (read_short.shape, read_long.shape)
+    if memory.backend.engine.dialect.name == "sqlite":
+        steps = (read_short.vm_steps, read_long.vm_steps)
+        assert abs(steps[0] - steps[1]) <= 300, steps

@@ -292,7 +292,7 @@ class ChronomemMemory(BaseMemory):
             raise InvalidType(f"input must be a str, not {type(input).__name__}")
         asked = input.strip() if input and input.strip() else None
         budget = self.token_limit - initial
-        history = self._tail(sel, max(budget, 0), need_user=asked is None)
+        history, costs = self._tail(sel, max(budget, 0), need_user=asked is None)
         query = asked or msgs.last_user_text(history)
         out: list[ChatMessage] = []
         if query:
@@ -309,7 +309,7 @@ class ChronomemMemory(BaseMemory):
                 system = ChatMessage(role="system", content=block)
                 out.append(system)
                 budget -= self._count(system)
-        return out + msgs.fit(history, max(budget, 0), self._count)
+        return out + msgs.fit(history, max(budget, 0), lambda m: costs[id(m)])
 
     def _session(self) -> str | None:
         return self.session_id or self._memory.scope.session
@@ -318,13 +318,17 @@ class ChronomemMemory(BaseMemory):
         """The session transcript, exactly as stored, in order."""
         return self._messages(self._time())
 
-    def _tail(self, sel: TimeSelection, tokens: int, *, need_user: bool) -> list[ChatMessage]:
+    def _tail(
+        self, sel: TimeSelection, tokens: int, *, need_user: bool
+    ) -> tuple[list[ChatMessage], dict[int, int]]:
         """The newest transcript messages, in order, until they hold more than
         ``tokens`` (so ``fit`` finds where its window ends), a user message
         before the newest one (where ``fit`` may open the turn) and, with
         ``need_user``, a user message with text (the recall query): a turn reads
-        the transcript's tail, never the whole session."""
+        the transcript's tail, never the whole session. With them, each
+        message's token count by ``id(message)`` (``fit`` counts nothing twice)."""
         tail: list[ChatMessage] = []
+        costs: dict[int, int] = {}
         used = 0
         query_seen = not need_user
         opener_seen = False
@@ -332,12 +336,13 @@ class ChronomemMemory(BaseMemory):
             message = msgs.from_transcript(m)
             opener_seen = opener_seen or (bool(tail) and msgs.role_of(message) == "user")
             tail.append(message)
-            used += self._count(message)
+            cost = costs[id(message)] = self._count(message)
+            used += cost
             query_seen = query_seen or msgs.last_user_text([message]) is not None
             if used > tokens and query_seen and opener_seen:
                 break
         tail.reverse()
-        return tail
+        return tail, costs
 
     def _messages(self, sel: TimeSelection) -> list[ChatMessage]:
         known = sel.as_of or sel.known_at

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
@@ -151,20 +152,32 @@ def fit(
     return kept
 
 
+TOKEN_MEMO = 4096  # distinct texts whose token length a counter remembers
+
+
+def token_lengths(tokenizer: Callable[[str], Sequence[Any]]) -> Callable[[str], int]:
+    """``len(tokenizer(text))``, remembered for the last ``TOKEN_MEMO`` distinct
+    texts: a turn re-reads the transcript's tail, whose texts were counted
+    already, and a text's length is a function of the text alone."""
+    return lru_cache(maxsize=TOKEN_MEMO)(lambda text: len(tokenizer(text)))
+
+
 def token_counter(tokenizer: Callable[[str], Sequence[Any]]) -> Callable[[ChatMessage], int]:
-    """Tokens of a message's text plus a flat cost per non-text block and kwargs."""
+    """Tokens of a message's text plus a flat cost per non-text block and kwargs
+    (each text tokenized once per ``TOKEN_MEMO`` distinct texts: ``token_lengths``)."""
+    length = token_lengths(tokenizer)
 
     def count(message: ChatMessage) -> int:
-        n = len(tokenizer(text_of(message))) + 4
+        n = length(text_of(message)) + 4
         for b in message.blocks:
             if not isinstance(b, TextBlock):
                 n += (
                     256
                     if b.block_type in ("image", "audio", "video", "document")
-                    else len(tokenizer(b.model_dump_json()))
+                    else length(b.model_dump_json())
                 )
         if message.additional_kwargs:
-            n += len(tokenizer(json.dumps(payload_of(message).get("additional_kwargs", {}))))
+            n += length(json.dumps(payload_of(message).get("additional_kwargs", {})))
         return n
 
     return count
