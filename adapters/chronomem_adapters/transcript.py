@@ -140,9 +140,9 @@ class Transcript:
                 if e.metadata[KEY].get("message_id") is not None
             }
         kind = {"kind": self.kind}
-        since = self._last_marker(None)
         if len(ids) <= PAGE:  # a few ids: one lookup, no tail read
-            return set(self._by_id(list(ids), since))
+            return set(self._by_id(list(ids), _Marker(self)))
+        since = self._last_marker(None)
         head: list[str] = []
         newest = next(self._recent_episodes(None), None)
         last = newest.metadata[KEY].get("message_id") if newest is not None else None
@@ -247,7 +247,7 @@ class Transcript:
         n = len(thread)
         if n == 0:
             return []
-        since = self._last_marker(None)
+        since = _Marker(self)
         ids: dict[int, str | None] = {}
         found: dict[str, Episode] = {}
         lo, size = n, WINDOW
@@ -276,14 +276,16 @@ class Transcript:
                 out.append(i)
         return out
 
-    def _by_id(self, ids: Sequence[str | None], since: Episode | None) -> dict[str, Episode]:
-        """The visible transcript's episodes of these message ids (the newest of each)."""
+    def _by_id(self, ids: Sequence[str | None], since: _Marker) -> dict[str, Episode]:
+        """The visible transcript's episodes of these message ids (the newest of
+        each): one lookup by id; the clear markers are read only when it finds
+        something (new ids, the usual case, cost one statement)."""
         wanted = list(dict.fromkeys(i for i in ids if i is not None))
         if not wanted:
             return {}
         where = {"kind": self.kind}
-        found = self.memory.tagged_episodes((KEY, "message_id"), wanted, where=where, after=since)
-        return {e.metadata[KEY]["message_id"]: e for e in found}
+        found = self.memory.tagged_episodes((KEY, "message_id"), wanted, where=where)
+        return {e.metadata[KEY]["message_id"]: e for e in since.after(found)}
 
     @staticmethod
     def _at_cursor(
@@ -325,6 +327,26 @@ class Transcript:
     def erase(self) -> dict[str, int]:
         """Physically delete this scope's memory (transcript, facts, indexes)."""
         return self.memory.purge()
+
+
+class _Marker:
+    """A transcript's last clear marker, read once, when first needed."""
+
+    def __init__(self, transcript: Transcript):
+        self.transcript = transcript
+        self.read = False
+        self.marker: Episode | None = None
+
+    def after(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes recorded after the marker (all of them without one)."""
+        if not episodes:
+            return episodes
+        if not self.read:
+            self.marker, self.read = self.transcript._last_marker(None), True
+        m = self.marker
+        if m is None:
+            return episodes
+        return [e for e in episodes if (e.recorded_at, e.id) > (m.recorded_at, m.id)]
 
 
 def _found(message_id: str | None, found: dict[str, Episode]) -> bool:
