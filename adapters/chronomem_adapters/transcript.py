@@ -18,8 +18,8 @@ them from current reads without destroying them, and erase them for real.
   reads the visible transcript newest first in growing pages
   (``Memory.latest_episodes``, one bounded statement each); ``append`` writes
   by the store's own cursor (transaction time, then creation order) and looks
-  up only the given message ids (``Memory.tagged_episodes``) and the clear
-  markers, never the whole transcript.
+  up only the given message ids (``Memory.tagged_episodes``) and, when one is
+  found, the clear markers, never the whole transcript.
 - ``store_thread`` is for frameworks that hand over the whole thread every
   turn (a LangChain agent's state): it walks the thread from its end, looks
   up only its newest messages by id (a window of ``WINDOW``, doubling while

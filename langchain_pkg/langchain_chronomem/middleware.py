@@ -112,7 +112,8 @@ class ChronomemMiddleware(AgentMiddleware):
       instructions" stays quoted data.
     - **after the agent** (``after_agent``) the thread's new messages are stored
       as episodes of ``memory``'s scope (transcript ``langchain-agent:<thread
-      id>``; a message already stored is not stored again) and, with
+      id>``; a message already stored is not stored again; the thread is
+      walked from its end, so the cost does not grow with it) and, with
       ``extract`` (default on), facts are read from them (``Memory.add`` with
       ``extractor``, default the offline rule extractor). Facts land in
       ``memory``'s scope, so a fact stated in one thread is recalled in every
