@@ -10,6 +10,7 @@ by id, the thread rewound to a prefix; and rewritten whole
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +25,7 @@ from ..statements import Cost, counting
 from .conftest import sqlite_only
 
 KEY = "chronomem_transcript"
+_examples = itertools.count()
 
 
 def _msgs(tag: str, n: int, start: int = 0) -> list[BaseMessage]:
@@ -136,7 +138,7 @@ def test_the_cursor_stores_what_a_full_confirmation_would(
     """Model: after each turn the transcript holds every id the thread ever
     showed, each once, in order of first appearance (what looking up every id
     each turn stores), whatever reducer edits came between the turns."""
-    mem = root.scoped(user=f"u{id(steps)}-{len(_stored(root.scoped(user='x')))}")
+    mem = root.scoped(user=f"u{next(_examples)}")  # a fresh scope per example
     mw = ChronomemMiddleware(mem, extract=False)
     thread: list[BaseMessage] = []
     seen: list[str] = []
