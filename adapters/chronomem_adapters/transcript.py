@@ -18,8 +18,17 @@ them from current reads without destroying them, and erase them for real.
   reads the visible transcript newest first in growing pages
   (``Memory.latest_episodes``, one bounded statement each); ``append`` writes
   by the store's own cursor (transaction time, then creation order) and looks
-  up only the given message ids (``Memory.tagged_episodes``) and the clear
-  markers, never the whole transcript.
+  up only the given message ids (``Memory.tagged_episodes``) and, when one is
+  found, the clear markers, never the whole transcript.
+- ``store_thread`` is for frameworks that hand over the whole thread every
+  turn (a LangChain agent's state): it walks the thread from its end, looks
+  up only its newest messages by id (a window of ``WINDOW``, doubling while
+  none is stored), and converts and stores only what follows the newest
+  stored one. Each stored message keeps its position in the thread; when the
+  newest stored message still sits at its position and the window holds no
+  gap, the messages before it are taken as stored (the cursor). Otherwise the
+  thread was edited before it (a message removed or inserted) and every id is
+  looked up once (the full confirmation).
 - ``clear`` appends a marker episode: current reads start after the last
   marker, the audit view (``messages(known_at=…)`` before the clear, or
   ``messages(include_cleared=True)``) still shows everything. Nothing is lost.
@@ -29,10 +38,10 @@ See docs/design.md §5 (episodes and scope)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from chronomem import Episode, ExtractionReceipt, InvalidType, Memory
 
@@ -40,6 +49,9 @@ PAGE = 32  # the first page ``recent`` reads; each further page doubles, up to M
 MAX_PAGE = 1024
 KEY = "chronomem_transcript"  # metadata key: {"kind", "message_id", "payload"} or a marker
 CLEARED = "cleared"
+WINDOW = 8  # the thread's newest messages ``store_thread`` looks up first (doubling)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,8 @@ class Transcript:
                 if e.metadata[KEY].get("message_id") is not None
             }
         kind = {"kind": self.kind}
+        if len(ids) <= PAGE:  # a few ids: one lookup, no tail read
+            return set(self._by_id(list(ids), _Marker(self)))
         since = self._last_marker(None)
         head: list[str] = []
         newest = next(self._recent_episodes(None), None)
@@ -161,16 +175,20 @@ class Transcript:
                 if m.message_id in seen:
                     continue
                 seen.add(m.message_id)
-            tag = {"kind": self.kind, "message_id": m.message_id, "payload": m.payload}
-            items.append(
-                {
-                    "text": m.text,
-                    "role": m.role,
-                    "occurred_at": m.occurred_at,
-                    "metadata": {KEY: tag},
-                }
-            )
+            items.append(self._item(m))
         return items
+
+    def _item(self, m: TranscriptMessage, position: int | None = None) -> dict[str, Any]:
+        """The episode (``add_episodes``' mapping) that stores ``m``."""
+        tag: dict[str, Any] = {"kind": self.kind, "message_id": m.message_id, "payload": m.payload}
+        if position is not None:
+            tag["position"] = position
+        return {
+            "text": m.text,
+            "role": m.role,
+            "occurred_at": m.occurred_at,
+            "metadata": {KEY: tag},
+        }
 
     def append(self, messages: Sequence[TranscriptMessage]) -> list[Episode]:
         """Store the messages not already in the visible transcript (by id), in
@@ -186,9 +204,107 @@ class Transcript:
         so nothing is stored twice. ``extractor``: default the offline rule
         extractor. Facts land in this memory's scope. Returns the receipt
         (``episode_ids`` are the new messages' episodes)."""
+        return self._extract(self._new(messages), extractor)
+
+    def store_thread(
+        self,
+        thread: Sequence[T],
+        *,
+        id_of: Callable[[T], str | None],
+        convert: Callable[[T], TranscriptMessage | None],
+        extract: bool = False,
+        extractor: Any = None,
+    ) -> ExtractionReceipt:
+        """Store the messages of ``thread`` (the whole conversation, oldest
+        first, as a framework re-sends it each turn) that the visible transcript
+        does not hold yet, in one transaction; with ``extract``, also extract
+        facts from them (as ``record``). Only the messages walked from the end
+        are read: ``id_of`` gives a message's id (and may refuse a bad item),
+        ``convert`` is called only for the messages to store (``None``: never
+        store this one). Bounded by the new messages, not the thread: one
+        marker lookup and one lookup of the newest ``WINDOW`` ids (doubling
+        while none is stored), unless the thread was edited before its newest
+        stored message (then every id is looked up once). A message without an
+        id cannot be looked up: it is stored when it follows the newest stored
+        message that has one. Returns the receipt (``episode_ids``: the new
+        messages' episodes)."""
+        items = []
+        for i in self._unstored(thread, id_of):
+            m = convert(thread[i])
+            if m is None:
+                continue
+            if not isinstance(m, TranscriptMessage):
+                raise InvalidType(f"expected a TranscriptMessage, not {type(m).__name__}")
+            items.append(self._item(m, i))
+        if extract:
+            return self._extract(items, extractor)
+        return ExtractionReceipt(
+            episode_ids=[e.id for e in self.memory.add_episodes(items)] if items else []
+        )
+
+    def _unstored(self, thread: Sequence[T], id_of: Callable[[T], str | None]) -> list[int]:
+        """The positions in ``thread`` to store, oldest first."""
+        n = len(thread)
+        if n == 0:
+            return []
+        since = _Marker(self)
+        ids: dict[int, str | None] = {}
+        found: dict[str, Episode] = {}
+        lo, size = n, WINDOW
+        while lo > 0 and not found:  # walk back until a stored message turns up
+            top, lo = lo, max(0, lo - size)
+            for i in range(lo, top):
+                ids[i] = id_of(thread[i])
+            found.update(self._by_id([ids[i] for i in range(lo, top)], since))
+            size *= 2
+        last = next((i for i in range(n - 1, lo - 1, -1) if _found(ids[i], found)), -1)
+        if last >= 0 and not self._at_cursor(ids, found, lo, last):
+            # edited before its newest stored message: confirm every id once
+            for i in range(lo):
+                ids[i] = id_of(thread[i])
+            found.update(self._by_id([ids[i] for i in range(lo)], since))
+            lo = 0
+        out: list[int] = []
+        seen: set[str] = set()
+        for i in range(lo, n):
+            v = ids[i]
+            if v is None:
+                if i > last:
+                    out.append(i)
+            elif v not in found and v not in seen:
+                seen.add(v)
+                out.append(i)
+        return out
+
+    def _by_id(self, ids: Sequence[str | None], since: _Marker) -> dict[str, Episode]:
+        """The visible transcript's episodes of these message ids (the newest of
+        each): one lookup by id; the clear markers are read only when it finds
+        something (new ids, the usual case, cost one statement)."""
+        wanted = list(dict.fromkeys(i for i in ids if i is not None))
+        if not wanted:
+            return {}
+        where = {"kind": self.kind}
+        found = self.memory.tagged_episodes((KEY, "message_id"), wanted, where=where)
+        return {e.metadata[KEY]["message_id"]: e for e in since.after(found)}
+
+    @staticmethod
+    def _at_cursor(
+        ids: dict[int, str | None], found: dict[str, Episode], lo: int, last: int
+    ) -> bool:
+        """Whether the thread still ends, up to its newest stored message, as it
+        did when that message was stored: the message sits at the position it
+        was stored at, and every message with an id between the window's start
+        and it is stored. Then the messages before it were confirmed stored
+        when it was (removing one shifts it; inserting one leaves a gap)."""
+        v = ids[last]
+        assert v is not None
+        if found[v].metadata[KEY].get("position") != last:
+            return False
+        return all(ids[i] is None or ids[i] in found for i in range(lo, last))
+
+    def _extract(self, items: list[dict[str, Any]], extractor: Any) -> ExtractionReceipt:
         from chronomem.extraction import Turn
 
-        items = self._new(messages)
         if not items:
             return ExtractionReceipt()
         turns = [
@@ -211,6 +327,30 @@ class Transcript:
     def erase(self) -> dict[str, int]:
         """Physically delete this scope's memory (transcript, facts, indexes)."""
         return self.memory.purge()
+
+
+class _Marker:
+    """A transcript's last clear marker, read once, when first needed."""
+
+    def __init__(self, transcript: Transcript):
+        self.transcript = transcript
+        self.read = False
+        self.marker: Episode | None = None
+
+    def after(self, episodes: list[Episode]) -> list[Episode]:
+        """The episodes recorded after the marker (all of them without one)."""
+        if not episodes:
+            return episodes
+        if not self.read:
+            self.marker, self.read = self.transcript._last_marker(None), True
+        m = self.marker
+        if m is None:
+            return episodes
+        return [e for e in episodes if (e.recorded_at, e.id) > (m.recorded_at, m.id)]
+
+
+def _found(message_id: str | None, found: dict[str, Episode]) -> bool:
+    return message_id is not None and message_id in found
 
 
 def _to_message(e: Episode) -> TranscriptMessage:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,9 +19,9 @@ from chronomem_adapters.limits import MAX_K as SHARED_MAX_K
 from chronomem_adapters.readtags import switch_on, tagged
 from chronomem_adapters.semantics import BITEMPORAL, Semantic, TimeKeeping
 from chronomem_adapters.timeselect import TimeSelection, select_time
-from chronomem_adapters.transcript import Transcript
+from chronomem_adapters.transcript import Transcript, TranscriptMessage
 
-from .messages import to_transcripts
+from .messages import to_transcript
 from .readtags import graph_tag
 from .tools import memory_tools
 
@@ -112,7 +112,8 @@ class ChronomemMiddleware(AgentMiddleware):
       instructions" stays quoted data.
     - **after the agent** (``after_agent``) the thread's new messages are stored
       as episodes of ``memory``'s scope (transcript ``langchain-agent:<thread
-      id>``; a message already stored is not stored again) and, with
+      id>``; a message already stored is not stored again; the thread is
+      walked from its end, so the cost does not grow with it) and, with
       ``extract`` (default on), facts are read from them (``Memory.add`` with
       ``extractor``, default the offline rule extractor). Facts land in
       ``memory``'s scope, so a fact stated in one thread is recalled in every
@@ -207,26 +208,50 @@ class ChronomemMiddleware(AgentMiddleware):
 
     # -- after the agent: remember -----------------------------------------------------------
     def store_turn(
-        self, messages: list[AnyMessage], thread_id: str | None = None
+        self, messages: Sequence[AnyMessage], thread_id: str | None = None
     ) -> ExtractionReceipt:
-        """Store the messages not stored yet (and extract facts from them)."""
+        """Store the messages not stored yet (and extract facts from them).
+
+        ``messages`` is the whole thread, as LangChain hands it each turn; it is
+        walked from its end (``Transcript.store_thread``), so only the messages
+        after the newest stored one are converted and stored and the cost does
+        not grow with the thread. An edited thread (a message removed or
+        inserted before the newest stored one) has its ids confirmed once."""
         if not self.record:
             return ExtractionReceipt()
+        if isinstance(messages, BaseMessage | str) or not isinstance(messages, Iterable):
+            raise InvalidType(
+                f"messages must be a sequence of LangChain messages, not {type(messages).__name__}"
+            )
+        thread = messages if isinstance(messages, Sequence) else list(messages)
         kind = f"{KIND}:{thread_id}" if thread_id else KIND
-        items = to_transcripts(m for m in messages if m.id != RECALL_ID)
-        transcript = Transcript(self.memory, kind)
-        if self.extract:
-            receipt = transcript.record(items, extractor=self.extractor)
-        else:
-            receipt = ExtractionReceipt(episode_ids=[e.id for e in transcript.append(items)])
+        receipt = Transcript(self.memory, kind).store_thread(
+            thread,
+            id_of=_message_id,
+            convert=_stored_form,
+            extract=self.extract,
+            extractor=self.extractor,
+        )
         self.last_receipt = receipt
         return receipt
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        self.store_turn(list(state["messages"]), _thread_id())
+        self.store_turn(state["messages"], _thread_id())
         return None
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         thread = _thread_id()
         await run_in_executor(None, self.store_turn, list(state["messages"]), thread)
         return None
+
+
+def _message_id(message: object) -> str | None:
+    """A thread message's id (a chronomem error for anything but a LangChain message)."""
+    if not isinstance(message, BaseMessage):
+        raise InvalidType(f"expected a LangChain BaseMessage, not {type(message).__name__}")
+    return message.id
+
+
+def _stored_form(message: BaseMessage) -> TranscriptMessage | None:
+    """The message as the transcript stores it; the recall note is never stored."""
+    return None if message.id == RECALL_ID else to_transcript(message)
