@@ -289,3 +289,32 @@ def test_an_occupation_question_finds_the_job_title(memory: Memory) -> None:
     memory.add("I'm a farmer now.", occurred_at=day(40))
     hits = memory.search("What's my occupation?", include_episodes=True, valid_at=day(50))
     assert hits and hits[0].fact is not None and hits[0].fact.object == "farmer"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("abcd"),
+            st.floats(-1, 1, allow_nan=False),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_a_records_stale_versions_lift_it_and_nothing_else(
+    hits: list[tuple[str, float, bool]],
+) -> None:
+    """The record stores' form of the rule (``staleness.lift_records``): an item
+    written again scores at least what each of its stale versions scores, at least
+    its own score, and exactly the best of them; the order is the hits' order."""
+    from chronomem.retrieval.staleness import lift_records
+
+    out = lift_records(hits)
+    assert list(out) == list(dict.fromkeys(r for r, _, _ in hits))
+    for record, rs in out.items():
+        mine = [s for r, s, stale in hits if r == record and not stale]
+        past = [s for r, s, stale in hits if r == record and stale]
+        assert rs.score == max(mine + past)
+        assert rs.own == (max(mine) if mine else None)
+        assert rs.lifted == (bool(past) and (not mine or max(past) > max(mine)))

@@ -11,7 +11,8 @@ fact's metadata, indexed with the vector CrewAI computed for it:
   view); ``end`` ends a record without deleting it; ``erase`` is irreversible.
 - ``search`` is chronomem's vector search over those vectors, restricted to the
   current view (or the instant of an ``as_of`` view); scores are cosine in
-  [0, 1] as CrewAI expects. CrewAI passes only the query embedding, so no
+  [0, 1] as CrewAI expects, a record updated scoring at least what its earlier
+  (stale) versions score (``search``). CrewAI passes only the query embedding, so no
   lexical or temporal search runs here: use ``ChronomemMemory`` for that.
 - scopes are path-aware (``/a`` never matches ``/ab``); ``created_at`` is naive UTC.
 
@@ -42,6 +43,7 @@ from chronomem import (
 from chronomem import (
     Memory as Store,
 )
+from chronomem.retrieval.staleness import lift_records
 from chronomem.timeutil import instant
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
@@ -383,7 +385,14 @@ class ChronomemStorage:
         limit: int = 10,
         min_score: float = 0.0,
     ) -> list[tuple[MemoryRecord, float]]:
-        """Vector search over the records current at this storage's instant."""
+        """Vector search over the records current at this storage's instant.
+
+        A record written again (``update``, ``save`` of its id) keeps its earlier
+        versions, stale at this instant; the search reaches them too and a record
+        scores at least what its stale versions score (``chronomem.retrieval.
+        staleness.lift_records``, the rule core applies to a stale message): the
+        current record answers a question its earlier text matched. Only current
+        records are returned."""
         n = _int(limit, "limit")
         if not isinstance(min_score, int | float) or min_score != min_score:
             raise InvalidInput("min_score must be a number")
@@ -400,19 +409,34 @@ class ChronomemStorage:
                 k=k,
                 predicates=[PREDICATE],
                 exact=True,
+                states=[State.LIVE, State.ENDED],
                 valid_at=self._time.valid_at,
                 known_at=self._time.known_at,
                 as_of=self._time.as_of,
             )
+            live: dict[str, Fact] = {}
+            scored: list[tuple[str, float, bool]] = []
+            for hit in hits:
+                f = hit.fact
+                if f is None or f.predicate != PREDICATE:
+                    continue
+                leg = (hit.explain or {}).get("legs", {}).get("fact_vector") or {}
+                scored.append((f.subject, float(leg.get("score", 0.0)), f.state is State.ENDED))
+                if f.state is State.LIVE:
+                    live[f.subject] = f
+            ranked = lift_records(scored)
+            missing = [rid for rid in ranked if rid not in live]
+            if missing:  # reached through a stale version only: its current record
+                live.update((f.subject, f) for f in self._current(ids=missing))
         out: list[tuple[MemoryRecord, float]] = []
-        for hit in hits:
-            if hit.fact is None or hit.fact.predicate != PREDICATE:
+        for rid, rs in ranked.items():
+            fact = live.get(rid)
+            if fact is None:  # ended or deleted: no current record
                 continue
-            leg = (hit.explain or {}).get("legs", {}).get("fact_vector") or {}
-            score = max(0.0, min(1.0, float(leg.get("score", 0.0))))
+            score = max(0.0, min(1.0, rs.score))
             if score < min_score:
                 continue
-            r = to_record(hit.fact)
+            r = to_record(fact)
             if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
                 continue
             if categories and not set(categories) & set(r.categories):

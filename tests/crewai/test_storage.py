@@ -78,6 +78,32 @@ def test_update_supersedes_delete_retracts_as_of_reads_the_past(
     assert storage.history("a", include_retracted=True) == []
 
 
+def test_an_updated_record_answers_what_its_earlier_text_matched(
+    storage: ChronomemStorage, clock
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue #28, the stale-episode rule on a record store: a record written again
+    scores at least what its earlier (now stale) version scores, so the question its
+    old text matched finds the record as it is now, above an unrelated record; before
+    the update the old text is current again; a record deleted or ended lifts nothing."""
+    storage.save([rec("job", "I work at Vandelay Industries.")])
+    storage.save([rec("talk", "The weather has been lovely this week.")])
+    clock.advance(days=1)
+    before = clock.mark()
+    clock.advance(days=1)
+    storage.update(rec("job", "I left and joined Kramerica."))
+    q = kit_embedder(["Where do I work?"])[0]
+    own = storage.as_of(before).search(q)
+    assert (own[0][0].id, own[0][0].content) == ("job", "I work at Vandelay Industries.")
+    old_score = own[0][1]
+    hits = storage.search(q)
+    assert (hits[0][0].id, hits[0][0].content) == ("job", "I left and joined Kramerica.")
+    assert hits[0][1] == pytest.approx(old_score) and 0.0 < hits[0][1] <= 1.0
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert storage.search(q, min_score=old_score + 1e-3) == []
+    assert storage.end(["job"]) == 1  # no current record: its past lifts nothing
+    assert "job" not in [r.id for r, _ in storage.search(q)]
+
+
 def test_metadata_only_update_and_filters(storage: ChronomemStorage, clock) -> None:  # type: ignore[no-untyped-def]
     storage.save([rec("a", "same text", metadata={"v": 1})])
     clock.advance(minutes=1)

@@ -177,3 +177,32 @@ def test_langmem_tools_example() -> None:
         "Ada lives in Berlin [live]",
     ]
     assert "Ada likes green tea [retracted]" in out.split("history of the tea memory:")[1]
+
+
+def test_an_item_put_again_answers_what_its_earlier_value_matched_in_fused_mode(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    """Issue #28 on the store (``score="fused"``): an item put over keeps its earlier
+    version, stale now; the question that version matched finds the item as it is
+    now, scored at least as the stale version, above an unrelated item; before the
+    put the old value is current again. The cosine mode keeps InMemoryStore's number
+    (the item's fields as they are now)."""
+    emb = CharEmbeddings()
+    fused = make_store(index=_index(emb), score="fused")
+    ns = ("u",)
+    fused.put(ns, "job", {"text": "zany zebra xerxes works at vandelay"})
+    fused.put(ns, "talk", {"text": "the weather is lovely"})
+    clock.advance(days=1)
+    before = clock.mark()
+    clock.advance(days=1)
+    q = "zany zebra xerxes"
+    old = {h.key: h.score for h in fused.search(ns, query=q)}
+    fused.put(ns, "job", {"text": "joined kramerica"})
+    hits = fused.search(ns, query=q)
+    assert hits[0].key == "job" and hits[0].value == {"text": "joined kramerica"}
+    assert hits[0].score is not None and old["job"] is not None
+    assert hits[0].score == pytest.approx(old["job"], rel=1e-3)  # its stale version's
+    past = fused.as_of(before).search(ns, query=q)
+    assert past[0].key == "job" and past[0].value["text"].startswith("zany")
+    fused.delete(ns, "job")  # nothing current: its past lifts nothing
+    assert "job" not in [h.key for h in fused.search(ns, query=q)]

@@ -32,7 +32,7 @@ leg found them. Two statements, bounded by the facts handed in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -344,4 +344,56 @@ def past_of_facts(
                 eps = out.setdefault(f["id"], [])
                 if r["episode_id"] not in eps:
                     eps.append(r["episode_id"])
+    return out
+
+
+# -- records overwritten (the record stores) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordScore:
+    """A record's score in a record store's search: its live version's own score,
+    lifted to the best score of its stale versions (``lift_records``)."""
+
+    score: float
+    own: float | None  # the live version's own score (``None``: only a stale one was hit)
+    lifted_from: float | None = None  # the stale versions' best, when it lifted the score
+
+    @property
+    def lifted(self) -> bool:
+        return self.lifted_from is not None
+
+
+def lift_records(hits: Iterable[tuple[str, float, bool]]) -> dict[str, RecordScore]:
+    """The same rule as a stale episode's, where a record store's item was overwritten.
+
+    A record store (CrewAI's storage, the LangGraph store) keeps each item as one
+    single-valued slot, so writing the item again supersedes its version: at the
+    search's instant the earlier version is *stale* (ended, its value replaced) and
+    the item's live version is what replaced it. ``hits`` are a search's hits over
+    live and ended versions, as ``(record, score, stale)``; each record's score is
+    its live version's best, lifted to at least its stale versions' best: a stale
+    version never outranks what superseded it, and since a record store shows
+    current items only, the present answers the question its past matched ("who
+    is my employer?" finds "I left Initech and joined Hooli." through "I'm
+    employed at Initech."). The caller keeps only the records live at the instant
+    (a record ended or deleted has no successor: its past lifts nothing), so the rule
+    is bitemporal as the episodes' is: before the change the old version is live.
+    The records come in the order the hits first name them."""
+    own: dict[str, float] = {}
+    past: dict[str, float] = {}
+    seen: dict[str, None] = {}  # the records in the order the hits first name them
+    for record, score, stale in hits:
+        seen.setdefault(record)
+        into = past if stale else own
+        if score > into.get(record, float("-inf")):
+            into[record] = score
+    out: dict[str, RecordScore] = {}
+    for record in seen:
+        mine, old = own.get(record), past.get(record)
+        if old is not None and (mine is None or old > mine):
+            out[record] = RecordScore(old, mine, old)
+        else:
+            assert mine is not None
+            out[record] = RecordScore(mine, mine)
     return out

@@ -178,8 +178,11 @@ class Reader:
             k=k,
             subject_prefix=keys.namespace_prefix(op.namespace_prefix),
             exact=True,
+            states=scoring.searched_states(self.score),
             **self._times(),
         )
+        # an item's best over the versions hit: with score="fused" its stale versions
+        # lift it (scoring.searched_states, staleness.lift_records' rule)
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}

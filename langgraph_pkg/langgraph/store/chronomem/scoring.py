@@ -11,17 +11,33 @@ does; an item without index entries (``index=False``) has no score. Identical te
 have identical vectors, so they get identical scores. Items the
 search returned come first, ordered by that score, ties by the fused relevance;
 the rest follow newest first (``score="fused"`` on the store reports and
-orders by the fused score instead)."""
+orders by the fused score instead).
+
+An item put again keeps its earlier versions, stale at the search's instant
+(ended, replaced by the item's live version). With ``score="fused"`` the search
+reaches them too and an item scores at least what its stale versions score
+(``chronomem.retrieval.staleness.lift_records``, the rule core applies to a stale
+message): the current item answers a question its earlier value matched. The
+cosine score keeps LangGraph's meaning (``InMemoryStore``'s number: the item's
+fields as they are now, so putting new text lowers the old text's score), and
+results are ordered by it, so the cosine mode searches live versions only. Only
+live items are returned."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from chronomem import Memory
+from chronomem import Memory, State
 
 SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
+
+
+def searched_states(mode: str) -> tuple[State, ...]:
+    """What a search reaches: the live versions, and with ``score="fused"`` the
+    earlier versions items were put over (their scores lift their items')."""
+    return (State.LIVE, State.ENDED) if mode == "fused" else (State.LIVE,)
 
 
 def leg_cosine(explain: Mapping[str, Any]) -> float | None:
