@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.exc import DBAPIError
 
 from chronomem import Memory, State
 from chronomem.backends import pgpipeline
@@ -219,3 +220,26 @@ def test_one_by_one_gives_the_same_history(pg_url: str) -> None:
             pgpipeline.ENABLED = old
 
     assert history(True) == history(False)
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_failing_queued_statement_writes_nothing(
+    pg_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queued statement that fails (here one added behind the inserts) fails the
+    write at its commit with the database's error; nothing of it is stored, and
+    the next write on the same pool works."""
+    pg_memory.remember("ada", "lives_in", "Paris")
+    real = pgpipeline.enqueue
+
+    def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
+        real(conn, stmt, params, check)
+        real(conn, "SELECT 1 / 0", None)
+
+    monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
+    with pytest.raises(DBAPIError, match="division by zero"):
+        pg_memory.remember("ada", "lives_in", "Berlin")
+    monkeypatch.setattr(pgpipeline, "enqueue", real)
+    assert [f.object for f in pg_memory.facts(subject="ada")] == ["Paris"]
+    pg_memory.remember("ada", "lives_in", "Rome")
+    assert [f.object for f in pg_memory.facts(subject="ada")] == ["Rome"]
