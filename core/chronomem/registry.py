@@ -49,6 +49,13 @@ class Registry:
         with self._lock:
             self._cache.pop(tenant, None)
 
+    def peek(self, tenant: str) -> dict[str, PredicateSpec] | None:
+        """The tenant's cached index (of whichever version was cached last), without
+        a read; ``load`` returns the same object while that version is current."""
+        with self._lock:
+            cached = self._cache.get(tenant)
+        return None if cached is None else cached[1]
+
     def load(
         self, conn: Connection, tenant: str, *, version: int | _Unread | None = _Unread.UNREAD
     ) -> dict[str, PredicateSpec]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -213,17 +213,24 @@ class Writer:
         feed each op to its slot's ``SlotPlan``; then close, insert, index and cite
         (``_flush``). Any error leaves the caller's transaction to roll back."""
         tenant = scope.tenant
-        # The tenant's transaction clock is locked first and held until commit: the
-        # writers of a tenant then resolve their targets (which slots an end of every
-        # value or a document put touches) in commit order, and their stamps follow
-        # commit order too (exact replay).
-        tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
-        index = self.registry.load(conn, tenant, version=registry_version)
-        found = _Found.load(conn, scope, ops)
-        targets = [self._target(scope, op, index, found) for op in ops]
-        slots = sorted({s for t in targets for s in t.slots})
-        lock(conn, tenant, slots)
-        current = self._load(conn, tenant, slots, for_update)
+        db = of(conn)
+        early = self._early(conn, scope, ops) if db.sends_together() else None
+        if early is not None:
+            tx, targets, slots, current = self._begin_together(
+                conn, scope, ops, now_us, recorded_at, early, lock, for_update
+            )
+        else:
+            # The tenant's transaction clock is locked first and held until commit: the
+            # writers of a tenant then resolve their targets (which slots an end of every
+            # value or a document put touches) in commit order, and their stamps follow
+            # commit order too (exact replay).
+            tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
+            index = self.registry.load(conn, tenant, version=registry_version)
+            found = _Found.load(conn, scope, ops)
+            targets = [self._target(scope, op, index, found) for op in ops]
+            slots = sorted({s for t in targets for s in t.slots})
+            lock(conn, tenant, slots)
+            current = self._load(conn, tenant, slots, for_update)
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
         # A slot touched by one assert alone, holding no version or already holding
@@ -247,6 +254,72 @@ class Writer:
                     plans[s] = SlotPlan(current.get(s, []))
             self._plan(t, plans, scope, tx, new_sources)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
+
+    # -- stamping, locking and loading in one round trip --------------------------
+    def _early(
+        self, conn: Connection, scope: Scope, ops: Sequence[WriteOp]
+    ) -> tuple[dict[str, Any] | None, list[_Target]] | None:
+        """The targets of ``ops`` resolved before the stamp, with the registry index
+        they used (None: every op is exact and needs none), when that needs no read:
+        every op is an assert or an end naming its object (so its slots follow from
+        its names), and the tenant's registry index is cached unless every op is
+        exact. None otherwise, or when resolving fails (the ordinary path then
+        raises the same error, after the stamp as before)."""
+        exact = True
+        for op in ops:
+            if not isinstance(op, AssertOp | EndOp) or (isinstance(op, EndOp) and op.obj is None):
+                return None
+            exact = exact and op.exact
+        index = None if exact else self.registry.peek(scope.tenant)
+        if index is None and not exact:
+            return None
+        try:
+            no_reads = _Found(conn, scope)
+            return index, [self._target(scope, op, index or {}, no_reads) for op in ops]
+        except Exception:
+            return None
+
+    def _begin_together(
+        self,
+        conn: Connection,
+        scope: Scope,
+        ops: Sequence[WriteOp],
+        now_us: int,
+        recorded_at: int | None,
+        early: tuple[dict[str, Any] | None, list[_Target]],
+        lock: Callable[[Connection, str, Sequence[str]], None],
+        for_update: bool,
+    ) -> tuple[int, list[_Target], list[str], dict[str, list[SlotVersion]]]:
+        """The stamp, the slot locks and the slots' load in one round trip
+        (``Backend.begin_write``) for targets resolved before the stamp (``_early``),
+        in the same order as the ordinary path: clock row, then locks, then load.
+        The clock row is locked from the stamp on, so the registry cannot change
+        after it: when the index the targets used is not the stamped version's,
+        they are resolved again, and slots they gained are locked and loaded
+        then (a registration since this process last read the registry)."""
+        tenant = scope.tenant
+        if recorded_at is not None and recorded_at > MAX_US:
+            raise _calendar_end()
+        index, targets = early
+        slots = sorted({s for t in targets for s in t.slots})
+        began = of(conn).begin_write(conn, tenant, now_us, recorded_at, slots)
+        assert began is not None  # sends_together() said so
+        tx, registry_version, rows = began
+        if tx > MAX_US:
+            raise _calendar_end()
+        current = self._versions(rows)
+        if index is not None:
+            fresh = self.registry.load(conn, tenant, version=registry_version)
+            if fresh is not index:
+                found = _Found(conn, scope)
+                targets = [self._target(scope, op, fresh, found) for op in ops]
+                moved = sorted({s for t in targets for s in t.slots})
+                gained = sorted(set(moved) - set(slots))
+                if gained:
+                    lock(conn, tenant, gained)
+                    current.update(self._load(conn, tenant, gained, for_update))
+                slots = moved
+        return tx, targets, slots, current
 
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
@@ -314,19 +387,27 @@ class Writer:
             )
             if for_update:
                 q = q.with_for_update()
-            for r in conn.execute(q).mappings():
-                row = dict(r)
-                out.setdefault(row["slot"], []).append(
-                    SlotVersion(
-                        row["id"],
-                        row["fact_id"],
-                        row["object"],
-                        row["object_key"],
-                        row["valid_from"],
-                        row["valid_to"],
-                        extra=_row_extra(row),
-                    )
+            for slot, found in self._versions(conn.execute(q).mappings()).items():
+                out.setdefault(slot, []).extend(found)
+        return out
+
+    @staticmethod
+    def _versions(rows: Iterable[Any]) -> dict[str, list[SlotVersion]]:
+        """Current version rows as each slot's ``SlotVersion``s."""
+        out: dict[str, list[SlotVersion]] = {}
+        for r in rows:
+            row = dict(r)
+            out.setdefault(row["slot"], []).append(
+                SlotVersion(
+                    row["id"],
+                    row["fact_id"],
+                    row["object"],
+                    row["object_key"],
+                    row["valid_from"],
+                    row["valid_to"],
+                    extra=_row_extra(row),
                 )
+            )
         return out
 
     def _refuse_time_travel(self, conn: Connection, tenant: str, slots: list[str], at: int) -> None:
@@ -490,12 +571,16 @@ class Writer:
         receipt.fact_ids = [f for f in fact_ids if f in kept]
         receipt.superseded_count = len(closes)
         # close before insert: the I1 exclusion constraint checks every row
+        # PostgreSQL queues these (``Backend.deferring``): they go to the server
+        # with the next statement or the COMMIT, in one round trip
         db = of(conn)
-        db.close_versions(conn, tenant, tx, closes)
+        with db.deferring(conn):
+            db.close_versions(conn, tenant, tx, closes)
+            if inserts:
+                db.insert_rows(conn, versions, inserts)
+                if self.on_insert is not None:
+                    self.on_insert(conn, inserts)
         if inserts:
-            db.insert_rows(conn, versions, inserts)
-            if self.on_insert is not None:
-                self.on_insert(conn, inserts)
             db.after_insert_versions(conn, len(inserts))
         if new_sources:
             self._check_episodes(conn, scope, {s["episode_id"] for s in new_sources})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +172,27 @@ class Backend:
         if value > last:
             conn.execute(_CLOCK_SET, {"t": tenant, "v": value})
         return value, registry_us
+
+    @classmethod
+    def sends_together(cls) -> bool:
+        """Whether ``begin_write`` sends its statements together (PostgreSQL's
+        pipeline mode); False: the writer runs them one by one."""
+        return False
+
+    @classmethod
+    def begin_write(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
+    ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
+        """``advance_clock``, the slot locks (``lock_slots``') and the slots' current
+        versions (``FOR UPDATE``) in one round trip: the stamp, ``registry_us`` and
+        the version rows; None where statements are not sent together."""
+        return None
+
+    @classmethod
+    def deferring(cls, conn: Connection) -> AbstractContextManager[None]:
+        """A block whose ``close_versions`` and ``insert_rows`` may be sent later
+        (PostgreSQL: with the next statement or the ``COMMIT``); run at once by default."""
+        return nullcontext()
 
     @classmethod
     def insert_ignore(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:

@@ -6,12 +6,13 @@ current versions ``FOR UPDATE``; invariant I1 is also an exclusion constraint
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -34,9 +35,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
+from ..batching import chunks
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock
+from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock, versions
+from . import pgpipeline
 from .base import Backend, Run, _simple_path
 
 if TYPE_CHECKING:
@@ -164,6 +167,14 @@ def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[An
 
 # ``_setwise_insert``'s marker for a binary column (its own array parameter).
 _BINARY: Any = object()
+
+
+def _inserted_all(expected: int, cursor: Any) -> None:
+    """A queued ``insert_rows`` inserted every row (``pgpipeline``'s check)."""
+    if cursor.rowcount != expected:
+        raise ChronomemError(
+            f"internal error: a write's insert stored {cursor.rowcount} of {expected} rows"
+        )
 
 
 def _lexical(
@@ -321,6 +332,46 @@ SLOT_LOCK_BUCKETS = 128
 _LOCK_SEED = "CAST(CAST(CAST('cm_txclock' AS regclass) AS oid) AS bigint)"
 
 
+# The slot locks of a write: its buckets' advisory locks, in sorted order (no deadlock
+# between writers of overlapping slot sets), in one statement.
+_LOCK_SLOTS = text(
+    f"SELECT pg_advisory_xact_lock(hashtextextended(k, {_LOCK_SEED})) "
+    "FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
+)
+# A write's slots' current versions, locked (``begin_write``; the writer's ``_load``).
+_LOAD_SLOTS = (
+    select(versions)
+    .where(
+        versions.c.tenant == bindparam("tenant"),
+        versions.c.slot == any_(bindparam("slots", type_=ARRAY(Text))),
+        versions.c.superseded_at.is_(None),
+    )
+    .with_for_update()
+)
+_LOAD_COLUMNS = tuple(c.name for c in _LOAD_SLOTS.selected_columns)
+
+
+def _slot_locks(tenant: str, slots: Sequence[str]) -> list[str]:
+    return sorted({lock_key(tenant, slot_bucket(s)) for s in slots})
+
+
+_PROCESSORS: dict[type, tuple[tuple[int, Any], ...]] = {}
+
+
+def _load_processors(dialect: Any) -> tuple[tuple[int, Any], ...]:
+    """The result processors of ``_LOAD_SLOTS``'s columns that have one (``SafeText``),
+    per dialect class."""
+    hit = _PROCESSORS.get(type(dialect))
+    if hit is None:
+        out = []
+        for i, c in enumerate(_LOAD_SLOTS.selected_columns):
+            proc = c.type.dialect_impl(dialect).result_processor(dialect, None)
+            if proc is not None:
+                out.append((i, proc))
+        hit = _PROCESSORS[type(dialect)] = tuple(out)
+    return hit
+
+
 def slot_bucket(slot: str) -> str:
     """The lock a slot's writers take: one of ``SLOT_LOCK_BUCKETS`` per tenant, by a
     stable hash of the slot key (the same in every process; not slot-key shaped)."""
@@ -347,6 +398,21 @@ class PostgresBackend(Backend):
                 "pip install 'chronomem[postgres]'"
             ) from exc
         super().__init__(engine)
+        pgpipeline.install(engine)  # queued write statements go ahead of any other
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """``Backend.write``, whose end sends the statements the writer queued
+        (``pgpipeline.deferring``: closes, inserts) together with the ``COMMIT``,
+        in one round trip."""
+        with (
+            self._guarded(),
+            self._connect_write() as conn,
+            pgpipeline.sent_at_commit(conn),
+            conn.begin(),
+        ):
+            yield conn
+            pgpipeline.commit(conn)
 
     def lock_slots(self, conn: Connection, tenant: str, slots: Sequence[str]) -> None:
         # One statement, locks taken in sorted order (no deadlock between writers of
@@ -357,13 +423,7 @@ class PostgresBackend(Backend):
         # memory", max_locks_per_transaction); two slots in one bucket only wait longer.
         if not slots:
             return
-        conn.execute(
-            text(
-                f"SELECT pg_advisory_xact_lock(hashtextextended(k, {_LOCK_SEED})) "
-                "FROM unnest(CAST(:keys AS text[])) AS k ORDER BY k"
-            ),
-            {"keys": sorted({lock_key(tenant, slot_bucket(s)) for s in slots})},
-        )
+        conn.execute(_LOCK_SLOTS, {"keys": _slot_locks(tenant, slots)})
 
     @contextmanager
     def snapshot_read(self) -> Iterator[Connection]:
@@ -463,6 +523,49 @@ class PostgresBackend(Backend):
         return (at if at is not None else int(row[0])), row[1]
 
     @classmethod
+    def sends_together(cls) -> bool:
+        return pgpipeline.supported()
+
+    @classmethod
+    def deferring(cls, conn: Connection) -> AbstractContextManager[None]:
+        return pgpipeline.deferring(conn)
+
+    @classmethod
+    def begin_write(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
+    ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
+        """``advance_clock``, ``lock_slots`` and the slots' current versions read
+        ``FOR UPDATE``, as three statements sent together (one round trip, after
+        any the writer still has queued). Each runs after the one before it
+        returned and takes its own snapshot then (``pgpipeline``), so the load sees
+        every version committed before the locks were granted."""
+        if not pgpipeline.supported():
+            return None
+        items = pgpipeline.take(conn)
+        first = len(items)
+        advance = _ADVANCE_AT if at is not None else _ADVANCE
+        params = {"tenant": tenant, "now": now_us if at is None else at}
+        items.append((pgpipeline.driver_sql(conn, advance), params, None))
+        if slots:
+            keys = {"keys": _slot_locks(tenant, slots)}
+            items.append((pgpipeline.driver_sql(conn, _LOCK_SLOTS), keys, None))
+            load = pgpipeline.driver_sql(conn, _LOAD_SLOTS)
+            for chunk in chunks(list(slots)):
+                items.append((load, {"tenant": tenant, "slots": chunk}, None))
+        cursors = pgpipeline.send(conn, items)
+        row = cursors[first].fetchone()
+        stamp = at if at is not None else int(row[0])
+        procs = _load_processors(conn.dialect)
+        rows: list[dict[str, Any]] = []
+        for cur in cursors[first + 2 :]:
+            for r in cur.fetchall():
+                values = list(r)
+                for i, proc in procs:
+                    values[i] = proc(values[i])
+                rows.append(dict(zip(_LOAD_COLUMNS, values, strict=True)))
+        return stamp, row[1], rows
+
+    @classmethod
     def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert many rows of one tenant (the same keys in every row) in one statement:
         ``INSERT … SELECT k.tenant, u.… FROM cm_txclock k,
@@ -506,6 +609,11 @@ class PostgresBackend(Backend):
         }
         for c in binary:
             params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
+        if pgpipeline.queueing(conn):
+            # the writer's flush: the tenant's clock row is stamped (and locked) by
+            # this transaction, so every row goes in; a short count is a bug
+            pgpipeline.enqueue(conn, stmt, params, functools.partial(_inserted_all, len(rows)))
+            return
         run = conn.exec_driver_sql if binary else conn.execute
         if run(stmt, params).rowcount != len(rows):
             super().insert_rows(conn, table, rows)
@@ -516,16 +624,17 @@ class PostgresBackend(Backend):
     ) -> None:
         if not closes:
             return
-        conn.execute(
-            _CLOSE,
-            {
-                "tx": tx,
-                "t": tenant,
-                "vids": [c["vid"] for c in closes],
-                "bys": [c["by"] for c in closes],
-                "reasons": [c["reason"] for c in closes],
-            },
-        )
+        params = {
+            "tx": tx,
+            "t": tenant,
+            "vids": [c["vid"] for c in closes],
+            "bys": [c["by"] for c in closes],
+            "reasons": [c["reason"] for c in closes],
+        }
+        if pgpipeline.queueing(conn):
+            pgpipeline.enqueue(conn, _CLOSE, params)
+        else:
+            conn.execute(_CLOSE, params)
 
     @classmethod
     def after_insert_versions(cls, conn: Connection, n_inserted: int) -> None:
