@@ -265,22 +265,25 @@ def _arm_select(
     probed = e.c.object_key.concat(type_coerce(bindparam(f"extra_{i}"), key_type))
     item_head = SubjectHead(c.subject_key)
     bump = type_coerce(bindparam("bump"), key_type)
-    conds.append(
-        exists(
-            select(literal(1))
-            .select_from(versions)
-            .where(
-                reads.scope_bound(versions, levels),
-                item_head >= func.substr(probed, 1, SUBJECT_HEAD),
-                item_head < func.substr(probed, 1, func.length(probed) - 1).concat(bump),
-                or_(
-                    func.length(probed) <= SUBJECT_HEAD,
-                    func.substr(c.subject_key, 1, func.length(probed)) == probed,
-                ),
-                reads.temporal(_LIVE, valid_at, known_at),
-            )
+    # (a scalar subquery, not EXISTS: a planner estimates a semi-join's selectivity
+    # low and then probes every entry in range and sorts them, where this filter
+    # leaves it the walk in head order that stops once the page is full)
+    probe = (
+        select(literal(1))
+        .select_from(versions)
+        .where(
+            reads.scope_bound(versions, levels),
+            item_head >= func.substr(probed, 1, SUBJECT_HEAD),
+            item_head < func.substr(probed, 1, func.length(probed) - 1).concat(bump),
+            or_(
+                func.length(probed) <= SUBJECT_HEAD,
+                func.substr(c.subject_key, 1, func.length(probed)) == probed,
+            ),
+            reads.temporal(_LIVE, valid_at, known_at),
         )
+        .limit(1)
     )
+    conds.append(probe.scalar_subquery().is_not(None))
     skip = bindparam(f"skip_{i}", type_=Integer())
     stmt = (
         select(type_coerce(func.substr(e.c.subject_key, skip), key_type).label("k"))
@@ -362,7 +365,7 @@ def live_entries(
 
     def page(exact_order: bool) -> list[str]:
         stmt = _entries_stmt(levels, as_of, tuple(shape), exact_order)
-        with engine.backend.point_read() as conn:
+        with engine.backend.walk_read() as conn:
             return [row[0] for row in stmt.rows(conn, params)]
 
     keys = page(False)
