@@ -43,3 +43,31 @@ class PrefixMethods:
         self._engine.check_open()
         v, k = self._engine.times(valid_at, known_at, as_of)
         return prefixes.live_prefixes(self._engine, self.scope, v, k, subject_prefixes)
+
+    def live_entries(
+        self,
+        entries: prefixes.Entries,
+        *,
+        limit: int,
+        offset: int = 0,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[str]:
+        """A page of an adapter's index entries (``prefixes.Entries`` says which: facts
+        written ``exact`` and valid at every instant in subject ranges of the
+        adapter's, each object a subject prefix), their keys in code point order,
+        each once, keeping the entries whose prefix holds a fact of this scope live at
+        ``valid_at`` as believed at ``known_at``: one statement with the page's LIMIT
+        and OFFSET, so the rows read are bounded by the page, not by the number of
+        entries or facts (``chronomem.prefixes``). Not a served read.
+
+        :param entries: the ranges (arms) read, the keys' separator, the objects' end
+        :param limit: at most this many subjects
+        :param offset: skip this many first
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._engine.check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return prefixes.live_entries(self._engine, self.scope, v, k, entries, limit, offset)

@@ -17,19 +17,27 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
     ColumnElement,
+    FunctionElement,
     Integer,
     Select,
+    Table,
+    Text,
     bindparam,
     exists,
+    func,
     literal,
+    or_,
     select,
     type_coerce,
+    union_all,
 )
+from sqlalchemy.ext.compiler import compiles
 
 from . import reads
 from .engine import Engine
@@ -38,6 +46,7 @@ from .model import State
 from .prepared import Prepared
 from .schema import SUBJECT_HEAD, SubjectHead, versions
 from .scope import Scope
+from .timeutil import MIN_US
 
 CHUNK = 64  # prefixes probed by one statement at most
 _LIVE = frozenset({State.LIVE})
@@ -125,3 +134,244 @@ def live_prefixes(
             (row,) = prepared.rows(conn, params)
             live.update(p for p, hit in zip(names, row, strict=False) if hit)
     return [p for p in wanted if p in live]
+
+
+# --- index entries: a page of an adapter's own index, each entry probed --------
+#
+# An adapter may keep an index of the subject prefixes it wrote under: *entries*,
+# facts written ``exact`` (valid at every instant) in subject ranges of their own,
+# each range's subjects a fixed head followed by a *key* that sorts as the
+# adapter wants its listing sorted and is a sequence of labels each ended by
+# ``sep`` (so a key's depth is its number of ``sep``), and whose object is a
+# subject prefix (ending with ``end``) that the entry stands for. ``live_entries``
+# reads a page of keys in code point order from one or several ranges (*arms*),
+# keeping the entries whose prefix (the object, and an arm's ``extra`` after it)
+# holds a live fact at the read's instants: one correlated index probe per entry
+# met, which stops at the first live fact. The page's LIMIT and OFFSET are in the
+# statement (several arms: each arm stops at ``offset + limit`` keys, the merge
+# pages them), so the rows read are bounded by the page, not by the number of
+# entries or of facts.
+
+
+class _CodePoints(FunctionElement[str]):
+    """A text column compared in code point order (UTF-8 byte order) on every dialect."""
+
+    name = "cm_code_points"
+    inherit_cache = True
+    type = Text()
+
+
+@compiles(_CodePoints)
+def _code_points_sqlite(element: _CodePoints, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return column  # BINARY collation: byte order
+
+
+@compiles(_CodePoints, "postgresql")
+def _code_points_pg(element: _CodePoints, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return f'({column} COLLATE "C")'
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One range of entries: the subjects starting with ``head`` and then ``within``
+    (the key's leading part), at ``predicate``; the listed key is the subject after
+    ``head``. ``min_depth``/``max_depth`` bound the key's depth, ``suffix`` its end;
+    ``extra`` is appended to each entry's object to give the prefix probed ("" or
+    text ending with the entries' ``end``)."""
+
+    head: str
+    predicate: str
+    within: str = ""
+    min_depth: int | None = None
+    max_depth: int | None = None
+    suffix: str | None = None
+    extra: str = ""
+
+
+@dataclass(frozen=True)
+class Entries:
+    """Which entries ``live_entries`` reads: its arms (whose keys are disjoint), the
+    separator ending each label of a key, and the last character of every object
+    (not U+10FFFF)."""
+
+    arms: tuple[Arm, ...]
+    sep: str
+    end: str
+
+
+def _arm_select(
+    levels: tuple[bool, bool, bool],
+    as_of: bool,
+    i: int,
+    kind: int,
+    depth: tuple[bool, bool],
+    suffix: bool,
+    exact_order: bool,
+) -> Select[Any]:
+    """Arm ``i``'s keys, in order (bind parameters suffixed ``_{i}``; ``kind`` of its
+    range as in ``_probe``): by head, the index's order, and (``exact_order``) by
+    the whole subject among subjects with the same head."""
+    e = cast(Table, versions.alias(f"entry{i}"))
+    dup = cast(Table, versions.alias(f"dup{i}"))
+    c = versions.c
+    valid_at = bindparam("valid_at", type_=BigInteger())
+    known_at = bindparam("known_at", type_=BigInteger()) if as_of else None
+    key_type = e.c.subject_key.type
+    head = SubjectHead(e.c.subject_key)
+    conds: list[ColumnElement[bool]] = [reads.scope_bound(e, levels)]
+    if kind < 3:
+        conds.append(reads.prefix_bound(e.c.subject_key, f"p_{i}"))
+    if kind >= 1:
+        conds.append(head >= bindparam(f"p_{i}_from"))
+    if kind >= 2:
+        conds.append(head < bindparam(f"p_{i}_to"))
+    conds.append(e.c.predicate == type_coerce(bindparam(f"pred_{i}"), e.c.predicate.type))
+    # an entry is current and valid at every instant (asserted so)
+    conds += [reads.known(None, e), reads.in_states(_LIVE, MIN_US, e)]
+    if depth[0] or depth[1]:
+        sep = type_coerce(bindparam("sep"), key_type)
+        n = func.length(e.c.subject_key) - func.length(func.replace(e.c.subject_key, sep, ""))
+        if depth[0]:
+            conds.append(n >= bindparam(f"min_{i}", type_=Integer()))
+        if depth[1]:
+            conds.append(n <= bindparam(f"max_{i}", type_=Integer()))
+    if suffix:
+        tail = type_coerce(bindparam(f"suffix_{i}"), key_type)
+        start = func.length(e.c.subject_key) - func.length(tail) + 1
+        conds.append(func.substr(e.c.subject_key, start) == tail)
+    if any(levels):
+        # one entry per subject and predicate: the first of the visible scopes' copies
+        # (a scope holds one: it is a slot's current version, valid at every instant)
+        conds.append(
+            ~exists(
+                select(literal(1))
+                .select_from(dup)
+                .where(
+                    reads.scope_bound(dup, levels),
+                    dup.c.subject_hash == e.c.subject_hash,
+                    dup.c.predicate == e.c.predicate,
+                    dup.c.subject_key == e.c.subject_key,
+                    reads.known(None, dup),
+                    reads.in_states(_LIVE, MIN_US, dup),
+                    # an expression: no planner walks the primary key for it
+                    dup.c.id.concat("") < e.c.id,
+                )
+            )
+        )
+    # the probed prefix holds a live fact: its head range, and (for a prefix longer
+    # than a head) the key's own start
+    probed = e.c.object_key.concat(type_coerce(bindparam(f"extra_{i}"), key_type))
+    item_head = SubjectHead(c.subject_key)
+    bump = type_coerce(bindparam("bump"), key_type)
+    # (a scalar subquery, not EXISTS: a planner estimates a semi-join's selectivity
+    # low and then probes every entry in range and sorts them, where this filter
+    # leaves it the walk in head order that stops once the page is full)
+    probe = (
+        select(literal(1))
+        .select_from(versions)
+        .where(
+            reads.scope_bound(versions, levels),
+            item_head >= func.substr(probed, 1, SUBJECT_HEAD),
+            item_head < func.substr(probed, 1, func.length(probed) - 1).concat(bump),
+            or_(
+                func.length(probed) <= SUBJECT_HEAD,
+                func.substr(c.subject_key, 1, func.length(probed)) == probed,
+            ),
+            reads.temporal(_LIVE, valid_at, known_at),
+        )
+        .limit(1)
+    )
+    conds.append(probe.scalar_subquery().is_not(None))
+    skip = bindparam(f"skip_{i}", type_=Integer())
+    stmt = (
+        select(type_coerce(func.substr(e.c.subject_key, skip), key_type).label("k"))
+        .where(*conds)
+        .order_by(head)
+    )
+    return stmt.order_by(_CodePoints(e.c.subject_key)) if exact_order else stmt
+
+
+@functools.lru_cache(maxsize=128)
+def _entries_stmt(
+    levels: tuple[bool, bool, bool],
+    as_of: bool,
+    arms: tuple[tuple[int, tuple[bool, bool], bool], ...],
+    exact_order: bool,
+) -> Prepared:
+    """The page statement of one shape (per arm: its range's kind, whether its depth
+    is bounded below / above, whether it has a suffix; whether one arm's subjects
+    are ordered beyond their heads, as several arms' always are)."""
+    limit = bindparam("page_limit", type_=BigInteger())
+    offset = bindparam("page_offset", type_=BigInteger())
+    exact_order = exact_order or len(arms) > 1
+    selects = [_arm_select(levels, as_of, i, *arm, exact_order) for i, arm in enumerate(arms)]
+    if len(selects) == 1:
+        return Prepared(selects[0].limit(limit).offset(offset))
+    each = bindparam("arm_limit", type_=BigInteger())
+    parts = [select(s.limit(each).subquery(f"arm{i}").c.k) for i, s in enumerate(selects)]
+    merged = union_all(*parts).subquery("merged")
+    stmt = select(merged.c.k).order_by(_CodePoints(merged.c.k)).limit(limit).offset(offset)
+    return Prepared(stmt)
+
+
+def live_entries(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    entries: Entries,
+    limit: int,
+    offset: int = 0,
+) -> list[str]:
+    """The keys of the ``offset``-th to ``offset + limit``-th entries (in code point
+    order, each once) of ``entries``'s arms whose probed prefix holds a fact of
+    ``scope`` live at ``valid_at`` as believed at ``known_at``: one statement (see
+    the section's comment)."""
+    if limit <= 0 or not entries.arms:
+        return []
+    levels, params = reads.scope_params(scope)
+    params.update(
+        valid_at=valid_at,
+        known_at=known_at,
+        sep=entries.sep,
+        bump=chr(ord(entries.end) + 1),
+        page_limit=limit,
+        page_offset=offset,
+        arm_limit=offset + limit,
+    )
+    shape: list[tuple[int, tuple[bool, bool], bool]] = []
+    head = entries.arms[0].head
+    for i, arm in enumerate(entries.arms):
+        kind, bounds = _kind(arm.head + arm.within)
+        if kind < 3:
+            params.update(reads.prefix_params(arm.head + arm.within, f"p_{i}"))
+        if bounds is not None:
+            params[f"p_{i}_from"] = bounds[0]
+            if bounds[1] is not None:
+                params[f"p_{i}_to"] = bounds[1]
+        params.update({f"pred_{i}": arm.predicate, f"extra_{i}": arm.extra})
+        params[f"skip_{i}"] = len(arm.head) + 1  # SQL counts characters from 1
+        if arm.min_depth is not None:
+            params[f"min_{i}"] = arm.min_depth
+        if arm.max_depth is not None:
+            params[f"max_{i}"] = arm.max_depth
+        if arm.suffix is not None:
+            params[f"suffix_{i}"] = arm.suffix
+        depth = (arm.min_depth is not None, arm.max_depth is not None)
+        shape.append((kind, depth, arm.suffix is not None))
+    as_of = known_at is not None
+
+    def page(exact_order: bool) -> list[str]:
+        stmt = _entries_stmt(levels, as_of, tuple(shape), exact_order)
+        with engine.backend.walk_read() as conn:
+            return [row[0] for row in stmt.rows(conn, params)]
+
+    keys = page(False)
+    # a subject as long as a head (stored escaped, PostgreSQL's may be twice as long):
+    # those sharing a head may be out of order, or the page cut among them (then the
+    # page holds one of them): read it again in full order
+    if len(shape) == 1 and any(2 * (len(head) + len(k)) >= SUBJECT_HEAD for k in keys):
+        keys = page(True)
+    return keys

@@ -144,13 +144,16 @@ def test_an_expired_item_leaves_the_listing(store: ChronomemStore, clock: Manual
 
 def test_a_delete_or_repeat_put_writes_no_entry(store: ChronomemStore) -> None:
     store.put(("a",), "k", {"v": 1})
-    entries = store.memory.facts(subject_prefix=namespace_index.ENTRY_PREFIX, exact=True)
-    assert [f.subject for f in entries] == ["lg@ns:a."]
+    entries = store.memory.facts(subject_prefix="lg@n", exact=True)
+    assert sorted((f.subject, f.predicate, f.object) for f in entries) == [
+        ("lg@nk:\x01a\x01", "@namespace", "lg:a.."),
+        ("lg@nu1:\x01a\x01", "@under", "lg:a."),
+    ]
     store.put(("a",), "k", {"v": 2})
     store.put(("a",), "j", {"v": 2})
     store.delete(("a",), "k")
-    again = store.memory.facts(subject_prefix=namespace_index.ENTRY_PREFIX, exact=True)
-    assert [f.version_id for f in again] == [entries[0].version_id]
+    again = store.memory.facts(subject_prefix="lg@n", exact=True)
+    assert [f.version_id for f in again] == [f.version_id for f in entries]
     assert store.search(()) and all(i.namespace == ("a",) for i in store.search(()))
 
 
@@ -239,7 +242,7 @@ def test_a_store_written_before_the_index_is_indexed_once(
         old.delete(("a", "2"), "k")
         user = ChronomemStore(old.memory, user="u")
         user.put(("mine",), "k", {"v": 1})
-    assert not old.memory.facts(subject_prefix=namespace_index.ENTRY_PREFIX, exact=True)
+    assert not old.memory.facts(subject_prefix="lg@n", exact=True)
     new = ChronomemStore(old.memory)
     assert new.list_namespaces() == [("a", "1")]
     assert new.as_of(then).list_namespaces() == [("a", "1"), ("a", "2")]

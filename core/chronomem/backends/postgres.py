@@ -433,6 +433,19 @@ class PostgresBackend(Backend):
         with self._guarded(), snap as conn, conn.begin():
             yield conn
 
+    @contextmanager
+    def walk_read(self) -> Iterator[Connection]:
+        # The planner multiplies the selectivities of an index entry's conditions
+        # (range, predicate, scope, current, valid at every instant) into a handful of
+        # rows, so a LIMIT looks like it needs the whole range: it reads and probes
+        # every entry, then sorts. Without sorts it walks the head index in order (and
+        # without JIT: the sorts' disabling cost would make it compile the statement).
+        with self.read() as conn:
+            conn.exec_driver_sql(
+                "SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)"
+            )
+            yield conn
+
     @classmethod
     def lock_read_log(cls, conn: Connection, tenants: Sequence[str], *, erasing: bool) -> None:
         # Without it (issue #31 item 7) a batch written while another process erased
