@@ -366,6 +366,29 @@ class PostgresBackend(Backend):
         )
 
     @contextmanager
+    def statement_read(self) -> Iterator[Connection]:
+        """Autocommit: under read committed each statement of a read transaction
+        sees its own snapshot anyway, so a search's statements lose nothing outside
+        one, and save its ``BEGIN`` and ``COMMIT`` round trips. A failed statement
+        aborts only itself, so a search leg needs no savepoint (two more round
+        trips a leg) to keep a failure its own. Settings a statement depends on
+        are session settings (``retrieval.pgvector``: set once per connection)."""
+        conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        with self._guarded(), conn, conn.begin():
+            yield conn
+
+    @classmethod
+    @contextmanager
+    def transaction_block(cls, conn: Connection) -> Iterator[None]:
+        """On an autocommit connection (``statement_read``), psycopg's own
+        transaction block (``BEGIN`` … ``COMMIT``, rolled back on an error)."""
+        if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            yield
+            return
+        with conn.connection.driver_connection.transaction():  # type: ignore[union-attr]
+            yield
+
+    @contextmanager
     def snapshot_read(self) -> Iterator[Connection]:
         # read committed gives each statement its own snapshot: an export's counts
         # and rows could then disagree under concurrent writes
