@@ -246,3 +246,29 @@ def test_a_predicate_list_binds_at_a_few_lengths() -> None:
             wanted = {f"p{i}" for i in range(count)}
             assert {v for k, v in f.params.items() if k.startswith("predicate_")} == wanted
     assert len(shapes) == 8  # 0, 1, 2, 4, 8, 16, 32, 64
+
+
+def test_terms_that_stem_alike_are_one_term_of_the_pairs(pg_url: str) -> None:
+    """ "live" and "lives" are one lexeme: a pair of them is not "two of the terms".
+    Built from the terms as given, that pair matched every row holding "live" (here
+    40), filled the candidates with them, and the rows holding "paris" alone (rank
+    0.1 as well) were never candidates."""
+    m = Memory(pg_url)
+    try:
+        m.apply(
+            [m.assertion(f"user{i}", "lives_in", f"town{i}") for i in range(40)]
+            + [m.assertion(f"fan{i}", "likes", "paris") for i in range(20)]
+            + [m.assertion(f"pat{i}", "lives_in", "paris") for i in range(2)]
+        )
+        tf = legs.TimeFilter(m._engine.now_us(), None, frozenset({State.LIVE}))
+        terms = ["live", "lives", "paris"]
+        with m._engine.backend.read() as conn:
+            got = legs.lexical_facts(conn, m.scope, terms, tf, 10)
+            filters = _old_fact_filters(m.scope, tf, None, None, None)
+            assert got == _old_postgres(conn, versions, terms, filters, 10)
+            subjects = dict(conn.execute(select(versions.c.id, versions.c.subject)).all())
+        top = [subjects[i] for i, _ in got]
+        assert {"pat0", "pat1"} <= set(top[:2])  # two different words: ranked first
+        assert any(s.startswith("fan") for s in top)  # "paris" alone is a candidate
+    finally:
+        m.close()
