@@ -627,8 +627,8 @@ def _autocommit(conn: Connection) -> bool:
     return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
 
 
-# the rows of the hits kept (compiled once per id-list length)
-# A version's row once per source episode (or once, with NULL, when it has none),
+# The rows of the hits kept (compiled once per id-list length). A version's row
+# comes once per source episode (or once, with NULL, when it has none),
 # the sources in the order ``reads.sources_of`` gives them: the rows and their
 # sources in one statement, where two or three (a sources read per 8 facts) were
 # one round trip each.
