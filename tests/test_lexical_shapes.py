@@ -13,7 +13,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, literal_column, select
+from sqlalchemy import Text, cast, func, literal_column, select
+from sqlalchemy.dialects.postgresql import TSQUERY
 
 from chronomem import Memory
 from chronomem.backends import fts5
@@ -108,10 +109,20 @@ def _old_postgres(conn: Any, tbl: Any, terms: list[str], filters: list[Any], n: 
         )
         return [(i, float(r)) for i, r in conn.execute(q)]
 
-    lexemes = list(dict.fromkeys(_pg_lexeme(t) for t in terms))
+    # two of the terms: two different lexemes ("hike" and "hiking" are one, a
+    # stopword is none)
+    parsed = [
+        conn.execute(
+            select(cast(func.to_tsquery(TEXT_CONFIG_STEMMED, _pg_lexeme(t)), Text))
+        ).scalar()
+        for t in terms
+    ]
+    lexemes = sorted({q for q in parsed if q})
     if len(lexemes) > 1:
-        pairs = " | ".join(f"({a} & {b})" for i, a in enumerate(lexemes) for b in lexemes[i + 1 :])
-        two = ranked(func.to_tsquery(TEXT_CONFIG_STEMMED, pairs))
+        pairs = " | ".join(
+            f"({a}) & ({b})" for i, a in enumerate(lexemes) for b in lexemes[i + 1 :]
+        )
+        two = ranked(cast(pairs, TSQUERY))
         if len(two) >= n:
             return two
     return ranked(tsq)
@@ -171,7 +182,12 @@ def test_the_shaped_lexical_legs_rank_as_the_legs_built_per_search(
         predicates=st.one_of(
             st.none(), st.none(), st.lists(st.sampled_from([*PREDICATES, "unknown"]), max_size=5)
         ),
-        terms=st.lists(st.sampled_from([*WORDS, "ann", "likes", "0", "1"]), min_size=1, max_size=4),
+        # "hike" stems as "hiking" does, "like" as "likes", "the" is a stopword
+        terms=st.lists(
+            st.sampled_from([*WORDS, "ann", "likes", "0", "1", "hike", "like", "the"]),
+            min_size=1,
+            max_size=4,
+        ),
         n=st.sampled_from([1, 3, 10, 30]),
     )
     def check(
@@ -230,3 +246,29 @@ def test_a_predicate_list_binds_at_a_few_lengths() -> None:
             wanted = {f"p{i}" for i in range(count)}
             assert {v for k, v in f.params.items() if k.startswith("predicate_")} == wanted
     assert len(shapes) == 8  # 0, 1, 2, 4, 8, 16, 32, 64
+
+
+def test_terms_that_stem_alike_are_one_term_of_the_pairs(pg_url: str) -> None:
+    """ "live" and "lives" are one lexeme: a pair of them is not "two of the terms".
+    Built from the terms as given, that pair matched every row holding "live" (here
+    40), filled the candidates with them, and the rows holding "paris" alone (rank
+    0.1 as well) were never candidates."""
+    m = Memory(pg_url)
+    try:
+        m.apply(
+            [m.assertion(f"user{i}", "lives_in", f"town{i}") for i in range(40)]
+            + [m.assertion(f"fan{i}", "likes", "paris") for i in range(20)]
+            + [m.assertion(f"pat{i}", "lives_in", "paris") for i in range(2)]
+        )
+        tf = legs.TimeFilter(m._engine.now_us(), None, frozenset({State.LIVE}))
+        terms = ["live", "lives", "paris"]
+        with m._engine.backend.read() as conn:
+            got = legs.lexical_facts(conn, m.scope, terms, tf, 10)
+            filters = _old_fact_filters(m.scope, tf, None, None, None)
+            assert got == _old_postgres(conn, versions, terms, filters, 10)
+            subjects = dict(conn.execute(select(versions.c.id, versions.c.subject)).all())
+        top = [subjects[i] for i, _ in got]
+        assert {"pat0", "pat1"} <= set(top[:2])  # two different words: ranked first
+        assert any(s.startswith("fan") for s in top)  # "paris" alone is a candidate
+    finally:
+        m.close()

@@ -96,6 +96,25 @@ class Backend:
             yield conn
 
     @contextmanager
+    def statement_read(self) -> Iterator[Connection]:
+        """A read whose statements need no common snapshot (a search: each leg
+        filters by the instants it is given, and rows committed after the mirror's
+        sync are read as they come). By default a read transaction, as ``read``;
+        a database that gives every statement its own snapshot anyway may run them
+        without a transaction (one statement each: no ``BEGIN``/``COMMIT`` round
+        trips, and a failed statement ends nothing else)."""
+        with self.read() as conn:
+            yield conn
+
+    @classmethod
+    @contextmanager
+    def transaction_block(cls, conn: Connection) -> Iterator[None]:
+        """A transaction around what runs on ``conn`` meanwhile, where ``conn`` runs
+        its statements outside one (``statement_read``): a server-side cursor
+        needs one. Otherwise ``conn`` is in a transaction already: nothing to do."""
+        yield
+
+    @contextmanager
     def snapshot_read(self) -> Iterator[Connection]:
         """A read transaction whose statements all see one snapshot (an export that
         counts, then streams). A SQLite read transaction already is one."""

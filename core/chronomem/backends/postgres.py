@@ -33,7 +33,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 
 from ..batching import chunks
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
@@ -241,12 +241,14 @@ def _lexical(
         gate: list[Any] = []
         count_two: Any = 0
         if pairs:
-            two = recent(tsv.op("@@")(tsq("lex_two"))).cte("two")
+            q_two = _pairs_query()
+            two = recent(tsv.op("@@")(q_two)).cte("two")
             parts.append(select(two))
             count_two = select(func.count()).select_from(two).scalar_subquery()
             # the other matches only when fewer than n rows hold two terms (a
-            # one-time filter: the scan does not run otherwise)
-            gate = [~tsv.op("@@")(tsq("lex_two")), count_two < lex_n]
+            # one-time filter: the scan does not run otherwise); no pair (the
+            # terms share one lexeme) holds for no row
+            gate = [~func.coalesce(tsv.op("@@")(q_two), False), count_two < lex_n]
         other = recent(tsv.op("@@")(tsq("lex_match")), *gate).cte("other")
         u: Any = other.c
         several = func.ts_rank(u.tsv, q_any) > func.ts_rank(func.strip(u.tsv), q_any)
@@ -267,11 +269,31 @@ def _lexical(
     lexemes = list(dict.fromkeys(_pg_lexeme(t) for t in terms))
     params = {**filters.params, "lex_match": " | ".join(lexemes), "lex_n": n}
     if pairs:
-        params["lex_two"] = " | ".join(
-            f"({a} & {b})" for i, a in enumerate(lexemes) for b in lexemes[i + 1 :]
-        )
+        params["lex_terms"] = lexemes
     key = ("tsv", name, pairs, tuple(c.name for c in tiebreak), filters.shape)
     return [(i, float(r)) for i, r in run(conn, key, build, params)]
+
+
+def _pairs_query() -> Any:
+    """The tsquery "two of the terms": every pair of two *different* lexemes of
+    the terms (``lex_terms``, each parsed as ``to_tsquery`` parses it), OR'ed,
+    built once per statement; NULL when the terms make fewer than two. Pairs of the
+    terms as given held the same lexeme twice when two terms stem alike ("live",
+    "lives") or one is a stopword: such a pair matched every row holding one
+    word (283k rows of 1M for "live"), which filled the candidates with rows of
+    rank 0.1 and read them all."""
+    arr = bindparam("lex_terms", type_=ARRAY(Text))
+    term = func.unnest(arr).column_valued("term")
+    one = cast(func.to_tsquery(TEXT_CONFIG_STEMMED, term), Text)
+    lex = select(one.label("q")).distinct().subquery("lex")
+    a, b = lex.alias("a"), lex.alias("b")
+    pair = "(" + a.c.q + ") & (" + b.c.q + ")"
+    return (
+        select(cast(func.string_agg(pair, " | "), TSQUERY))
+        .select_from(a.join(b, a.c.q < b.c.q))
+        .where(a.c.q != "", b.c.q != "")
+        .scalar_subquery()
+    )
 
 
 def _gin_index(table: str) -> Any:
@@ -424,6 +446,29 @@ class PostgresBackend(Backend):
         if not slots:
             return
         conn.execute(_LOCK_SLOTS, {"keys": _slot_locks(tenant, slots)})
+
+    @contextmanager
+    def statement_read(self) -> Iterator[Connection]:
+        """Autocommit: under read committed each statement of a read transaction
+        sees its own snapshot anyway, so a search's statements lose nothing outside
+        one, and save its ``BEGIN`` and ``COMMIT`` round trips. A failed statement
+        aborts only itself, so a search leg needs no savepoint (two more round
+        trips a leg) to keep a failure its own. Settings a statement depends on
+        are session settings (``retrieval.pgvector``: set once per connection)."""
+        conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        with self._guarded(), conn, conn.begin():
+            yield conn
+
+    @classmethod
+    @contextmanager
+    def transaction_block(cls, conn: Connection) -> Iterator[None]:
+        """On an autocommit connection (``statement_read``), psycopg's own
+        transaction block (``BEGIN`` … ``COMMIT``, rolled back on an error)."""
+        if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            yield
+            return
+        with conn.connection.driver_connection.transaction():  # type: ignore[union-attr]
+            yield
 
     @contextmanager
     def snapshot_read(self) -> Iterator[Connection]:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
+from .. import backends
 from ..prepared import Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
@@ -350,7 +351,9 @@ class Quantized:
 
 # the tenant's clock row, read by every search (compiled once)
 _CLOCK = Prepared(
-    select(txclock.c.last_us, txclock.c.erased_us).where(txclock.c.tenant == bindparam("tenant"))
+    select(txclock.c.last_us, txclock.c.erased_us, txclock.c.registry_us).where(
+        txclock.c.tenant == bindparam("tenant")
+    )
 )
 # the stored float32 vectors of some rows (compiled once per id-list length)
 _EXACT = PreparedIn(
@@ -456,6 +459,9 @@ class TenantMirror:
         self.with_vectors = with_vectors
         self.last = -(2**63)
         self.erased: int | None = None
+        # the clock row's registry version as the last sync read it (a search
+        # hands it to ``Registry.load``, sparing that read)
+        self.registry_us: int | None = None
         self.v = Mirror("v", dim, tenant, with_vectors)
         self.e = Mirror("e", dim, tenant, with_vectors)
         self.scopes = Codes()
@@ -557,49 +563,58 @@ class TenantMirror:
             if row is None:  # the tenant was purged (or never written): nothing to mirror
                 if self.v.n or self.e.n:
                     self._reset()
+                self.registry_us = None
                 return
             last, erased = row[0], row[1]
             if erased != self.erased:
                 self._reset()
                 self.erased = erased
+            self.registry_us = row[2]
             if last is None or last == self.last:
                 return
-            since = self.last
-            if self.v.n == 0 and self.e.n == 0:  # a full load: size the columns once
-                for m, tbl in ((self.v, versions), (self.e, episodes)):
-                    count = conn.execute(
-                        select(func.count()).select_from(tbl).where(tbl.c.tenant == self.tenant)
-                    ).scalar_one()
-                    m.reserve(int(count))
-            vcols = [
-                versions.c.id, versions.c.content_hash, versions.c.user_id, versions.c.agent_id,
-                versions.c.session_id, versions.c.valid_from, versions.c.valid_to,
-                versions.c.recorded_at, versions.c.superseded_at, versions.c.subject_key,
-                versions.c.object_key, versions.c.predicate,
-            ]  # fmt: skip
-            m = self.v
-            held_v = int(m.rec.view.max()) if m.n else -(2**63)
-            held_e = int(self.e.rec.view.max()) if self.e.n else -(2**63)
-            changed = and_(
-                versions.c.tenant == self.tenant,
-                or_(versions.c.recorded_at > since, versions.c.superseded_at > since),
-            )
-            for part in self._rows(conn, versions, "v", vcols, changed):
-                for r in part:  # closes of versions we already hold
-                    if r.superseded_at is not None and r.recorded_at <= held_v:
-                        p = m.pos.get(r.id)
-                        if p is not None:
-                            m.sup.a[p] = r.superseded_at
-                self._append(m, part, held_v)
-            ecols = [
-                episodes.c.id, episodes.c.content_hash, episodes.c.user_id, episodes.c.agent_id,
-                episodes.c.session_id, episodes.c.occurred_at, episodes.c.recorded_at,
-                episodes.c.role, episodes.c.metadata,
-            ]  # fmt: skip
-            recorded = and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since)
-            for part in self._rows(conn, episodes, "e", ecols, recorded):
-                self._append(self.e, part, held_e)
-            self.last = last
+            # the rows stream through a server-side cursor, which needs a transaction
+            # (a search reads the clock outside one: Backend.statement_read)
+            with backends.of(conn).transaction_block(conn):
+                self._catch_up(conn, last)
+
+    def _catch_up(self, conn: Connection, last: int) -> None:
+        """Read the rows recorded (or closed) since ``self.last`` up to ``last``."""
+        since = self.last
+        if self.v.n == 0 and self.e.n == 0:  # a full load: size the columns once
+            for m, tbl in ((self.v, versions), (self.e, episodes)):
+                count = conn.execute(
+                    select(func.count()).select_from(tbl).where(tbl.c.tenant == self.tenant)
+                ).scalar_one()
+                m.reserve(int(count))
+        vcols = [
+            versions.c.id, versions.c.content_hash, versions.c.user_id, versions.c.agent_id,
+            versions.c.session_id, versions.c.valid_from, versions.c.valid_to,
+            versions.c.recorded_at, versions.c.superseded_at, versions.c.subject_key,
+            versions.c.object_key, versions.c.predicate,
+        ]  # fmt: skip
+        m = self.v
+        held_v = int(m.rec.view.max()) if m.n else -(2**63)
+        held_e = int(self.e.rec.view.max()) if self.e.n else -(2**63)
+        changed = and_(
+            versions.c.tenant == self.tenant,
+            or_(versions.c.recorded_at > since, versions.c.superseded_at > since),
+        )
+        for part in self._rows(conn, versions, "v", vcols, changed):
+            for r in part:  # closes of versions we already hold
+                if r.superseded_at is not None and r.recorded_at <= held_v:
+                    p = m.pos.get(r.id)
+                    if p is not None:
+                        m.sup.a[p] = r.superseded_at
+            self._append(m, part, held_v)
+        ecols = [
+            episodes.c.id, episodes.c.content_hash, episodes.c.user_id, episodes.c.agent_id,
+            episodes.c.session_id, episodes.c.occurred_at, episodes.c.recorded_at,
+            episodes.c.role, episodes.c.metadata,
+        ]  # fmt: skip
+        recorded = and_(episodes.c.tenant == self.tenant, episodes.c.recorded_at > since)
+        for part in self._rows(conn, episodes, "e", ecols, recorded):
+            self._append(self.e, part, held_e)
+        self.last = last
 
 
 class MirrorSet:

@@ -103,16 +103,29 @@ def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
         )
 
 
-# Both HNSW settings for the rest of the transaction in one round trip (two ``SET
-# LOCAL`` statements were two per vector leg).
+# Both HNSW settings in one round trip (two ``SET LOCAL`` statements were two per
+# vector leg): for the rest of the transaction, or (``is_local`` false) the session.
 _SETTINGS = text(
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('hnsw.ef_search', '100', true)"
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', :local), "
+    "set_config('hnsw.ef_search', '100', :local)"
 )
+_SESSION_SET = "chronomem_hnsw_settings"  # key in the pooled connection's ``info``
 
 
 def _prepare(conn: Connection) -> None:
-    conn.execute(_SETTINGS)
+    """The HNSW settings the vector legs run with. In a transaction, for that
+    transaction (``SET LOCAL``: nothing outlives it). Outside one (a search's
+    autocommit read, ``Backend.statement_read``) a local setting would end with
+    its own statement, so they are set for the session, once per pooled
+    connection: no round trip on later searches. Only the vector legs read them
+    (they configure HNSW index scans)."""
+    if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+        conn.execute(_SETTINGS, {"local": True})
+        return
+    info = conn.connection.info
+    if not info.get(_SESSION_SET):
+        conn.execute(_SETTINGS, {"local": False})
+        info[_SESSION_SET] = True
 
 
 def _leg(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, and_, bindparam, select
 
 from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
@@ -19,6 +19,7 @@ from ..model import Episode, Fact, State, parse_states
 from ..prepared import PreparedIn
 from ..render import asks_about_past
 from ..schema import episodes as episodes_table
+from ..schema import sources as sources_table
 from ..schema import versions
 from ..timeutil import MAX_US
 from . import askwords, legs, spread, staleness, within
@@ -188,7 +189,10 @@ def search(
             for h in hits[:k]:
                 h.explain["degraded"] = bool(found.failed)
             return SearchResult(hits[:k], found.failed)
-    with engine.backend.read() as conn:
+    # Statements, not a transaction (``Backend.statement_read``): on PostgreSQL each
+    # runs on its own, which spares the BEGIN and COMMIT round trips and lets a
+    # failed leg fail alone without a savepoint around every leg.
+    with engine.backend.statement_read() as conn:
         preds = None
         skey = None
         if predicates is not None:
@@ -210,9 +214,11 @@ def search(
         if mirror.e.n == 0:
             wanted -= set(EPISODE_LEGS)
 
-        # Where a failed statement aborts the transaction (PostgreSQL), the SQL legs run
-        # in a savepoint each, so one failure stays one leg's. SQLite does not need it.
-        contain = backends.of(conn).failed_statement_aborts
+        # Where a failed statement aborts the transaction it runs in (PostgreSQL), the
+        # SQL legs run in a savepoint each, so one failure stays one leg's; outside a
+        # transaction (PostgreSQL's statement_read) a failed statement ends nothing
+        # else and no savepoint is needed. SQLite needs none.
+        contain = backends.of(conn).failed_statement_aborts and not _autocommit(conn)
 
         def run(
             name: str, kind: HitKind, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
@@ -541,7 +547,9 @@ def _score(
     """Final scores from the mirror (recency needs valid_from and the predicate;
     ties need the content hash; the query's time window the validity or the
     occurrence), so only the top k rows are ever fetched."""
-    half = HalfLives(lambda: registry.load(conn, tenant))
+    # the registry's version as the mirror's sync read it from the clock row (its
+    # own read was one more round trip per search)
+    half = HalfLives(lambda: registry.load(conn, tenant, version=mirror.registry_us))
     missing: list[Fused] = []
     facts = [f for f in fused if f.kind == HitKind.FACT]
     eps = [f for f in fused if f.kind != HitKind.FACT]
@@ -614,9 +622,32 @@ def _score(
             )
 
 
-# the rows of the hits kept (compiled once per id-list length)
+def _autocommit(conn: Connection) -> bool:
+    """Whether ``conn`` runs each statement on its own (no transaction)."""
+    return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
+
+
+# The rows of the hits kept (compiled once per id-list length). A version's row
+# comes once per source episode (or once, with NULL, when it has none),
+# the sources in the order ``reads.sources_of`` gives them: the rows and their
+# sources in one statement, where two or three (a sources read per 8 facts) were
+# one round trip each.
+_SOURCE = "_source_episode_id"
 _VERSIONS_IN = PreparedIn(
-    lambda ids: select(versions).where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
+    lambda ids: (
+        select(versions, sources_table.c.episode_id.label(_SOURCE))
+        .select_from(
+            versions.outerjoin(
+                sources_table,
+                and_(
+                    sources_table.c.tenant == versions.c.tenant,
+                    sources_table.c.fact_id == versions.c.fact_id,
+                ),
+            )
+        )
+        .where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
+        .order_by(versions.c.id, sources_table.c.recorded_at, sources_table.c.episode_id)
+    )
 )
 _EPISODES_IN = PreparedIn(
     lambda ids: select(episodes_table).where(
@@ -640,13 +671,17 @@ def _materialize(
     retracted = set(retracted_ids)
     if fact_ids:
         cols = _VERSIONS_IN.columns
-        rows = [
-            dict(zip(cols, r, strict=True)) for r in _VERSIONS_IN.rows(conn, {"t": t}, fact_ids)
-        ]
-        src = reads.sources_of(conn, t, (r["fact_id"] for r in rows))
-        for row in rows:
-            made[(HitKind.FACT, row["id"])] = reads.to_fact(
-                row, valid_at, src.get(row["fact_id"], ()), retracted_row=row["id"] in retracted
+        found: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        for r in _VERSIONS_IN.rows(conn, {"t": t}, fact_ids):
+            row = dict(zip(cols, r, strict=True))
+            have = found.get(row["id"])
+            if have is None:
+                have = found[row["id"]] = (row, [])
+            if row[_SOURCE] is not None:
+                have[1].append(row[_SOURCE])
+        for vid, (row, src) in found.items():
+            made[(HitKind.FACT, vid)] = reads.to_fact(
+                row, valid_at, src, retracted_row=vid in retracted
             )
     if ep_ids:
         cols = _EPISODES_IN.columns
