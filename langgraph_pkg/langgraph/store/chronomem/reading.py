@@ -98,6 +98,11 @@ class Reader:
                 found.update(group(self._facts(subjects=chunk)))
         return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
+    def item(self, subject: str) -> Record | None:
+        """One subject's live record (``items`` of one, without its bookkeeping)."""
+        rec = group(self._rows(subjects=(subject,))).get(subject)
+        return rec if rec is not None and rec.alive else None
+
     def _rows(self, **kw: Any) -> list[FactRow]:
         return self.memory.rows(
             valid_at=from_us(self.valid_at), known_at=opt_dt(self.known_at), exact=True, **kw
