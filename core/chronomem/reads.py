@@ -762,5 +762,59 @@ def facts_query(
     return FactsQuery(shape, params)
 
 
+@functools.lru_cache(maxsize=256)
+def _newest_prepared(shape: _FactsShape) -> Prepared:
+    """``shape``'s light read (a prefix, a few predicates, a limit) newest version
+    first: valid from descending, ties in code point order of the subject key
+    (``SubjectHead``, byte order on both databases, then the whole key), then
+    predicate and version id; an offset skips the first rows."""
+    c = versions.c
+    q = (
+        _facts_select(shape)
+        .order_by(None)
+        .order_by(c.valid_from.desc(), SubjectHead(c.subject_key), c.subject_key, c.predicate, c.id)
+        .offset(bindparam("offset", type_=BigInteger()))
+    )
+    return Prepared(q)
+
+
+def newest_rows(
+    conn: Connection,
+    scope: Scope,
+    *,
+    valid_at: int,
+    known_at: int | None,
+    subject_prefix: str,
+    predicates: Sequence[str],
+    limit: int,
+    offset: int = 0,
+) -> list[FactRow] | None:
+    """A page of the live facts under ``subject_prefix`` (an exact key prefix) whose
+    predicate is one of ``predicates`` (at most ``INLINE``), newest ``valid_from``
+    first (``_newest_prepared``): at most ``limit`` rows after ``offset``, one
+    statement through the subject head index, the order and the cut in SQL. None
+    when the index gives the prefix no range (``subject_range``)."""
+    if not subject_prefix or subject_range(subject_prefix) is None:
+        return None
+    if not 0 < len(predicates) <= INLINE:
+        raise ValueError("newest_rows takes 1 to INLINE predicates")
+    q = facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=frozenset({State.LIVE}),
+        predicates=predicates,
+        subject_prefix=subject_prefix,
+        limit=limit,
+        light=True,
+    )
+    return [
+        FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+        for fid, vid, subj, skey, pred, obj, vf, vt in _newest_prepared(q.shape).rows(
+            conn, {**q.params, "offset": offset}
+        )
+    ]
+
+
 def episodes_query(scope: Scope) -> Select[Any]:
     return select(episodes_table).where(scope_visible(episodes_table, scope))

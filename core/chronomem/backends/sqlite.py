@@ -6,6 +6,7 @@ erased fact's bytes are overwritten in the file."""
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import sqlite3
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 # FTS5 refuses a structure deeper than 2000 levels; each optimize adds up to 2.
 REBUILD_AT_LEVELS = 500
 BUSY_TIMEOUT_S = 30.0
+POINT_KEEP = 4  # pooled connections a file store keeps between point reads (_take)
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
 # insert_rows: the compiled INSERT text of (table, columns) and each column's bind processor.
@@ -152,10 +154,10 @@ class _PointConnection:
     SQLAlchemy, such as a registry reload or ``fetch``'s error path) goes to a
     ``Connection`` opened on first use."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, connection: Any):
         self.engine = engine
         self.dialect = engine.dialect
-        self.connection = engine.raw_connection()
+        self.connection = connection  # a pooled DBAPI connection (``SqliteBackend._take``)
         self._full: Connection | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -164,11 +166,10 @@ class _PointConnection:
         return getattr(self._full, name)
 
     def close(self) -> None:
-        try:
-            if self._full is not None:
-                self._full.close()
-        finally:
-            self.connection.close()
+        """Close the ``Connection`` opened on first use (the DBAPI connection is the
+        backend's to keep or return: ``SqliteBackend._give``)."""
+        if self._full is not None:
+            self._full.close()
 
 
 class SqliteBackend(Backend):
@@ -228,6 +229,9 @@ class SqliteBackend(Backend):
                 conn.exec_driver_sql(f"BEGIN {mode}")
 
         super().__init__(engine, serialize=memory)
+        # pooled connections kept between point reads (a file store's: ``_take``)
+        self._kept: collections.deque[Any] = collections.deque()
+        event.listen(engine, "engine_disposed", lambda _engine: self._release_kept())
 
     @contextmanager
     def point_read(
@@ -246,8 +250,9 @@ class SqliteBackend(Backend):
         one connection is held for the whole block (``_guarded``) and no write can
         come between."""
         with self._guarded():
-            conn = _PointConnection(self.engine)
-            raw: Any = conn.connection.driver_connection
+            pooled = self._take()
+            conn = _PointConnection(self.engine, pooled)
+            raw: Any = pooled.driver_connection
             snapshot = on_end is not None and self._guard is None
             try:
                 if snapshot:
@@ -260,7 +265,44 @@ class SqliteBackend(Backend):
                     if snapshot and raw.in_transaction:
                         raw.execute("ROLLBACK")  # it only read
                 finally:
-                    conn.close()
+                    try:
+                        conn.close()
+                    finally:
+                        self._give(pooled)
+
+    def _take(self) -> Any:
+        """A pooled DBAPI connection for a point read: one kept from an earlier point
+        read, else one checked out of the pool. A point read is one statement of
+        a few microseconds; a pool checkout and check-in (with its reset) cost
+        several times that, so a file store keeps up to ``POINT_KEEP`` of them
+        checked out between point reads (returned when the engine is disposed:
+        ``close``, ``drain``)."""
+        try:
+            return self._kept.pop()
+        except IndexError:
+            return self.engine.raw_connection()
+
+    def _give(self, pooled: Any) -> None:
+        raw = pooled.driver_connection
+        if (
+            not self.memory
+            and len(self._kept) < POINT_KEEP
+            and raw is not None
+            and not raw.in_transaction
+            and pooled.is_valid
+        ):
+            self._kept.append(pooled)
+        else:
+            pooled.close()  # back to the pool (its reset rolls back what is open)
+
+    def _release_kept(self) -> None:
+        while self._kept:
+            try:
+                self._kept.pop().close()
+            except IndexError:
+                break
+            except Exception:  # a connection that cannot close is dropped with its pool
+                log.debug("closing a kept point-read connection failed", exc_info=True)
 
     def _connect_write(self) -> Connection:
         # read-only: a deferred transaction (the open path only reads; a write fails)

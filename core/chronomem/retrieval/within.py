@@ -26,7 +26,12 @@ tenant-wide search runs as before. Otherwise, over those rows only:
   subject and object keys of the prefix's rows.
 
 The legs are fused, scored (recency, the query's time window) and cut as the
-tenant-wide search does (ties: content hash, then version id). A hit is a fact
+tenant-wide search does (ties: content hash, then version id). Every row's
+cosine is computed (one matrix product), so each hit's explanation also carries
+its own as ``cosine``, whichever legs found it (an adapter reporting cosine
+scores needs no second embedding of the query). A text's term counts are
+cached by text (versions never change), so searching a namespace again does
+not tokenize it again. A hit is a fact
 the tenant-wide search could return with the same filters; only its rank among
 them can differ (the lexical statistics and stemming above)."""
 
@@ -84,6 +89,15 @@ def light_stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=16384)
+def _terms(text: str) -> tuple[Counter[str], int]:
+    """The stemmed term counts of an indexed text and its length in terms (a
+    version's text never changes: the same namespace searched again re-reads the
+    same texts, tokenized once)."""
+    tokens = [light_stem(w) for w in words(text[:INDEX_MAX_CHARS])]
+    return Counter(tokens), len(tokens)
+
+
 def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
     """BM25 of ``terms`` over the rows' indexed text (a row whose text is '' is not
     indexed), the rows being the collection; best first, ties by content hash. As
@@ -95,9 +109,9 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
         return []
     docs: list[tuple[dict[str, Any], Counter[str], int]] = []
     for row in rows:
-        tokens = [light_stem(w) for w in words(fact_text(row)[:INDEX_MAX_CHARS])]
-        if tokens:
-            docs.append((row, Counter(tokens), len(tokens)))
+        tf, length = _terms(fact_text(row))
+        if length:
+            docs.append((row, tf, length))
     if not docs:
         return []
     total = len(docs)
@@ -108,6 +122,8 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
         idf[t] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
     scored: list[tuple[float, str, str]] = []
     for row, tf, length in docs:
+        if not any(t in tf for t in wanted):
+            continue
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
         score = sum(idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf)
         if score > 0:
@@ -116,20 +132,23 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
     return [(i, s) for s, _, i in scored[:n]]
 
 
-def vector(rows: Sequence[dict[str, Any]], q: np.ndarray, n: int) -> Ranking:
+def cosines(rows: Sequence[dict[str, Any]], q: np.ndarray) -> dict[str, float]:
     """The exact cosine of ``q`` with each row's stored vector (``_vec``: unit
-    vectors, as the mirror holds them), best first; rows without a vector or
-    scoring <= 0 are out."""
+    vectors, as the mirror holds them), by version id, in one matrix product;
+    rows without a vector (or of another dimension) are left out."""
     q32 = q.astype(np.float32)
-    dim = q32.shape[0]
-    scored: list[tuple[float, str, str]] = []
-    for r in rows:
-        blob = r["_vec"]
-        if blob is None or len(blob) != 4 * dim:
-            continue
-        score = float(np.frombuffer(blob, dtype="<f4") @ q32)
-        if score > 0:
-            scored.append((score, r["content_hash"], r["id"]))
+    size = 4 * q32.shape[0]
+    have = [r for r in rows if r["_vec"] is not None and len(r["_vec"]) == size]
+    if not have:
+        return {}
+    matrix = np.frombuffer(b"".join(r["_vec"] for r in have), dtype="<f4").reshape(len(have), -1)
+    return {r["id"]: float(s) for r, s in zip(have, (matrix @ q32).tolist(), strict=True)}
+
+
+def vector(rows: Sequence[dict[str, Any]], cos: dict[str, float], n: int) -> Ranking:
+    """The rows by their cosine (``cosines``), best first; rows without a vector
+    or scoring <= 0 are out."""
+    scored = [(cos[r["id"]], r["content_hash"], r["id"]) for r in rows if cos.get(r["id"], 0) > 0]
     scored.sort(key=lambda x: (-x[0], x[1], x[2]))
     return [(i, s) for s, _, i in scored[:n]]
 
@@ -196,6 +215,15 @@ def prefix_rows(
     )
     rows = q.run(conn)
     return None if len(rows) > ROW_CAP else rows
+
+
+def _explain(explain: dict[str, Any], tiebreak: str, cosine: float | None) -> dict[str, Any]:
+    """A hit's explanation; inside a prefix every row's cosine to the query is
+    known, so a hit also carries its own (``cosine``) whichever legs found it."""
+    explain["tiebreak"] = tiebreak
+    if cosine is not None:
+        explain["cosine"] = cosine
+    return explain
 
 
 @dataclass
@@ -268,9 +296,15 @@ def search(
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
 
+        cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
+
+        def vector_leg() -> Ranking:
+            cos.update(cosines(rows, embed_query_checked(r.embedder, query)))
+            return vector(rows, cos, n)
+
         if rows:
             run("fact_lexical", lambda: lexical(rows, terms, n))
-            run("fact_vector", lambda: vector(rows, embed_query_checked(r.embedder, query), n))
+            run("fact_vector", vector_leg)
             run("entity_graph", lambda: graph(rows, query, min(n, GRAPH_CAP)))
             if not rankings and failed:
                 return Within([], failed, every_leg_failed=True)
@@ -296,7 +330,7 @@ def search(
             (
                 reads.to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
                 f.score,
-                {**f.explain(), "tiebreak": f.tiebreak},
+                _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
             )
             for f, row in zip(keep, kept, strict=True)
         ]

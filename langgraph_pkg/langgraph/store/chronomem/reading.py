@@ -9,15 +9,16 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
-from chronomem import Fact, FactRow, Memory
+from chronomem import Fact, FactRow, Memory, State, reads
 from chronomem.timeutil import from_us, opt_dt
 
-from . import filters, keys, scoring
-from .records import Record, alive, group
+from . import filters, indexing, keys, scoring
+from .records import Record, alive, group, is_doc
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
 SUBJECTS_PER_QUERY = 500  # items read by one facts(subjects=[...]) query
+LIST_CHUNK = 32  # rows a filtered listing reads at least per statement (then doubling)
 
 
 def to_item(rec: Record) -> Item:
@@ -42,7 +43,21 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 
 
 def _newest_first(records: list[Record]) -> list[Record]:
-    return sorted(records, key=lambda r: (-r.updated_us, r.namespace, r.key))
+    """Newest ``updated_at`` first, ties by subject (namespace labels, then key, in
+    code point order as stored): the order ``reads.newest_rows`` lists in."""
+    return sorted(records, key=lambda r: (-r.updated_us, r.subject))
+
+
+def _documents(rows: list[FactRow]) -> list[Record] | None:
+    """Each row as the record of its item (its document), or None when a row is
+    not a document (an old-layout marker or field: the item needs its other facts)."""
+    out: list[Record] = []
+    for row in rows:
+        parsed = keys.parse_subject(row.subject)
+        if parsed is None or not is_doc(row.predicate, row.object):
+            return None
+        out.append(Record(row.subject, parsed[0], parsed[1], marker_fact=row))
+    return out
 
 
 @dataclass
@@ -53,6 +68,9 @@ class Reader:
     score: str = "cosine"  # what SearchItem.score reports: scoring.SCORE_MODES
     # each hit item's best fused relevance (orders items of equal score)
     fused: dict[str, float] = field(default_factory=dict)
+    # the live document version each hit item's search returned (its record needs
+    # no second read when that is all the item is: ``_hit_records``)
+    hit_docs: dict[str, Fact] = field(default_factory=dict)
 
     def _rank(self, scores: dict[str, float]) -> Any:
         return lambda s: (-scores[s], -self.fused.get(s, 0.0), s)
@@ -80,6 +98,11 @@ class Reader:
                 found.update(group(self._facts(subjects=chunk)))
         return {s: rec if (rec := found.get(s)) is not None and rec.alive else None for s in wanted}
 
+    def item(self, subject: str) -> Record | None:
+        """One subject's live record (``items`` of one, without its bookkeeping)."""
+        rec = group(self._rows(subjects=(subject,))).get(subject)
+        return rec if rec is not None and rec.alive else None
+
     def _rows(self, **kw: Any) -> list[FactRow]:
         return self.memory.rows(
             valid_at=from_us(self.valid_at), known_at=opt_dt(self.known_at), exact=True, **kw
@@ -91,22 +114,23 @@ class Reader:
 
     def search(self, op: SearchOp) -> tuple[list[SearchItem], list[Record]]:
         """The page of results, and the records on it (for TTL refresh)."""
-        known_scores: dict[str, float] | None = None
-        if op.query and op.query.strip():
-            fast = self._hits_page(op)
-            if isinstance(fast, tuple):
-                return fast
-            known_scores = fast  # every hit there is (or None: too many to hold)
-        recs = self.records(op.namespace_prefix)
-        if op.filter:  # without one, only the page's documents are decoded
-            recs = [r for r in recs if filters.matches(r.value(), op.filter)]
         end = op.offset + op.limit
         if not (op.query and op.query.strip()):
-            page = _newest_first(recs)[op.offset : end]
+            page = self._listing(op.namespace_prefix, op.filter, op.offset, op.limit)
+            if page is None:  # not listable in SQL: every item under the prefix
+                page = _newest_first(self._filtered(op))[op.offset : end]
             return [to_search_item(r) for r in page], page
+        fast = self._hits_page(op)
+        if isinstance(fast, tuple):
+            return fast
+        if fast is not None:  # every hit there is: the unmatched items follow, newest first
+            found = self._matched_then_listed(op, fast)
+            if found is not None:
+                return found
+        recs = self._filtered(op)
         by_subject = {r.subject: r for r in recs}
-        if known_scores is not None:
-            scores = {s: v for s, v in known_scores.items() if s in by_subject}
+        if fast is not None:
+            scores = {s: v for s, v in fast.items() if s in by_subject}
         else:
             scores = self._scores(op, set(by_subject), end)
         ranked = sorted(scores, key=self._rank(scores))
@@ -118,6 +142,127 @@ class Reader:
             zip(unmatched, self._unmatched_scores(op.query, unmatched), strict=True)
         )
         return [to_search_item(r, s) for r, s in page_scored], [r for r, _ in page_scored]
+
+    def _filtered(self, op: SearchOp) -> list[Record]:
+        """Every live item under the prefix that passes the filter (only the
+        filtered items' documents are decoded)."""
+        recs = self.records(op.namespace_prefix)
+        if op.filter:
+            recs = [r for r in recs if filters.matches(r.value(), op.filter)]
+        return recs
+
+    def _matched_then_listed(
+        self, op: SearchOp, scores: dict[str, float]
+    ) -> tuple[list[SearchItem], list[Record]] | None:
+        """A query's page when the hits (``scores``: all of them) cannot fill it: the
+        matched items by score, then the others newest first from the bounded
+        listing (``_listing``, skipping the hits); None when it cannot list."""
+        assert op.query is not None
+        end = op.offset + op.limit
+        records = self._hit_records(scores)
+        ranked = sorted(
+            (
+                s
+                for s, r in records.items()
+                if r is not None and filters.matches(r.value(), op.filter)
+            ),
+            key=self._rank(scores),
+        )
+        start = max(op.offset - len(ranked), 0)
+        want = max(end - len(ranked), 0) - start
+        rest: list[Record] = []
+        if want > 0:
+            listed = self._listing(op.namespace_prefix, op.filter, start, want, skip=set(scores))
+            if listed is None:
+                return None
+            rest = self._whole(listed)
+        page: list[tuple[Record, float | None]] = [
+            (r, scores[s]) for s in ranked[op.offset : end] if (r := records[s]) is not None
+        ]
+        page += list(zip(rest, self._unmatched_scores(op.query, rest), strict=True))
+        return [to_search_item(r, sc) for r, sc in page], [r for r, _ in page]
+
+    def _whole(self, docs: list[Record]) -> list[Record]:
+        """Records read as their document alone, completed with their index entries
+        where the document is not the item's only indexed text (``indexing.entries``
+        finds more than one): those items are read again (``items``)."""
+        partial = [
+            r.subject
+            for r in docs
+            if (m := r.marker) is not None
+            and m.value is not None
+            and len(indexing.entries(m.value, m.index)) > 1
+        ]
+        if not partial:
+            return docs
+        full = self.items(partial, light=True)
+        return [full.get(r.subject) or r for r in docs]
+
+    def _listing(
+        self,
+        prefix: tuple[str, ...],
+        filter_: dict[str, Any] | None,
+        offset: int,
+        limit: int,
+        *,
+        skip: set[str] | frozenset[str] = frozenset(),
+    ) -> list[Record] | None:
+        """The page of the live items under ``prefix`` passing ``filter_``, newest
+        first (ties by subject), the order and the cut made in SQL
+        (``chronomem.reads.newest_rows``): the rows read are the page's, plus
+        those the filter rejects or ``skip`` names before the page fills. Read as
+        the items' documents alone. None when this cannot answer exactly (the
+        read log is on and must log a ``facts`` read; the prefix has no index range;
+        a row is not a document: an item written in the old layout), and the
+        caller reads every item under the prefix."""
+        if self.memory.read_log:
+            return None
+        if limit <= 0:
+            return []
+        subject_prefix = keys.namespace_prefix(prefix)
+        if not filter_ and not skip:
+            rows = self._newest(subject_prefix, limit, offset)
+            return None if rows is None else _documents(rows)
+        out: list[Record] = []
+        to_skip = offset
+        # without a filter one read holds the page (at most the skipped rows come first)
+        at = 0
+        size = (
+            offset + limit + len(skip)
+            if not filter_
+            else max(2 * (offset + limit + len(skip)), LIST_CHUNK)
+        )
+        while True:
+            rows = self._newest(subject_prefix, size, at)
+            recs = None if rows is None else _documents(rows)
+            if rows is None or recs is None:
+                return None
+            for r in recs:
+                if r.subject in skip or not filters.matches(r.value(), filter_):
+                    continue
+                if to_skip:
+                    to_skip -= 1
+                    continue
+                out.append(r)
+                if len(out) == limit:
+                    return out
+            if len(rows) < size:
+                return out
+            at += size
+            size *= 2
+
+    def _newest(self, subject_prefix: str, limit: int, offset: int) -> list[FactRow] | None:
+        with self.memory.backend.point_read() as conn:
+            return reads.newest_rows(
+                conn,
+                self.memory.scope,
+                valid_at=self.valid_at,
+                known_at=self.known_at,
+                subject_prefix=subject_prefix,
+                predicates=(keys.DOC, keys.MARKER),
+                limit=limit,
+                offset=offset,
+            )
 
     def _unmatched_scores(self, query: str, records: list[Record]) -> list[float | None]:
         """The cosine of items no hit reached (LangGraph scores every item it
@@ -142,7 +287,7 @@ class Reader:
             n_hits, best = self._best_per_item(op, k)
             if n_hits < k and len(best) < end:
                 return best  # every hit there is names fewer items than the page holds
-            records = self.items(best, light=True)
+            records = self._hit_records(best)
             ranked = sorted(
                 (
                     s
@@ -158,6 +303,26 @@ class Reader:
                 return best  # exhausted: the page needs unmatched items too
             k *= 4
         return None
+
+    def _hit_records(self, subjects: Iterable[str]) -> dict[str, Record | None]:
+        """The records of hit items: from the document version the search returned
+        when that is the whole item (no TTL to refresh, which re-puts every fact of
+        the item), else read (``items``)."""
+        found: dict[str, Record | None] = {}
+        rest: list[str] = []
+        for s in subjects:
+            doc = self.hit_docs.get(s)
+            parsed = keys.parse_subject(s) if doc is not None else None
+            if doc is not None and parsed is not None:
+                rec = Record(s, parsed[0], parsed[1], marker_fact=doc)
+                m = rec.marker
+                if m is not None and m.value is not None and m.ttl is None:
+                    found[s] = rec
+                    continue
+            rest.append(s)
+        if rest:
+            found.update(self.items(rest, light=True))
+        return found
 
     def _scores(self, op: SearchOp, wanted: set[str], end: int) -> dict[str, float]:
         """Best hit score per item subject, widening the search until the page is full."""
@@ -193,6 +358,8 @@ class Reader:
             ):
                 continue
             entries.setdefault(f.subject, []).append(f.version_id)
+            if f.state is State.LIVE and is_doc(f.predicate, f.object):
+                self.hit_docs[f.subject] = f
             known = scoring.leg_cosine(h.explain)
             if known is not None:
                 cos[f.version_id] = known

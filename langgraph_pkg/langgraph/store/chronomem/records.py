@@ -191,11 +191,16 @@ class Record:
 
     @property
     def created_at(self) -> datetime:
-        return from_us(self.created_us)
+        m = self.marker
+        if m is not None and m.created is not None:
+            return from_us(m.created)
+        return self.updated_at
 
     @property
     def updated_at(self) -> datetime:
-        return from_us(self.updated_us)
+        """The document version's start, as read (no round trip through µs)."""
+        assert self.marker_fact is not None
+        return self.marker_fact.valid_from
 
     @property
     def light(self) -> bool:

@@ -41,11 +41,14 @@ def searched_states(mode: str) -> tuple[State, ...]:
 
 
 def leg_cosine(explain: Mapping[str, Any]) -> float | None:
-    """The cosine the search's fact vector leg already computed for a hit (its
-    query embedding, the stored vector), when that leg returned the hit."""
+    """The cosine the search already computed for a hit (its query embedding, the
+    stored vector): the fact vector leg's, when that leg returned the hit, else
+    the ``cosine`` a search inside a namespace gives every hit."""
     leg = (explain.get("legs") or {}).get("fact_vector")
     if not leg or leg.get("score") is None:
-        return None
+        # a search inside a namespace knows every hit's cosine (retrieval/within.py)
+        known = explain.get("cosine")
+        return None if known is None else round(float(known), DIGITS)
     return round(float(leg["score"]), DIGITS)
 
 

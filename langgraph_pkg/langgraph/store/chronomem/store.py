@@ -429,7 +429,7 @@ class ChronomemStore(BaseStore):
         validate_op_namespace(op)
         subject = keys.subject(tuple(op.namespace), _check_key(op.key))
         reader = self._reader(ctx)
-        rec = reader.items([subject], light=True)[subject]
+        rec = reader.item(subject)
         if rec is None:
             return None
         item = to_item(rec)

@@ -1,0 +1,161 @@
+"""What a LangGraph ``get`` and a search inside one namespace cost the database
+(issue #32), counted, never timed: a ``get`` is one statement, and a search
+without a query reads the page's rows (``limit``), not the namespace's or the
+store's, with the order and the cut made in SQL. Both backends: on SQLite a
+point read goes straight to the driver's cursor (``SqliteBackend.fetch``), past
+SQLAlchemy's events, so the driver-level calls are counted too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
+
+from chronomem.backends import Backend
+from langgraph.store.chronomem import ChronomemStore
+
+from ..conftest import ManualClock
+from ..statements import counting
+from .conftest import StoreFactory
+
+NS = ("users", "me", "notes")
+
+
+@dataclass
+class Reads:
+    statements: int = 0
+    rows: int = 0  # rows the driver-level fetches returned (SQLite point reads)
+    sql: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def reads_of(store: ChronomemStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Reads]:
+    """The statements a call runs (SQLAlchemy's, plus SQLite's driver-level
+    fetches) and the rows every prepared statement returned."""
+    out = Reads()
+    backend = type(store.memory.backend)
+    real = backend.fetch.__func__  # type: ignore[attr-defined]
+    sqlite = store.memory.backend.name == "sqlite"
+
+    def fetch(cls: type[Backend], conn: Any, sql: str, params: Any) -> list[Any]:
+        rows: list[Any] = real(cls, conn, sql, params)
+        out.rows += len(rows)
+        if sqlite:  # elsewhere the statement passes SQLAlchemy's events (counted there)
+            out.statements += 1
+            out.sql.append(sql)
+        return rows
+
+    monkeypatch.setattr(backend, "fetch", classmethod(fetch))
+    with counting(store.memory) as cost:
+        yield out
+    out.statements += len(cost.statements)
+    out.sql += cost.statements
+
+
+def _fill(store: ChronomemStore, clock: ManualClock, n: int, others: int) -> None:
+    """``n`` items in NS put one by one (distinct instants), ``others`` elsewhere."""
+    store.batch([PutOp(("users", f"o{i}", "notes"), f"k{i}", {"i": i}) for i in range(others)])
+    for i in range(n):
+        clock.advance(seconds=1)
+        store.put(NS, f"n{i:03}", {"i": i, "even": i % 2 == 0})
+
+
+def test_a_get_is_one_statement(
+    make_store: StoreFactory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store()
+    _fill(store, clock, 30, 100)
+    store.get(NS, "n003")  # warm (the registry, compiled statements)
+    for key, want in (("n007", {"i": 7, "even": False}), ("missing", None)):
+        with reads_of(store, monkeypatch) as r:
+            item = store.get(NS, key)
+        assert (item.value if item is not None else None) == want
+        assert r.statements == 1, r.sql
+        assert r.rows == (1 if want is not None else 0)
+
+
+def test_a_get_through_a_view_and_after_changes_is_still_one_statement(
+    make_store: StoreFactory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store()
+    store.put(NS, "k", {"v": 1})
+    clock.advance(seconds=5)
+    then = clock()
+    clock.advance(seconds=5)
+    store.put(NS, "k", {"v": 2})
+    view = store.as_of(then)
+    view.get(NS, "k")
+    with reads_of(store, monkeypatch) as r:
+        old = view.get(NS, "k")
+        new = store.get(NS, "k")
+    assert old is not None and old.value == {"v": 1}
+    assert new is not None and new.value == {"v": 2}
+    assert r.statements == 2, r.sql
+
+
+@pytest.mark.parametrize("size", [20, 200])
+def test_a_search_without_query_reads_the_page_not_the_namespace(
+    make_store: StoreFactory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    store = make_store()
+    _fill(store, clock, size, 50)
+    store.search(NS, limit=5)  # warm
+    with reads_of(store, monkeypatch) as r:
+        page = store.search(NS, limit=5, offset=3)
+    assert [i.key for i in page] == [f"n{i:03}" for i in range(size - 4, size - 9, -1)]
+    assert r.statements == 1, r.sql
+    assert r.rows <= 5  # the page's rows alone, whatever the namespace holds
+    with reads_of(store, monkeypatch) as r:
+        evens = store.search(NS, filter={"even": True}, limit=4)
+    last = size - 1 if (size - 1) % 2 == 0 else size - 2
+    assert [i.value["i"] for i in evens] == [last - 2 * j for j in range(4)]
+    assert r.rows <= 32  # one read of the first rows (half of them pass the filter)
+
+
+def test_listing_order_and_pages_match_a_full_sort(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    """Newest first, items put together (one instant) ordered by namespace then
+    key; pages concatenate to the whole listing; compared with InMemoryStore's
+    contents (its order is insertion order, so as sets)."""
+    store = make_store()
+    theirs = InMemoryStore()
+    ops = [
+        PutOp(("p", ns), f"k{j}", {"j": j, "ns": ns}) for ns in ("b", "a", "a-x") for j in (2, 1)
+    ]
+    for s in (store, theirs):
+        s.batch(ops)
+    clock.advance(seconds=1)
+    for s in (store, theirs):
+        s.put(("p", "a"), "late", {"j": 9})
+    full = store.search(("p",), limit=100)
+    assert full[0].key == "late"
+    rest = [(tuple(i.namespace), i.key) for i in full[1:]]
+    assert rest == sorted(rest, key=lambda t: "lg:" + "".join(f"{x}." for x in t[0]) + "." + t[1])
+    pages = [store.search(("p",), limit=2, offset=o) for o in range(0, 8, 2)]
+    assert [i.key for p in pages for i in p] == [i.key for i in full]
+    assert sorted((tuple(i.namespace), i.key, str(i.value)) for i in full) == sorted(
+        (tuple(i.namespace), i.key, str(i.value)) for i in theirs.search(("p",), limit=100)
+    )
+
+
+def test_a_query_search_pages_matched_items_then_listed_ones(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    """Hits first by score, then the other items newest first, each exactly once,
+    whatever the page boundaries."""
+    store = make_store()
+    for i in range(12):
+        clock.advance(seconds=1)
+        text = "green apple pie" if i in (2, 5) else f"plain note number {i}"
+        store.put(NS, f"k{i:02}", {"text": text})
+    full = store.search(NS, query="green apple", limit=50)
+    assert {i.key for i in full[:2]} == {"k02", "k05"}
+    assert len(full) == 12 and len({i.key for i in full}) == 12
+    pages = [store.search(NS, query="green apple", limit=3, offset=o) for o in range(0, 12, 3)]
+    assert [i.key for p in pages for i in p] == [i.key for i in full]
