@@ -44,8 +44,10 @@ PUBLIC_MODULES = frozenset(
         "chronomem.model",
         "chronomem.ops",
         "chronomem.predicates",
+        "chronomem.prefixes",  # Arm, Entries: the argument of Memory.live_entries
         "chronomem.render",
         "chronomem.reserved",  # adapters' internal rows: never shown to people or prompts
+        "chronomem.retrieval",  # its __all__: search's types and the stale-record rule
         "chronomem.scope",
         "chronomem.timeutil",
     }

@@ -1,5 +1,6 @@
-"""``Memory``'s prefix probe: which of a caller's subject prefixes still hold a
-live fact (``chronomem.prefixes``)."""
+"""``Memory``'s reads by subject prefix: which of a caller's subject prefixes still
+hold a live fact, an adapter's index entries (``chronomem.prefixes``), and a page
+of the newest live facts under one prefix (``chronomem.reads.newest_rows``)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from . import prefixes
+from . import prefixes, reads
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .model import FactRow
     from .scope import Scope
 
 
 class PrefixMethods:
-    """Mixed into ``Memory``: existence probes by subject prefix."""
+    """Mixed into ``Memory``: existence probes and pages by subject prefix."""
 
     _engine: Engine
     scope: Scope
@@ -71,3 +73,42 @@ class PrefixMethods:
         self._engine.check_open()
         v, k = self._engine.times(valid_at, known_at, as_of)
         return prefixes.live_entries(self._engine, self.scope, v, k, entries, limit, offset)
+
+    def newest_rows(
+        self,
+        subject_prefix: str,
+        predicates: Sequence[str],
+        *,
+        limit: int,
+        offset: int = 0,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[FactRow] | None:
+        """A page of the live facts of this scope under ``subject_prefix`` (an exact
+        stored key prefix) whose predicate is one of ``predicates``, newest
+        ``valid_from`` first: at most ``limit`` rows after ``offset``, one statement
+        with the order and the cut in SQL, so the rows read follow the page, not the
+        prefix. ``None`` when the subject index gives the prefix no range (the
+        caller reads another way). Not a served read.
+
+        :param subject_prefix: a non-empty prefix of stored subject keys
+        :param predicates: one to a few predicate names
+        :param limit: at most this many rows
+        :param offset: skip this many first
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._engine.check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        with self._engine.backend.point_read() as conn:
+            return reads.newest_rows(
+                conn,
+                self.scope,
+                valid_at=v,
+                known_at=k,
+                subject_prefix=subject_prefix,
+                predicates=predicates,
+                limit=limit,
+                offset=offset,
+            )

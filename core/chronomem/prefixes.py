@@ -15,6 +15,8 @@ carries no byte comparison for it."""
 
 from __future__ import annotations
 
+__all__ = ["Arm", "Entries"]  # what an adapter may import: the argument of Memory.live_entries
+
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass

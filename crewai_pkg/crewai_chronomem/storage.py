@@ -43,7 +43,7 @@ from chronomem import (
 from chronomem import (
     Memory as Store,
 )
-from chronomem.retrieval.staleness import lift_records
+from chronomem.retrieval import lift_records
 from chronomem.timeutil import instant
 from chronomem_adapters.declaration import declare
 from chronomem_adapters.embedders import CallableEmbedder
@@ -390,7 +390,7 @@ class ChronomemStorage:
         A record written again (``update``, ``save`` of its id) keeps its earlier
         versions, stale at this instant; the search reaches them too and a record
         scores at least what its stale versions score (``chronomem.retrieval.
-        staleness.lift_records``, the rule core applies to a stale message): the
+        lift_records``, the rule core applies to a stale message): the
         current record answers a question its earlier text matched. Only current
         records are returned."""
         n = _int(limit, "limit")

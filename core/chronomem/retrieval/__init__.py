@@ -12,11 +12,22 @@ from .cache import MirrorSet
 from .indexing import Indexer, check_embedder, mismatch_error
 from .rerank import Reranker
 from .search import Hit, Retrieval, SearchFailed, SearchResult, search
+from .staleness import RecordScore, lift_records
 
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["Hit", "Reranker", "Retrieval", "SearchFailed", "SearchResult", "attach", "search"]
+__all__ = [
+    "Hit",
+    "RecordScore",
+    "Reranker",
+    "Retrieval",
+    "SearchFailed",
+    "SearchResult",
+    "attach",
+    "lift_records",
+    "search",
+]
 
 
 def attach(engine: Engine, embedder: Any = None, *, reembed: bool = False) -> Retrieval:

@@ -9,7 +9,7 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
-from chronomem import Fact, FactRow, Memory, State, reads
+from chronomem import Fact, FactRow, Memory, State
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
@@ -44,7 +44,7 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 
 def _newest_first(records: list[Record]) -> list[Record]:
     """Newest ``updated_at`` first, ties by subject (namespace labels, then key, in
-    code point order as stored): the order ``reads.newest_rows`` lists in."""
+    code point order as stored): the order ``Memory.newest_rows`` lists in."""
     return sorted(records, key=lambda r: (-r.updated_us, r.subject))
 
 
@@ -209,7 +209,7 @@ class Reader:
     ) -> list[Record] | None:
         """The page of the live items under ``prefix`` passing ``filter_``, newest
         first (ties by subject), the order and the cut made in SQL
-        (``chronomem.reads.newest_rows``): the rows read are the page's, plus
+        (``Memory.newest_rows``): the rows read are the page's, plus
         those the filter rejects or ``skip`` names before the page fills. Read as
         the items' documents alone. None when this cannot answer exactly (the
         read log is on and must log a ``facts`` read; the prefix has no index range;
@@ -252,17 +252,14 @@ class Reader:
             size *= 2
 
     def _newest(self, subject_prefix: str, limit: int, offset: int) -> list[FactRow] | None:
-        with self.memory.backend.point_read() as conn:
-            return reads.newest_rows(
-                conn,
-                self.memory.scope,
-                valid_at=self.valid_at,
-                known_at=self.known_at,
-                subject_prefix=subject_prefix,
-                predicates=(keys.DOC, keys.MARKER),
-                limit=limit,
-                offset=offset,
-            )
+        return self.memory.newest_rows(
+            subject_prefix,
+            (keys.DOC, keys.MARKER),
+            limit=limit,
+            offset=offset,
+            valid_at=from_us(self.valid_at),
+            known_at=opt_dt(self.known_at),
+        )
 
     def _unmatched_scores(self, query: str, records: list[Record]) -> list[float | None]:
         """The cosine of items no hit reached (LangGraph scores every item it
