@@ -113,6 +113,36 @@ def test_one_remember_is_three_round_trips(pg_memory: Memory) -> None:
     assert live == {("ada", "Berlin"), ("bob", "Rome")}
 
 
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_one_remember_with_pgvector_is_three_round_trips(
+    pgvector_url: str, clock: ManualClock
+) -> None:
+    """With pgvector, the vector column's update goes out queued behind the vector
+    rows' insert, with the ``COMMIT``: still three round trips, and the column is
+    set (the vector leg finds the fact)."""
+    m = Memory(pgvector_url, clock=clock)
+    wire = Wire(m)
+    try:
+        m.remember("ada", "lives_in", "Paris")  # the registry is cached from here
+        calls = [
+            lambda: m.remember("bob", "lives_in", "Rome"),
+            lambda: m.remember("ada", "lives_in", "Berlin"),
+        ]
+        assert [wire.round_trips(c) for c in calls] == [3, 3]
+        with m.backend.read() as conn:
+            unset, total = conn.execute(
+                text(
+                    "SELECT count(*) FILTER (WHERE embedding IS NULL), count(*) "
+                    "FROM cm_vectors WHERE tenant = :t"
+                ),
+                {"t": m.scope.tenant},
+            ).one()
+        assert total >= 3 and unset == 0
+    finally:
+        wire.close()
+        m.close()
+
+
 def test_load_sent_behind_a_waiting_lock_sees_the_holder_commit(
     pg_url: str, clock: ManualClock
 ) -> None:

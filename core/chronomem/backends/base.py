@@ -281,6 +281,13 @@ class Backend:
     def after_insert_vectors(cls, conn: Connection, n_inserted: int) -> None:
         """Planner upkeep after a write inserted ``n_inserted`` vectors."""
 
+    @classmethod
+    def run_write(cls, conn: Connection, stmt: Any, params: Any) -> None:
+        """A write statement whose result nobody reads (pgvector's column update):
+        run now; PostgreSQL queues it with the writer's closes and inserts when
+        they are queued (``pgpipeline``), so it costs no round trip of its own."""
+        conn.execute(stmt, params)
+
     # -- the dialect's read SQL and upkeep ---------------------------------------------
     @classmethod
     def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:

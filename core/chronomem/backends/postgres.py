@@ -699,6 +699,13 @@ class PostgresBackend(Backend):
         _analyze_on_doubling(conn, _inserted, "cm_versions", n_inserted)
 
     @classmethod
+    def run_write(cls, conn: Connection, stmt: Any, params: Any) -> None:
+        if pgpipeline.queueing(conn):
+            pgpipeline.enqueue(conn, stmt, params)
+        else:
+            conn.execute(stmt, params)
+
+    @classmethod
     def after_insert_vectors(cls, conn: Connection, n_inserted: int) -> None:
         """``ANALYZE cm_vectors`` after each doubling, as for versions: unanalyzed,
         the vector leg's re-score lookup (``item_id IN …``) was planned as a scan of

@@ -12,6 +12,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, bindparam, cast, literal_column, select, text
 from sqlalchemy.types import UserDefinedType
 
+from ..backends import of
 from ..schema import episodes, vectors, versions
 from ..scope import Scope
 from .legs import Ranking, TimeFilter, episode_filters, fact_filters
@@ -85,6 +86,13 @@ def ensure_column(conn: Connection, dim: int) -> None:
         )
 
 
+_SET_EMBEDDINGS = text(
+    "UPDATE cm_vectors AS v SET embedding = CAST(u.e AS vector) "
+    "FROM unnest(CAST(:ids AS text[]), CAST(:es AS text[])) AS u(i, e) "
+    "WHERE v.tenant = :t AND v.kind = :k AND v.item_id = u.i"
+)
+
+
 def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
     """Set ``embedding`` of the given (tenant ``t``, kind ``k``, item ``i``) rows to
     ``e`` (a vector literal): one ``UPDATE … FROM unnest(…)`` per tenant and kind,
@@ -93,12 +101,10 @@ def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
     for p in params:
         groups.setdefault((p["t"], p["k"]), []).append(p)
     for (tenant, kind), rows in groups.items():
-        conn.execute(
-            text(
-                "UPDATE cm_vectors AS v SET embedding = CAST(u.e AS vector) "
-                "FROM unnest(CAST(:ids AS text[]), CAST(:es AS text[])) AS u(i, e) "
-                "WHERE v.tenant = :t AND v.kind = :k AND v.item_id = u.i"
-            ),
+        # queued behind the vector rows' insert when the writer queues (no round trip)
+        of(conn).run_write(
+            conn,
+            _SET_EMBEDDINGS,
             {"t": tenant, "k": kind, "ids": [r["i"] for r in rows], "es": [r["e"] for r in rows]},
         )
 
