@@ -106,6 +106,12 @@ class Backend:
         with self.read() as conn:
             yield conn
 
+    @staticmethod
+    def statement_at_a_time(conn: Connection) -> bool:
+        """Whether ``conn`` runs each statement on its own, outside a transaction
+        (an autocommit connection: ``statement_read`` where the database allows it)."""
+        return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
+
     @classmethod
     @contextmanager
     def transaction_block(cls, conn: Connection) -> Iterator[None]:

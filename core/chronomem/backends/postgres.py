@@ -464,7 +464,7 @@ class PostgresBackend(Backend):
     def transaction_block(cls, conn: Connection) -> Iterator[None]:
         """On an autocommit connection (``statement_read``), psycopg's own
         transaction block (``BEGIN`` … ``COMMIT``, rolled back on an error)."""
-        if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+        if not cls.statement_at_a_time(conn):
             yield
             return
         with conn.connection.driver_connection.transaction():  # type: ignore[union-attr]

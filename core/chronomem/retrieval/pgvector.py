@@ -125,7 +125,7 @@ def _prepare(conn: Connection) -> None:
     its own statement, so they are set for the session, once per pooled
     connection: no round trip on later searches. Only the vector legs read them
     (they configure HNSW index scans)."""
-    if conn.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+    if not of(conn).statement_at_a_time(conn):
         conn.execute(_SETTINGS, {"local": True})
         return
     info = conn.connection.info

@@ -218,7 +218,8 @@ def search(
         # SQL legs run in a savepoint each, so one failure stays one leg's; outside a
         # transaction (PostgreSQL's statement_read) a failed statement ends nothing
         # else and no savepoint is needed. SQLite needs none.
-        contain = backends.of(conn).failed_statement_aborts and not _autocommit(conn)
+        db = backends.of(conn)
+        contain = db.failed_statement_aborts and not db.statement_at_a_time(conn)
 
         def run(
             name: str, kind: HitKind, fn: Callable[[], list[tuple[str, float]]], sql: bool = True
@@ -620,11 +621,6 @@ def _score(
                 f"{row.content_hash}:{row.occurred_at:020d}:{f.id}",
                 in_window(row.occurred_at, row.occurred_at, window, True),
             )
-
-
-def _autocommit(conn: Connection) -> bool:
-    """Whether ``conn`` runs each statement on its own (no transaction)."""
-    return conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
 
 
 # The rows of the hits kept (compiled once per id-list length). A version's row
