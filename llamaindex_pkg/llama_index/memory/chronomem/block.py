@@ -53,6 +53,7 @@ from chronomem_adapters.timeselect import pop_time
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
 from .readtags import llamaindex_tag
+from .recall import facts_recall
 
 _FRAME = frozenset({OPEN, CLOSE, HEADER_LIVE, HEADER_HISTORY, HEADER_EPISODES})
 
@@ -139,7 +140,8 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
             return ""
         session = session_id or self._memory.scope.session
         with tagged(self._memory, lambda: llamaindex_tag(session)):
-            return self._memory.recall(
+            return facts_recall(
+                self._memory,
                 query,
                 k=self.recall_k,
                 include_history=asks_about_past(query) if history is None else history,
