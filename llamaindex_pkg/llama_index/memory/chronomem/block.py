@@ -9,7 +9,11 @@ each model call. So this block:
   of the block's scope and extracts facts from them (the transcript itself
   stays in LlamaIndex's chat store);
 - ``_aget``: returns ``Memory.recall`` for the last user message — live facts
-  with their validity, framed as reference data; ``valid_at``/``known_at``/
+  with their validity, framed as reference data; when the facts alone find
+  none, the facts of the recall with the messages, without the messages: the
+  live values that replaced what a matching message said ("where am I
+  headed?" finds no fact, but finds "I plan to visit Japan.", superseded by
+  "user plans visit Peru": ``recall.facts_recall``); ``valid_at``/``known_at``/
   ``as_of`` passed to ``Memory.get(...)`` reach it and read at that instant;
   when that message asks about the past ("where did I live before Berlin?",
   ``chronomem.render.asks_about_past``) the block adds the earlier values of the
