@@ -11,9 +11,17 @@ from llama_index.core.memory import Memory as LlamaMemory
 from llama_index.core.utils import get_tokenizer
 
 from chronomem import Memory, NaiveDatetime
-from chronomem.render import CLOSE, HEADER_EPISODES, HEADER_LIVE, OPEN, SINCE_ENDED
+from chronomem.render import (
+    CLOSE,
+    HEADER_EPISODES,
+    HEADER_HISTORY,
+    HEADER_LIVE,
+    OPEN,
+    SINCE_ENDED,
+)
 from llama_index.memory.chronomem import ChronomemMemoryBlock
 from llama_index.memory.chronomem.block import drop_lines
+from llama_index.memory.chronomem.recall import facts_only
 from tests.conftest import ManualClock
 
 from ..statements import counting
@@ -184,3 +192,15 @@ def test_the_fallback_reads_as_much_at_20_and_200_messages(memory: Memory) -> No
         return len(cost.statements)
 
     assert cost_at(20) == cost_at(200)
+
+
+def test_facts_only_drops_the_messages_and_keeps_the_facts() -> None:
+    fact = "- user plans visit Peru instead (since 2026-02-01)"
+    earlier = "- user plans visit Japan (2026-01-01 to 2026-02-01, since ended)"
+    message = "- [2026-01-01, since superseded: user plans visit Peru] user: I plan to visit Japan."
+    block = "\n".join(
+        [OPEN, HEADER_LIVE, fact, HEADER_HISTORY, earlier, HEADER_EPISODES, message, CLOSE]
+    )
+    assert facts_only(block) == "\n".join([OPEN, HEADER_LIVE, fact, HEADER_HISTORY, earlier, CLOSE])
+    assert facts_only("\n".join([OPEN, HEADER_EPISODES, message, CLOSE])) == ""
+    assert facts_only("") == ""
