@@ -60,6 +60,19 @@ def test_put_stores_and_extracts_and_get_recalls(mem: ChronomemMemory) -> None:
     ]
 
 
+def test_get_answers_with_the_value_that_replaced_a_matching_message(
+    mem: ChronomemMemory, clock: ManualClock
+) -> None:
+    """Asked "Where am I headed?", it finds no fact, but finds "I plan to visit Japan.", whose
+    fact Peru superseded: the system message shows Peru, and no message text."""
+    mem.put(user("I plan to visit Japan."))
+    clock.advance(days=30)
+    mem.put(user("I no longer plan to visit Japan; I plan to visit Peru instead."))
+    block = recall_block(mem.get("Where am I headed?"))
+    facts = [line for line in block.splitlines() if line.startswith("- ")]
+    assert "Peru" in facts[0] and "Japan" not in block, block
+
+
 def test_extract_off_stores_transcript_only(store: Memory) -> None:
     m = ChronomemMemory.from_defaults(memory=store, session_id="s", extract=False)
     m.put(user("I live in Paris."))

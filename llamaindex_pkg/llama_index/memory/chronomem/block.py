@@ -9,7 +9,11 @@ each model call. So this block:
   of the block's scope and extracts facts from them (the transcript itself
   stays in LlamaIndex's chat store);
 - ``_aget``: returns ``Memory.recall`` for the last user message — live facts
-  with their validity, framed as reference data; ``valid_at``/``known_at``/
+  with their validity, framed as reference data; when the facts alone find
+  none, the facts of the recall with the messages, without the messages: the
+  live values that replaced what a matching message said ("where am I
+  headed?" finds no fact, but finds "I plan to visit Japan.", superseded by
+  "user plans visit Peru": ``recall.facts_recall``); ``valid_at``/``known_at``/
   ``as_of`` passed to ``Memory.get(...)`` reach it and read at that instant;
   when that message asks about the past ("where did I live before Berlin?",
   ``chronomem.render.asks_about_past``) the block adds the earlier values of the
@@ -53,6 +57,7 @@ from chronomem_adapters.timeselect import pop_time
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
 from .readtags import llamaindex_tag
+from .recall import facts_recall
 
 _FRAME = frozenset({OPEN, CLOSE, HEADER_LIVE, HEADER_HISTORY, HEADER_EPISODES})
 
@@ -139,7 +144,8 @@ class ChronomemMemoryBlock(BaseMemoryBlock[str]):
             return ""
         session = session_id or self._memory.scope.session
         with tagged(self._memory, lambda: llamaindex_tag(session)):
-            return self._memory.recall(
+            return facts_recall(
+                self._memory,
                 query,
                 k=self.recall_k,
                 include_history=asks_about_past(query) if history is None else history,

@@ -16,9 +16,10 @@ when a history is passed, ``aput(user_msg)``, ``aget()``, later
   the transcript's tail only: the given messages and 32 more).
 - **Reads** (``get``/``aget``) return one system message with
   ``Memory.recall`` of the input (or the last user message) — live facts with
-  their validity, framed as reference data, never instructions — followed by
-  the most recent transcript messages that fit ``token_limit`` (whole oldest
-  messages are dropped).
+  their validity, framed as reference data, never instructions; when no fact
+  is found, the live values that replaced what a matching message said
+  (``recall.facts_recall``) — followed by the most recent transcript messages
+  that fit ``token_limit`` (whole oldest messages are dropped).
 - **Time travel**: ``get(..., valid_at=, known_at=, as_of=)`` per call, and
   ``as_of(t)`` returns a read-only view (writes raise ``UnsupportedSemantics``).
 - **Served-read log**: ``read_log=True`` turns the store's log on (a
@@ -63,6 +64,7 @@ from chronomem_adapters.transcript import Transcript
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
 from .readtags import llamaindex_tag
+from .recall import facts_recall
 
 DEFAULT_TOKEN_LIMIT = 3000
 TRANSCRIPT_KIND = "llamaindex"
@@ -297,7 +299,8 @@ class ChronomemMemory(BaseMemory):
         out: list[ChatMessage] = []
         if query:
             with tagged(self._session_memory, lambda: llamaindex_tag(self._session())):
-                block = self._session_memory.recall(
+                block = facts_recall(
+                    self._session_memory,
                     query,
                     k=self.recall_k,
                     include_history=with_history,
