@@ -9,18 +9,21 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 
 from . import reads
-from .backends import of
+from .backends import Backend, of
 from .engine import Engine
 from .model import Episode
+from .prepared import Prepared as PreparedSelect
+from .prepared import PreparedIn
 from .schema import episodes as episodes_table
 from .scope import Scope
 from .statemachine import new_id
 from .writer import content_hash, stamp
 
 CHUNK = 500  # values per statement in ``tagged``
+_SCOPE_COLUMNS = ("tenant", "user_id", "agent_id", "session_id")  # ``Scope.columns``' keys
 
 # (text, role, occurred_at µs or None = the transaction time, metadata)
 Prepared = tuple[str, str | None, int | None, dict[str, Any]]
@@ -127,18 +130,38 @@ def recorded(
 ) -> list[Episode]:
     """The episodes recorded in exactly ``scope``, oldest first by (transaction
     time, id), after the ``after`` cursor: one statement, a range of
-    ``cm_episodes_recent`` read in its own order (no sort, no enclosing scope)."""
-    c = episodes_table.c
-    q = select(episodes_table).where(*(c[k] == v for k, v in scope.columns().items()))
+    ``cm_episodes_recent`` read in its own order (no sort, no enclosing scope).
+    Compiled once per shape (``_recorded_statement``) and fetched whole: a
+    transcript read returns every row, so the per-row cost is what counts."""
+    prepared = _recorded_statement(after is not None, known_at is not None)
+    params: dict[str, Any] = {f"s_{k}": v for k, v in scope.columns().items()}
     if after is not None:
-        at, eid = after
-        q = q.where(c.recorded_at >= at, or_(c.recorded_at > at, c.id > eid))
+        params["at"], params["eid"] = after
     if known_at is not None:
-        q = q.where(c.recorded_at <= known_at)
-    q = q.order_by(c.recorded_at, c.id)
-    decode = reads.to_episode
+        params["known"] = known_at
     with engine.backend.read() as conn:
-        return [decode(r) for r in conn.execute(q).mappings()]
+        found = prepared.rows(conn, params)
+    cols = prepared.columns
+    decode = reads.to_episode
+    return [decode(dict(zip(cols, r, strict=True))) for r in found]
+
+
+_RECORDED: dict[tuple[bool, bool], PreparedSelect] = {}
+
+
+def _recorded_statement(after: bool, known_at: bool) -> PreparedSelect:
+    """``recorded``'s statement with (or without) the cursor and ``known_at`` terms."""
+    found = _RECORDED.get((after, known_at))
+    if found is not None:
+        return found
+    c = episodes_table.c
+    q = select(episodes_table).where(*(c[k] == bindparam(f"s_{k}") for k in _SCOPE_COLUMNS))
+    if after:
+        at: Any = bindparam("at")
+        q = q.where(c.recorded_at >= at, or_(c.recorded_at > at, c.id > bindparam("eid")))
+    if known_at:
+        q = q.where(c.recorded_at <= bindparam("known"))
+    return _RECORDED.setdefault((after, known_at), PreparedSelect(q.order_by(c.recorded_at, c.id)))
 
 
 # metadata conditions: (path of object keys, the text that must be there)
@@ -188,7 +211,84 @@ def tagged(
     ``after`` cursor, in recording order; with ``count``, only how many. The
     statement is a search of the ``path``'s index (schema v9) by the values: it
     reads the matching rows, never the scope's other episodes. ``after`` filters
-    those rows here, so no planner trades the index for a range on the cursor."""
+    those rows here, so no planner trades the index for a range on the cursor.
+    Paths of simple keys (every index's) run a statement built and compiled once
+    per shape (``_tagged_statement``): a transcript's id lookup, on every turn."""
+    backend = engine.backend
+    prepared = _tagged_statement(
+        type(backend), tuple(path), tuple(tuple(p) for p, _ in where), count
+    )
+    if prepared is None:
+        return _tagged_built(engine, scope, path, values, where=where, after=after, count=count)
+    params: dict[str, Any] = {f"s_{k}": v for k, v in scope.columns().items()}
+    params.update((f"w{i}", backend.json_key_value(v)) for i, (_, v) in enumerate(where))
+    wanted = [backend.json_key_value(v) for v in values]
+    with backend.read() as conn:
+        found = prepared.rows(conn, params, wanted)
+    if count:
+        return sum(1 for at, eid in found if _later((at, eid), after))
+    cols = prepared.columns
+    mapped = (dict(zip(cols, r, strict=True)) for r in found)
+    rows = [reads.to_episode(r) for r in mapped if _later((r["recorded_at"], r["id"]), after)]
+    rows.sort(key=lambda e: (e.recorded_at, e.id))
+    return rows
+
+
+# (backend class, path, where paths, count) -> the statement (None: a path that
+# is not simple keys, built per call by ``_tagged_built``); at most MAX_SHAPES
+# kept (the paths are the caller's: an app inventing paths must not grow it)
+_TAGGED: dict[tuple[Any, ...], PreparedIn | None] = {}
+MAX_SHAPES = 64
+
+
+def _tagged_statement(
+    backend: type[Backend],
+    path: tuple[str, ...],
+    where: tuple[tuple[str, ...], ...],
+    count: bool,
+) -> PreparedIn | None:
+    """``tagged``'s statement for this shape, made on first use: the scope's
+    columns, the where conditions' texts and the values are bind parameters
+    (``s_<column>``, ``w<i>``, the ``IN`` list), the JSON paths are written into
+    the SQL as the index's expression (``Backend.json_key``)."""
+    shape = (backend, path, where, count)
+    if shape in _TAGGED:
+        return _TAGGED[shape]
+    c = episodes_table.c
+    try:
+        key = backend.json_key(c.metadata, path)
+        extra = [backend.json_key(c.metadata, p) for p in where]
+    except ValueError:
+        if len(_TAGGED) < MAX_SHAPES:
+            _TAGGED[shape] = None
+        return None
+
+    def make(binds: list[Any]) -> Any:
+        conds = [c[k] == bindparam(f"s_{k}") for k in _SCOPE_COLUMNS]
+        # ``IS NOT NULL`` names the partial index's own condition (schema v9)
+        conds.append(key.is_not(None))
+        conds.append(key.in_(binds))
+        conds.extend(e == bindparam(f"w{i}") for i, e in enumerate(extra))
+        cols = (c.recorded_at, c.id) if count else (episodes_table,)
+        return select(*cols).where(*conds)
+
+    made = PreparedIn(make)
+    if len(_TAGGED) < MAX_SHAPES:
+        made = _TAGGED.setdefault(shape, made)  # type: ignore[assignment]
+    return made
+
+
+def _tagged_built(
+    engine: Engine,
+    scope: Scope,
+    path: Sequence[str],
+    values: Sequence[str],
+    *,
+    where: Sequence[Tag],
+    after: tuple[int, str] | None,
+    count: bool,
+) -> list[Episode] | int:
+    """``tagged`` for a path that is not simple keys: built per call (bound path)."""
     c = episodes_table.c
     rows: list[Episode] = []
     n = 0

@@ -2,7 +2,10 @@
 the chat history's ``add_messages`` looks up the given ids, the middleware's
 store after the agent walks the thread from its end (``Transcript.store_thread``),
 never the whole transcript. Counted in statements and episode rows at 50 and 400
-messages (1k and 10k for the middleware's whole turn), on every backend.
+messages (1k and 10k for the middleware's whole turn), on every backend; on
+SQLite every statement the connection runs is traced (``tracing``: prepared
+reads skip SQLAlchemy's events) with what runs inside it (FTS5's shadow-table
+writes) and the virtual machine's instructions, and each read's plan is checked.
 ``messages`` returns everything by contract: its statement count stays flat."""
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from chronomem import Memory
 from langchain_chronomem import ChronomemChatMessageHistory, ChronomemMiddleware
 
-from ..statements import Cost, counting, episode_plans, scans_episodes
+from ..statements import Cost, counting, scans_episodes
+from .tracing import Trace, episode_plans, tracing
 
 
 def _thread(n: int, tag: str) -> list[BaseMessage]:
@@ -29,8 +33,8 @@ def _history(root: Memory, session: str, n: int) -> ChronomemChatMessageHistory:
     return history
 
 
-def _add(history: ChronomemChatMessageHistory, tag: str) -> Cost:
-    with counting(history.memory) as cost:
+def _add(history: ChronomemChatMessageHistory, tag: str) -> Trace:
+    with tracing(history.memory) as cost:
         history.add_messages([HumanMessage("I like tea.", id=f"{tag}-new"), AIMessage("Noted.")])
     return cost
 
@@ -63,7 +67,7 @@ def test_add_messages_reads_rows_by_index_at_50_and_400(root: Memory) -> None:
     plans = episode_plans(long.memory, b)
     assert len(plans) == 1 and "cm_episodes_message" in plans[0], plans
     # re-sending stored ids (one cleared, one after the clear): the markers are read too
-    with counting(long.memory) as again:
+    with tracing(long.memory) as again:
         long.add_messages([HumanMessage("old", id="long-7"), HumanMessage("dup", id="after-3")])
     plans = episode_plans(long.memory, again)
     assert not any(scans_episodes(p) for p in plans), plans
@@ -71,6 +75,52 @@ def test_add_messages_reads_rows_by_index_at_50_and_400(root: Memory) -> None:
     assert any("cm_episodes_marker" in p for p in plans), plans
     ids = [m.id for m in long.messages]
     assert ids.count("long-7") == 1 and ids.count("after-3") == 1 and ids[-1] == "long-7"
+
+
+def _adds(history: ChronomemChatMessageHistory, tag: str) -> list[Trace]:
+    """Three ``add_messages`` of a new id and a message without one, each traced."""
+    out = []
+    for i in range(3):
+        with tracing(history.memory) as cost:
+            history.add_messages(
+                [HumanMessage(f"I like tea {i}.", id=f"{tag}-q{i}"), AIMessage("Noted.")]
+            )
+        out.append(cost)
+    return out
+
+
+def test_add_messages_costs_the_same_in_a_store_ten_times_larger(root: Memory) -> None:
+    """The peer benchmark's session grows with its store (one session per store):
+    a session of 20 messages in a store of 20 against one of 2,000 in a store of
+    2,020. Every statement ``add_messages`` runs, the id lookup included, and on
+    SQLite what runs inside them (the text index's shadow-table writes) and the
+    instructions they run, are the same; the lookup is a search of the message-id
+    index. An FTS5 merge step may land in any one write (a bulk load leaves some
+    to do), so on SQLite each side's cheapest of three calls is compared."""
+    short = ChronomemChatMessageHistory(root.scoped(user="short"), session_id="s")
+    short.add_messages(_thread(20, "short"))
+    short.add_messages([HumanMessage("warm", id="short-w")])
+    a = _adds(short, "short")
+    long = ChronomemChatMessageHistory(root.scoped(user="long"), session_id="s")
+    thread = _thread(2000, "long")
+    for at in range(0, len(thread), 500):
+        long.add_messages(thread[at : at + 500])
+    long.add_messages([HumanMessage("warm", id="long-w")])
+    b = _adds(long, "long")
+    assert [len(c.statements) for c in a] == [len(c.statements) for c in b], (a, b)
+    assert [c.episode_rows for c in a] == [c.episode_rows for c in b] == [2, 2, 2]
+    if a[0].sqlite:
+        nested = min(len(c.nested) for c in a), min(len(c.nested) for c in b)
+        assert nested[0] == nested[1], nested
+        steps = min(c.vm_steps for c in a), min(c.vm_steps for c in b)
+        # a lookup or write reading the session's or the store's rows would run
+        # thousands more instructions at 2,000 messages
+        assert abs(steps[0] - steps[1]) <= 50, steps
+    for cost in b:
+        plans = episode_plans(long.memory, cost)
+        assert len(plans) == 1 and "cm_episodes_message" in plans[0], plans
+        assert not scans_episodes(plans[0]), plans
+    assert [m.id for m in long.messages][-6:] == ["long-q0", None, "long-q1", None, "long-q2", None]
 
 
 def test_add_messages_after_clear_stores_a_cleared_id_again(root: Memory) -> None:
@@ -82,14 +132,18 @@ def test_add_messages_after_clear_stores_a_cleared_id_again(root: Memory) -> Non
 
 def test_reading_messages_runs_as_many_statements_at_50_and_400(root: Memory) -> None:
     short, long = _history(root, "short", 50), _history(root, "long", 400)
-    with counting(short.memory) as a:
+    with tracing(short.memory) as a:
         assert len(short.messages) == 51
-    with counting(long.memory) as b:
+    with tracing(long.memory) as b:
         assert len(long.messages) == 401
     assert len(a.statements) == len(b.statements)
+    assert b.episode_rows == 401  # the transcript's rows, none of a sibling's
+    if b.sqlite:  # PostgreSQL rightly scans a table when the read wants 401 of its 452 rows
+        plans = episode_plans(long.memory, b)
+        assert len(plans) == 2 and not any(scans_episodes(p) for p in plans), plans
 
 
-def _agent_turn(mem: Memory, thread: str, n: int) -> Cost:
+def _agent_turn(mem: Memory, thread: str, n: int) -> Trace:
     mw = ChronomemMiddleware(mem, extract=False)
     stored = _thread(n, thread)
     mw.store_turn(stored, thread)
@@ -98,7 +152,7 @@ def _agent_turn(mem: Memory, thread: str, n: int) -> Cost:
         HumanMessage("I like tea.", id=f"{thread}-q"),
         AIMessage("Noted.", id=f"{thread}-a"),
     ]
-    with counting(mem) as cost:
+    with tracing(mem) as cost:
         mw.store_turn(turn, thread)
     stored_ids = [e.metadata["chronomem_transcript"]["message_id"] for e in mem.episodes()]
     assert stored_ids[-n - 2 :] == [m.id for m in turn]  # each stored once, in order
@@ -112,7 +166,7 @@ def test_the_middleware_stores_a_turn_at_the_same_cost_at_50_and_400(root: Memor
     assert b.episode_rows < 60
 
 
-def _whole_turn(mem: Memory, n: int) -> tuple[Cost, Cost]:
+def _whole_turn(mem: Memory, n: int) -> tuple[Cost, Trace]:
     """The middleware's turn on a thread of ``n`` stored messages: recall for
     the new user message, then store the thread (extraction on); the costs of
     the two parts of the second turn (the first warms the search mirror)."""
@@ -124,7 +178,7 @@ def _whole_turn(mem: Memory, n: int) -> tuple[Cost, Cost]:
         with counting(mem) as recall:
             mw.recall_for(thread)
         thread.append(AIMessage(f"Noted, city {i}.", id=f"a{i}"))
-        with counting(mem) as store:
+        with tracing(mem) as store:
             receipt = mw.store_turn(thread, "t")
         assert len(receipt.episode_ids) == 2
     return recall, store
