@@ -21,7 +21,7 @@ from ..render import asks_about_past
 from ..schema import episodes as episodes_table
 from ..schema import sources as sources_table
 from ..schema import versions
-from ..timeutil import MAX_US
+from ..timeutil import MAX_US, opt_us
 from . import askwords, legs, spread, staleness, within
 from . import pgvector as pgv
 from .cache import MirrorSet, TenantMirror
@@ -135,6 +135,7 @@ def search(
     predicates: Sequence[str] | None = None,
     exact: bool = False,
     legs_enabled: Sequence[str] | None = None,
+    asked_at: Any = None,
 ) -> SearchResult:
     """``Memory.search`` for ``scope`` (docs/design.md §6): resolve the read instants
     and the caller's filters, sync the tenant's mirror, run every enabled leg in one
@@ -142,7 +143,10 @@ def search(
     own error boundary), fuse by reciprocal rank, score from the mirror, fetch only
     the rows kept, then rerank (if a reranker is set) and cut to ``k``.
     ``legs_enabled`` limits the legs (benchmarks and tests); a leg that fails is
-    reported in ``failed_legs``, and ``SearchFailed`` is raised only when all do."""
+    reported in ``failed_legs``, and ``SearchFailed`` is raised only when all do.
+    ``asked_at``: the instant the question is asked; the query's relative times
+    ("last Saturday", "two weeks ago") count from it (default: the valid instant).
+    It moves only the time window's boost, never which rows are searched."""
     if not isinstance(query, str):
         raise InvalidType(f"query must be a str, not {type(query).__name__}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
@@ -153,6 +157,8 @@ def search(
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     v, kn = engine.times(valid_at, known_at, as_of)
+    asked = opt_us(asked_at, "asked_at")
+    asked_us = v if asked is None else asked  # relative times in the query count from it
     tf = legs.TimeFilter(v, kn, parse_states(states))
     if k == 0 or not query.strip():
         return SearchResult()
@@ -179,6 +185,7 @@ def search(
             subject=subject,
             predicates=predicates,
             exact=exact,
+            asked_us=asked_us,
         )
         if found is not None:
             if found.every_leg_failed:
@@ -360,7 +367,7 @@ def search(
                 if f.kind == HitKind.EPISODE and f.id in spoken:
                     f.rrf *= 1.0 + SPEAKER_BOOST
                     f.legs["episode_speaker"] = {"weight": SPEAKER_BOOST}
-        window = time_window(query, v)  # relative times count from the search's valid time
+        window = time_window(query, asked_us)  # a boost: nothing is filtered by it
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
