@@ -129,7 +129,13 @@ _PATTERNS = [
         + r")\s+(?:of\s+)?(?P<u>day|week|month|year)s?\s+ago",
     ),
     ("last_u", r"(?P<w>last|this|past|previous)\s+(?P<u>day|week|weekend|month|year)"),
-    ("last_wd", r"(?P<w>last|this|on)\s+(?P<wd>" + "|".join(WEEKDAYS) + r")"),
+    # "on Saturday" (not "on Saturdays", "on Saturday mornings": a habit, no date)
+    (
+        "last_wd",
+        r"(?P<w>last|this|on)\s+(?P<wd>"
+        + "|".join(WEEKDAYS)
+        + r")(?!s\b|\s+(?:morning|afternoon|evening|night)s\b)",
+    ),
     ("yesterday", r"(?P<w>yesterday|today|tonight|this morning)"),
 ]
 _COMPILED = [(kind, re.compile(r"\b" + p + r"\b", re.IGNORECASE)) for kind, p in _PATTERNS]

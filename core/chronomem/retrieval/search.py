@@ -58,6 +58,7 @@ SPEAKER_BOOST = DEFAULT.speaker_boost
 EPISODE_LEGS = (
     "episode_lexical",
     "episode_vector",
+    "episode_window",
     "episode_context",
     "episode_speaker",
     "conversation_spread",
@@ -67,6 +68,31 @@ EPISODE_LEGS = (
 # one scores SPREAD_DECAY times less per hit of it already placed.
 SPREAD_FREE = DEFAULT.spread_free
 SPREAD_DECAY = DEFAULT.spread_decay
+
+
+# A query naming a short past time ("last Friday", "two weeks ago": at most
+# WINDOW_DAYS long, over before the question is asked) also gets the episodes of that
+# time (up to WINDOW_SLACK_DAYS after it) ranked among themselves by cosine: one more
+# vote, of WINDOW_WEIGHT ("episode_window"). The time boost can only lift what another
+# leg found; this finds what the words alone rank too low. A broad window (a month, a
+# year) would vote for much of the store, so it gets the boost alone.
+WINDOW_WEIGHT = DEFAULT.window_weight
+WINDOW_DAYS = DEFAULT.window_days
+WINDOW_SLACK_DAYS = DEFAULT.window_slack_days
+_DAY_US = 86_400_000_000
+
+
+def _narrow_past(window: tuple[int, int] | None, asked_us: int) -> bool:
+    return (
+        window is not None
+        and window[1] - window[0] <= WINDOW_DAYS * _DAY_US
+        and window[1] <= asked_us
+    )
+
+
+def _inside(start: np.ndarray, window: tuple[int, int]) -> np.ndarray:
+    lo, hi = window
+    return (start >= lo) & (start < hi + int(WINDOW_SLACK_DAYS * _DAY_US))
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -336,9 +362,19 @@ def search(
             return legs.vector_leg(mirror.e, episode_mask(), q(), n, conn)
 
         run("episode_vector", HitKind.EPISODE, episode_vec)
+        window = time_window(query, asked_us)  # a boost and a leg: nothing is filtered by it
+        if _narrow_past(window, asked_us) and WINDOW_WEIGHT > 0 and not r.pgvector:
+            # the episodes of the time the query names, ranked by cosine among themselves
+            run(
+                "episode_window",
+                HitKind.EPISODE,
+                lambda: legs.vector_leg(
+                    mirror.e, episode_mask() & _inside(mirror.e.start.view, window), q(), n, conn
+                ),
+            )
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
-        by_key = fuse(rankings, leg_weights(r.embedder))
+        by_key = fuse(rankings, leg_weights(r.embedder) | {"episode_window": WINDOW_WEIGHT})
         if "episode_context" in wanted and any(
             kind == HitKind.EPISODE for kind, _ in rankings.values()
         ):
@@ -367,7 +403,6 @@ def search(
                 if f.kind == HitKind.EPISODE and f.id in spoken:
                     f.rrf *= 1.0 + SPEAKER_BOOST
                     f.legs["episode_speaker"] = {"weight": SPEAKER_BOOST}
-        window = time_window(query, asked_us)  # a boost: nothing is filtered by it
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))
