@@ -82,12 +82,11 @@ WINDOW_SLACK_DAYS = DEFAULT.window_slack_days
 _DAY_US = 86_400_000_000
 
 
-def _narrow_past(window: tuple[int, int] | None, asked_us: int) -> bool:
-    return (
-        window is not None
-        and window[1] - window[0] <= WINDOW_DAYS * _DAY_US
-        and window[1] <= asked_us
-    )
+def short_past(window: tuple[int, int] | None, asked_us: int) -> tuple[int, int] | None:
+    """``window`` if it lasts at most ``WINDOW_DAYS`` and ends by ``asked_us``."""
+    if window is None or window[1] - window[0] > WINDOW_DAYS * _DAY_US or window[1] > asked_us:
+        return None
+    return window
 
 
 def _inside(start: np.ndarray, window: tuple[int, int]) -> np.ndarray:
@@ -363,13 +362,14 @@ def search(
 
         run("episode_vector", HitKind.EPISODE, episode_vec)
         window = time_window(query, asked_us)  # a boost and a leg: nothing is filtered by it
-        if _narrow_past(window, asked_us) and WINDOW_WEIGHT > 0 and not r.pgvector:
+        short = short_past(window, asked_us)
+        if short is not None and WINDOW_WEIGHT > 0 and not r.pgvector:
             # the episodes of the time the query names, ranked by cosine among themselves
             run(
                 "episode_window",
                 HitKind.EPISODE,
                 lambda: legs.vector_leg(
-                    mirror.e, episode_mask() & _inside(mirror.e.start.view, window), q(), n, conn
+                    mirror.e, episode_mask() & _inside(mirror.e.start.view, short), q(), n, conn
                 ),
             )
         if wanted and not rankings and failed:
