@@ -216,6 +216,8 @@ def _window(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, date
                     today + timedelta(days=1),
                 )
             )
+        if w == "past":  # "the past month": the last 30 days, today included
+            return today - timedelta(days=_UNITS[u]), today + timedelta(days=1)
         if u == "month":
             if w == "this":
                 return _month_window(now.year, now.month)

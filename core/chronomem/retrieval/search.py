@@ -24,9 +24,10 @@ from ..schema import versions
 from ..timeutil import MAX_US, opt_us
 from . import askwords, legs, spread, staleness, within
 from . import pgvector as pgv
-from .cache import MirrorSet, TenantMirror
+from .cache import Mirror, MirrorSet, TenantMirror
 from .fusion import (
     GRAPH_CAP,
+    RRF_K,
     Fused,
     HalfLives,
     HitKind,
@@ -79,6 +80,7 @@ SPREAD_DECAY = DEFAULT.spread_decay
 WINDOW_WEIGHT = DEFAULT.window_weight
 WINDOW_DAYS = DEFAULT.window_days
 WINDOW_SLACK_DAYS = DEFAULT.window_slack_days
+WINDOW_DEPTH = DEFAULT.window_depth
 _DAY_US = 86_400_000_000
 
 
@@ -92,6 +94,30 @@ def short_past(window: tuple[int, int] | None, asked_us: int) -> tuple[int, int]
 def _inside(start: np.ndarray, window: tuple[int, int]) -> np.ndarray:
     lo, hi = window
     return (start >= lo) & (start < hi + int(WINDOW_SLACK_DAYS * _DAY_US))
+
+
+def _window_leg(
+    conn: Connection,
+    scope: Scope,
+    m: Mirror,
+    inside: np.ndarray,
+    terms: Sequence[str],
+    tf: legs.TimeFilter,
+    qvec: np.ndarray,
+    n: int,
+) -> list[tuple[str, float]]:
+    """The episodes ``inside`` the window, best first: the reciprocal-rank fusion of
+    their text-index ranking (the tenant's first ``WINDOW_DEPTH`` that match the
+    query's terms, the others dropped) and their cosine ranking among themselves."""
+    ranked = legs.lexical_episodes(conn, scope, terms, tf, WINDOW_DEPTH)
+    pos = m.pos
+    lexical = [i for i, _ in ranked if (p := pos.get(i)) is not None and inside[p]][:n]
+    cosine = [i for i, _ in legs.vector_leg(m, inside, qvec, n, conn)]
+    votes: dict[str, float] = {}
+    for ranking in (lexical, cosine):
+        for rank, i in enumerate(ranking, start=1):
+            votes[i] = votes.get(i, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(votes.items(), key=lambda x: (-x[1], x[0]))[:n]
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -364,13 +390,11 @@ def search(
         window = time_window(query, asked_us)  # a boost and a leg: nothing is filtered by it
         short = short_past(window, asked_us)
         if short is not None and WINDOW_WEIGHT > 0 and not r.pgvector:
-            # the episodes of the time the query names, ranked by cosine among themselves
+            inside = episode_mask() & _inside(mirror.e.start.view, short)
             run(
                 "episode_window",
                 HitKind.EPISODE,
-                lambda: legs.vector_leg(
-                    mirror.e, episode_mask() & _inside(mirror.e.start.view, short), q(), n, conn
-                ),
+                lambda: _window_leg(conn, scope, mirror.e, inside, terms, tf, q(), n),
             )
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
