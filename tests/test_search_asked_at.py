@@ -14,6 +14,7 @@ from chronomem import Memory
 from chronomem.errors import InvalidType, NaiveDatetime
 from chronomem.queries import RecallQuery, SearchQuery
 from chronomem.readlog.args import decode, encode
+from chronomem.retrieval.querytime import time_window
 from chronomem.retrieval.search import WINDOW_DAYS, short_past
 from tests.conftest import utc
 
@@ -135,3 +136,27 @@ def test_asked_at_never_changes_which_hits_are_found(asked: datetime, phrase: st
         asked_hits = m.search(q, k=50, include_episodes=True, asked_at=asked)
         assert {h.episode.id for h in asked_hits} == {h.episode.id for h in plain}
         assert len(plain) == len(EPISODE_DAYS)
+
+
+def _us(d: datetime) -> int:
+    return (d - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1950, 3, 1),
+        max_value=datetime(2090, 1, 1),
+        timezones=st.just(timezone.utc),
+    ),
+    st.sampled_from([("month", 30), ("year", 365)]),
+)
+def test_the_past_month_is_the_last_thirty_days(now: datetime, unit: tuple[str, int]) -> None:
+    today = datetime(now.year, now.month, now.day, tzinfo=timezone.utc)
+    window = time_window(f"what did I buy in the past {unit[0]}?", _us(now))
+    assert window == (_us(today - timedelta(days=unit[1])), _us(today + timedelta(days=1)))
+
+
+@pytest.mark.parametrize("habit", ["on Saturday mornings", "on Sundays", "on Friday nights"])
+def test_a_weekday_habit_names_no_date(habit: str) -> None:
+    assert time_window(f"What time do I wake up {habit}?", _us(utc(2023, 6, 15))) is None
+    assert time_window("What did I do on Saturday?", _us(utc(2023, 6, 15))) is not None
