@@ -160,3 +160,13 @@ def test_the_past_month_is_the_last_thirty_days(now: datetime, unit: tuple[str, 
 def test_a_weekday_habit_names_no_date(habit: str) -> None:
     assert time_window(f"What time do I wake up {habit}?", _us(utc(2023, 6, 15))) is None
     assert time_window("What did I do on Saturday?", _us(utc(2023, 6, 15))) is not None
+
+
+@pytest.mark.parametrize(
+    ("phrase", "days"),
+    [("in the past three months", 90), ("in the last two weeks", 14), ("past few days", 3)],
+)
+def test_the_last_n_units_reach_back_from_today(phrase: str, days: int) -> None:
+    now = utc(2023, 5, 30, 20)
+    window = time_window(f"How many times did I bake {phrase}?", _us(now))
+    assert window == (_us(utc(2023, 5, 30) - timedelta(days=days)), _us(utc(2023, 5, 31)))

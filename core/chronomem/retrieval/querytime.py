@@ -128,6 +128,13 @@ _PATTERNS = [
         + "|".join(_NUMBERS)
         + r")\s+(?:of\s+)?(?P<u>day|week|month|year)s?\s+ago",
     ),
+    # the last two weeks, the past few months: that many units back to today
+    (
+        "last_n",
+        r"(?:last|past)\s+(?P<n>\d{1,3}|"
+        + "|".join(_NUMBERS)
+        + r")\s+(?:of\s+)?(?P<u>day|week|month|year)s",
+    ),
     ("last_u", r"(?P<w>last|this|past|previous)\s+(?P<u>day|week|weekend|month|year)"),
     # "on Saturday" (not "on Saturdays", "on Saturday mornings": a habit, no date)
     (
@@ -203,6 +210,10 @@ def _window(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, date
         centre = today - timedelta(days=count * unit)
         half = timedelta(days=max(1, unit // 2 if count > 1 or unit > 1 else 1))
         return centre - half, centre + half + timedelta(days=1)
+    if kind == "last_n":
+        raw = g["n"].casefold()
+        count = int(raw) if raw.isdigit() else _NUMBERS[raw]
+        return today - timedelta(days=count * _UNITS[g["u"].casefold()]), today + timedelta(days=1)
     if kind == "last_u":
         u, w = g["u"].casefold(), g["w"].casefold()
         if u == "day":
