@@ -170,3 +170,32 @@ def test_the_last_n_units_reach_back_from_today(phrase: str, days: int) -> None:
     now = utc(2023, 5, 30, 20)
     window = time_window(f"How many times did I bake {phrase}?", _us(now))
     assert window == (_us(utc(2023, 5, 30) - timedelta(days=days)), _us(utc(2023, 5, 31)))
+
+
+def test_a_search_within_a_prefix_counts_from_asked_at(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prefix-bounded search (``retrieval/within.py``) takes the same instant."""
+    from chronomem.retrieval import within
+
+    ran: list[bool] = []
+    real = within.search
+
+    def spy(*args: object, **kwargs: object) -> object:
+        out = real(*args, **kwargs)  # type: ignore[arg-type]
+        ran.append(out is not None)
+        return out
+
+    monkeypatch.setattr(within, "search", spy)
+    for pred, obj, start in (("lives_in", "Porto", 2), ("works_at", "the tea shop", 6)):
+        a = memory.assertion("ns.olga", pred, obj, exact=True, valid_from=utc(2023, start, 3))
+        memory.apply([a])
+    hits = memory.search("olga yesterday", subject_prefix="ns.", asked_at=utc(2023, 2, 4, 9))
+    assert ran == [True]
+    assert {h.fact.object: h.explain["in_time_window"] for h in hits if h.fact} == {
+        "Porto": True,
+        "the tea shop": False,
+    }
+    # without it, "yesterday" is the day before the store's now: both were valid then
+    plain = memory.search("olga yesterday", subject_prefix="ns.")
+    assert [h.explain["in_time_window"] for h in plain] == [True, True]
