@@ -23,7 +23,9 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   (``common.half_of``): the session table is also reported for the tuning half and the
   held-out half (the store is the same; only the questions asked differ).
   ``--longmemeval-half tuning`` asks only the tuning half's questions (for tuning runs);
-  the held-out half is scored in aggregate, once per candidate.
+  the held-out half is scored in aggregate, once per candidate. Each question is asked at
+  its ``question_date`` (the search's ``asked_at``: relative times such as "a week ago"
+  count from it; nothing is filtered by it); ``--no-question-date`` asks at the store's now.
 * ``locomo-pooled`` (with ``--locomo-splits``): the split's conversations in ONE store,
   scored by answer session as LongMemEval is (a session = one conversation's session;
   the other conversations are distractors), plus a table of the evidence turns: a
