@@ -23,7 +23,9 @@ What is measured (retrieval, NOT answer accuracy — no model reads the hits):
   (``common.half_of``): the session table is also reported for the tuning half and the
   held-out half (the store is the same; only the questions asked differ).
   ``--longmemeval-half tuning`` asks only the tuning half's questions (for tuning runs);
-  the held-out half is scored in aggregate, once per candidate.
+  the held-out half is scored in aggregate, once per candidate. Each question is asked at
+  its ``question_date`` (the search's ``asked_at``: relative times such as "a week ago"
+  count from it; nothing is filtered by it); ``--no-question-date`` asks at the store's now.
 * ``locomo-pooled`` (with ``--locomo-splits``): the split's conversations in ONE store,
   scored by answer session as LongMemEval is (a session = one conversation's session;
   the other conversations are distractors), plus a table of the evidence turns: a
@@ -108,6 +110,9 @@ class Question:
     evidence: frozenset[str]  # units (turns) or sessions, see ``by_session``
     evidence_turns: frozenset[str] = frozenset()
     half: str = ""  # LongMemEval: "tuning" or "heldout" (common.half_of the question id)
+    # LongMemEval's question_date: the search's ``asked_at`` (relative times in the
+    # question count from it; nothing is filtered by it). LoCoMo's questions have none.
+    asked_at: datetime | None = None
 
 
 @dataclass
@@ -206,7 +211,14 @@ def half_table(table: str, half: str) -> str:
     return f"{table} · {half} half"
 
 
-def load_longmemeval(path: Path, limit: int = 0, half: str = "all") -> Dataset:
+def lme_date(text: str) -> datetime:
+    """A LongMemEval date ("2023/05/30 (Tue) 23:40"), read as UTC."""
+    return datetime.strptime(text.strip(), "%Y/%m/%d (%a) %H:%M").replace(tzinfo=timezone.utc)
+
+
+def load_longmemeval(
+    path: Path, limit: int = 0, half: str = "all", question_date: bool = True
+) -> Dataset:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         raw = json.load(fh)
     sessions: dict[str, list[Turn]] = {}
@@ -219,9 +231,7 @@ def load_longmemeval(path: Path, limit: int = 0, half: str = "all") -> Dataset:
         ):
             if sid in sessions:
                 continue
-            when = datetime.strptime(date.strip(), "%Y/%m/%d (%a) %H:%M").replace(
-                tzinfo=timezone.utc
-            )
+            when = lme_date(date)
             turns = []
             for i, t in enumerate(sess):
                 content = str(t.get("content") or "").strip()
@@ -249,8 +259,11 @@ def load_longmemeval(path: Path, limit: int = 0, half: str = "all") -> Dataset:
             continue
         ev = frozenset(str(s) for s in item["answer_session_ids"])
         turns = frozenset(t.unit for sid in ev for t in sessions[sid] if t.unit in answer_turns)
+        asked = lme_date(item["question_date"]) if question_date else None
         questions.append(
-            Question(qid, str(item["question_type"]), str(item["question"]), ev, turns, which)
+            Question(
+                qid, str(item["question_type"]), str(item["question"]), ev, turns, which, asked
+            )
         )
     corpus = Corpus(
         "longmemeval-oracle-pooled", list(sessions.values()), questions, by_session=True
@@ -318,7 +331,8 @@ class System:
     def ingest(self, corpus: Corpus, arm: str) -> None:
         raise NotImplementedError
 
-    def search(self, q: str, depth: int) -> Ranked:
+    def search(self, q: str, depth: int, asked_at: datetime | None = None) -> Ranked:
+        """``asked_at``: when the question is asked (its relative times count from it)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -369,10 +383,10 @@ class Chronomem(System):
             for eid, t in zip(ids, sess, strict=True):
                 self.unit_of[eid] = self.unit_of.get(eid, frozenset()) | {t.unit}
 
-    def search(self, q: str, depth: int) -> Ranked:
+    def search(self, q: str, depth: int, asked_at: datetime | None = None) -> Ranked:
         t = time.perf_counter()
         if self.legs is None:
-            hits = self.m.search(q, k=depth, include_episodes=True)
+            hits = self.m.search(q, k=depth, include_episodes=True, asked_at=asked_at)
         else:
             from chronomem.retrieval.search import search as run_search
 
@@ -383,6 +397,7 @@ class Chronomem(System):
                 k=depth,
                 include_episodes=True,
                 legs_enabled=self.legs,
+                asked_at=asked_at,
             )
         ms = (time.perf_counter() - t) * 1000.0
         units: list[frozenset[str]] = []
@@ -437,7 +452,9 @@ class Memvara(System):
             for eid, t in zip(receipt.episode_ids, sess, strict=True):
                 self.unit_of[eid] = self.unit_of.get(eid, frozenset()) | {t.unit}
 
-    def search(self, q: str, depth: int) -> Ranked:
+    def search(self, q: str, depth: int, asked_at: datetime | None = None) -> Ranked:
+        # memvara's search has no reference instant that does not filter (its as_of /
+        # valid_at select what is searched): it is not given the question's date
         t = time.perf_counter()
         hits = self.m.search(q, k=depth, include_episodes=True)
         ms = (time.perf_counter() - t) * 1000.0
@@ -603,7 +620,7 @@ def run_arm(
         try:
             desc = f"{ds.name}/{corpus.name} {system_name}/{embedder_name}/{arm}"
             for q in progress(corpus.questions, len(corpus.questions), desc, show):
-                r = sys_.search(q.text, depth)
+                r = sys_.search(q.text, depth, q.asked_at)
                 search_ms.append(r.ms)
                 # a hit on a turn counts for every turn of the store with the same role
                 # and text (LongMemEval repeats 1,110 turns across sessions): the order of
@@ -749,6 +766,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=LME_HALVES,
         help="ask only this half's questions (all: every question, halves reported too)",
     )
+    ap.add_argument(
+        "--no-question-date",
+        action="store_true",
+        help="do not pass LongMemEval's question_date as the search's asked_at (before #28)",
+    )
     ap.add_argument("--embedders", default="hashing,minilm")
     ap.add_argument("--arms", default="episodes,facts")
     ap.add_argument("--systems", default="chronomem,memvara")
@@ -815,6 +837,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     common.DATA / "longmemeval_oracle.json.gz",
                     60 if args.quick else args.limit,
                     args.longmemeval_half,
+                    not args.no_question_date,
                 )
             )
         else:
@@ -949,6 +972,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "quick": args.quick,
                 "legs": legs,
                 "longmemeval_half": args.longmemeval_half,
+                "question_date": not args.no_question_date,
                 "overrides": overrides or None,
                 "chronomem_url": args.url or "in-memory SQLite",
             },

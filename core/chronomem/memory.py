@@ -514,6 +514,7 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         subject_prefix: str | None = None,
         predicates: Sequence[str] | None = None,
         exact: bool = False,
+        asked_at: datetime | None = None,
     ) -> SearchResult:
         """Hybrid search (``SearchQuery``): fact lexical, fact vector and entity-graph
         legs (plus the episode legs with ``include_episodes``), the temporal predicate
@@ -532,23 +533,10 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         :param subject: only this subject's facts
         :param subject_prefix: only subjects whose stored key starts with this
         :param predicates: only these predicates' facts (names or aliases)
-        :param exact: match ``subject`` as given, without folding (default ``False``)"""
-        return self._read(
-            SearchQuery(
-                query,
-                k,
-                valid_at,
-                known_at,
-                as_of,
-                states,
-                include_episodes,
-                min_score,
-                subject,
-                subject_prefix,
-                predicates,
-                exact,
-            )
-        )
+        :param exact: match ``subject`` as given, without folding (default ``False``)
+        :param asked_at: when the question is asked: its relative times count from it"""
+        q = (query, k, valid_at, known_at, as_of, states, include_episodes, min_score, subject)
+        return self._read(SearchQuery(*q, subject_prefix, predicates, exact, asked_at))
 
     def recall(
         self,
@@ -560,6 +548,7 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         valid_at: datetime | None = None,
         known_at: datetime | None = None,
         as_of: datetime | None = None,
+        asked_at: datetime | None = None,
     ) -> str:
         """A prompt-ready block of the live facts relevant to ``query`` (with their
         validity), framed as reference data (``RecallQuery``). Retracted values are
@@ -572,10 +561,10 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         :param include_episodes: add the episodes the search hits (default ``False``)
         :param valid_at: the valid instant (default: the clock's now)
         :param known_at: the belief instant (default: everything recorded so far)
-        :param as_of: sets both instants (combines with neither)"""
-        return self._read(
-            RecallQuery(query, k, include_history, include_episodes, valid_at, known_at, as_of)
-        )
+        :param as_of: sets both instants (combines with neither)
+        :param asked_at: as for ``search``"""
+        q = (query, k, include_history, include_episodes, valid_at, known_at, as_of, asked_at)
+        return self._read(RecallQuery(*q))
 
     def _read(self, query: Query) -> Any:
         """Run a read value (``chronomem.reading``), through the served-read log."""

@@ -56,6 +56,7 @@ class SearchQuery:
     subject_prefix: str | None = None
     predicates: Sequence[str] | None = None
     exact: bool = False
+    asked_at: datetime | None = None  # relative times in the query count from it
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class RecallQuery:
     valid_at: datetime | None = None
     known_at: datetime | None = None
     as_of: datetime | None = None
+    asked_at: datetime | None = None
 
 
 Query = FactQuery | SearchQuery | RecallQuery

@@ -68,6 +68,7 @@ def _search(engine: Engine, scope: Scope, q: SearchQuery) -> Any:
         subject_prefix=q.subject_prefix,
         predicates=names(q.predicates, "predicates") if q.predicates is not None else None,
         exact=q.exact,
+        asked_at=q.asked_at,
     )
 
 
@@ -82,6 +83,7 @@ def _recall(q: RecallQuery, read: Read) -> str:
             known_at=q.known_at,
             as_of=q.as_of,
             include_episodes=q.include_episodes,
+            asked_at=q.asked_at,
         )
     )
     shown = for_people(  # an adapter's internal row stands for its subject's facts

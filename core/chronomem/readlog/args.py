@@ -12,7 +12,7 @@ from ..timeutil import from_us, to_us
 if TYPE_CHECKING:
     from ..queries import Query
 
-TIME_ARGS = ("valid_at", "known_at", "as_of")
+TIME_ARGS = ("valid_at", "known_at", "as_of", "asked_at")
 # arguments that may carry a fact's text: blanked when the read served something erased
 TEXT_ARGS = ("query", "subject", "obj", "subject_prefix", "subjects")
 

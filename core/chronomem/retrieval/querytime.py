@@ -128,8 +128,21 @@ _PATTERNS = [
         + "|".join(_NUMBERS)
         + r")\s+(?:of\s+)?(?P<u>day|week|month|year)s?\s+ago",
     ),
+    # the last two weeks, the past few months: that many units back to today
+    (
+        "last_n",
+        r"(?:last|past)\s+(?P<n>\d{1,3}|"
+        + "|".join(_NUMBERS)
+        + r")\s+(?:of\s+)?(?P<u>day|week|month|year)s",
+    ),
     ("last_u", r"(?P<w>last|this|past|previous)\s+(?P<u>day|week|weekend|month|year)"),
-    ("last_wd", r"(?P<w>last|this|on)\s+(?P<wd>" + "|".join(WEEKDAYS) + r")"),
+    # "on Saturday" (not "on Saturdays", "on Saturday mornings": a habit, no date)
+    (
+        "last_wd",
+        r"(?P<w>last|this|on)\s+(?P<wd>"
+        + "|".join(WEEKDAYS)
+        + r")(?!s\b|\s+(?:morning|afternoon|evening|night)s\b)",
+    ),
     ("yesterday", r"(?P<w>yesterday|today|tonight|this morning)"),
 ]
 _COMPILED = [(kind, re.compile(r"\b" + p + r"\b", re.IGNORECASE)) for kind, p in _PATTERNS]
@@ -197,6 +210,10 @@ def _window(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, date
         centre = today - timedelta(days=count * unit)
         half = timedelta(days=max(1, unit // 2 if count > 1 or unit > 1 else 1))
         return centre - half, centre + half + timedelta(days=1)
+    if kind == "last_n":
+        raw = g["n"].casefold()
+        count = int(raw) if raw.isdigit() else _NUMBERS[raw]
+        return today - timedelta(days=count * _UNITS[g["u"].casefold()]), today + timedelta(days=1)
     if kind == "last_u":
         u, w = g["u"].casefold(), g["w"].casefold()
         if u == "day":
@@ -210,6 +227,8 @@ def _window(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, date
                     today + timedelta(days=1),
                 )
             )
+        if w == "past":  # "the past month": the last 30 days, today included
+            return today - timedelta(days=_UNITS[u]), today + timedelta(days=1)
         if u == "month":
             if w == "this":
                 return _month_window(now.year, now.month)

@@ -21,12 +21,13 @@ from ..render import asks_about_past
 from ..schema import episodes as episodes_table
 from ..schema import sources as sources_table
 from ..schema import versions
-from ..timeutil import MAX_US
+from ..timeutil import MAX_US, opt_us
 from . import askwords, legs, spread, staleness, within
 from . import pgvector as pgv
-from .cache import MirrorSet, TenantMirror
+from .cache import Mirror, MirrorSet, TenantMirror
 from .fusion import (
     GRAPH_CAP,
+    RRF_K,
     Fused,
     HalfLives,
     HitKind,
@@ -58,6 +59,7 @@ SPEAKER_BOOST = DEFAULT.speaker_boost
 EPISODE_LEGS = (
     "episode_lexical",
     "episode_vector",
+    "episode_window",
     "episode_context",
     "episode_speaker",
     "conversation_spread",
@@ -67,6 +69,55 @@ EPISODE_LEGS = (
 # one scores SPREAD_DECAY times less per hit of it already placed.
 SPREAD_FREE = DEFAULT.spread_free
 SPREAD_DECAY = DEFAULT.spread_decay
+
+
+# A query naming a short past time ("last Friday", "two weeks ago": at most
+# WINDOW_DAYS long, over before the question is asked) also gets the episodes of that
+# time (up to WINDOW_SLACK_DAYS after it) ranked among themselves by cosine: one more
+# vote, of WINDOW_WEIGHT ("episode_window"). The time boost can only lift what another
+# leg found; this finds what the words alone rank too low. A broad window (a month, a
+# year) would vote for much of the store, so it gets the boost alone.
+WINDOW_WEIGHT = DEFAULT.window_weight
+WINDOW_DAYS = DEFAULT.window_days
+WINDOW_SLACK_DAYS = DEFAULT.window_slack_days
+WINDOW_DEPTH = DEFAULT.window_depth
+_DAY_US = 86_400_000_000
+
+
+def short_past(window: tuple[int, int] | None, asked_us: int) -> tuple[int, int] | None:
+    """``window`` if it lasts at most ``WINDOW_DAYS`` and ends by ``asked_us``."""
+    if window is None or window[1] - window[0] > WINDOW_DAYS * _DAY_US or window[1] > asked_us:
+        return None
+    return window
+
+
+def _inside(start: np.ndarray, window: tuple[int, int]) -> np.ndarray:
+    lo, hi = window
+    return (start >= lo) & (start < hi + int(WINDOW_SLACK_DAYS * _DAY_US))
+
+
+def _window_leg(
+    conn: Connection,
+    scope: Scope,
+    m: Mirror,
+    inside: np.ndarray,
+    terms: Sequence[str],
+    tf: legs.TimeFilter,
+    qvec: np.ndarray,
+    n: int,
+) -> list[tuple[str, float]]:
+    """The episodes ``inside`` the window, best first: the reciprocal-rank fusion of
+    their text-index ranking (the tenant's first ``WINDOW_DEPTH`` that match the
+    query's terms, the others dropped) and their cosine ranking among themselves."""
+    ranked = legs.lexical_episodes(conn, scope, terms, tf, WINDOW_DEPTH)
+    pos = m.pos
+    lexical = [i for i, _ in ranked if (p := pos.get(i)) is not None and inside[p]][:n]
+    cosine = [i for i, _ in legs.vector_leg(m, inside, qvec, n, conn)]
+    votes: dict[str, float] = {}
+    for ranking in (lexical, cosine):
+        for rank, i in enumerate(ranking, start=1):
+            votes[i] = votes.get(i, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(votes.items(), key=lambda x: (-x[1], x[0]))[:n]
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -135,6 +186,7 @@ def search(
     predicates: Sequence[str] | None = None,
     exact: bool = False,
     legs_enabled: Sequence[str] | None = None,
+    asked_at: Any = None,
 ) -> SearchResult:
     """``Memory.search`` for ``scope`` (docs/design.md §6): resolve the read instants
     and the caller's filters, sync the tenant's mirror, run every enabled leg in one
@@ -142,7 +194,10 @@ def search(
     own error boundary), fuse by reciprocal rank, score from the mirror, fetch only
     the rows kept, then rerank (if a reranker is set) and cut to ``k``.
     ``legs_enabled`` limits the legs (benchmarks and tests); a leg that fails is
-    reported in ``failed_legs``, and ``SearchFailed`` is raised only when all do."""
+    reported in ``failed_legs``, and ``SearchFailed`` is raised only when all do.
+    ``asked_at``: the instant the question is asked; the query's relative times
+    ("last Saturday", "two weeks ago") count from it (default: the valid instant).
+    It moves only the time window's boost, never which rows are searched."""
     if not isinstance(query, str):
         raise InvalidType(f"query must be a str, not {type(query).__name__}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
@@ -153,6 +208,8 @@ def search(
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     v, kn = engine.times(valid_at, known_at, as_of)
+    asked = opt_us(asked_at, "asked_at")
+    asked_us = v if asked is None else asked  # relative times in the query count from it
     tf = legs.TimeFilter(v, kn, parse_states(states))
     if k == 0 or not query.strip():
         return SearchResult()
@@ -179,6 +236,7 @@ def search(
             subject=subject,
             predicates=predicates,
             exact=exact,
+            asked_us=asked_us,
         )
         if found is not None:
             if found.every_leg_failed:
@@ -329,9 +387,18 @@ def search(
             return legs.vector_leg(mirror.e, episode_mask(), q(), n, conn)
 
         run("episode_vector", HitKind.EPISODE, episode_vec)
+        window = time_window(query, asked_us)  # a boost and a leg: nothing is filtered by it
+        short = short_past(window, asked_us)
+        if short is not None and WINDOW_WEIGHT > 0 and not r.pgvector:
+            inside = episode_mask() & _inside(mirror.e.start.view, short)
+            run(
+                "episode_window",
+                HitKind.EPISODE,
+                lambda: _window_leg(conn, scope, mirror.e, inside, terms, tf, q(), n),
+            )
         if wanted and not rankings and failed:
             raise SearchFailed(f"every search leg failed: {failed}")
-        by_key = fuse(rankings, leg_weights(r.embedder))
+        by_key = fuse(rankings, leg_weights(r.embedder) | {"episode_window": WINDOW_WEIGHT})
         if "episode_context" in wanted and any(
             kind == HitKind.EPISODE for kind, _ in rankings.values()
         ):
@@ -360,7 +427,6 @@ def search(
                 if f.kind == HitKind.EPISODE and f.id in spoken:
                     f.rrf *= 1.0 + SPEAKER_BOOST
                     f.legs["episode_speaker"] = {"weight": SPEAKER_BOOST}
-        window = time_window(query, v)  # relative times count from the search's valid time
         _score(engine.registry, scope.tenant, conn, mirror, fused, v, window)
         fused = [f for f in fused if f.score >= min_score]
         fused.sort(key=lambda f: (-f.score, f.tiebreak))

@@ -35,6 +35,14 @@ class SearchTuning:
     # up to time_slack_days after it counts): a boost, not a filter
     time_boost: float = 0.5
     time_slack_days: float = 0
+    # ... and when that time is short (at most window_days) and past, the episodes of
+    # it (up to window_slack_days after it), ranked by cosine among themselves, vote
+    # with this weight (the "episode_window" leg: the window's episodes among the
+    # text index's first window_depth matches, fused with their cosine ranking)
+    window_weight: float = 1.0
+    window_depth: int = 1000
+    window_days: float = 7
+    window_slack_days: float = 0
     # -- episodes (search.py, legs.py) ------------------------------------------------
     # an episode spoken by someone the query names scores 1 + speaker_boost times
     # its votes ("what did Gina say", "what did I say")

@@ -263,9 +263,11 @@ def search(
     subject: str | None,
     predicates: Sequence[str] | None,
     exact: bool,
+    asked_us: int | None = None,
 ) -> Within | None:
     """``Memory.search`` within the prefix's rows (see the module docstring), or
-    None when the prefix holds more than ``ROW_CAP`` rows."""
+    None when the prefix holds more than ``ROW_CAP`` rows. ``asked_us``: the instant
+    the query's relative times count from (default: the valid instant)."""
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     terms = query_terms(query)
@@ -310,7 +312,7 @@ def search(
                 return Within([], failed, every_leg_failed=True)
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         by_id = {row["id"]: row for row in rows}
-        window = time_window(query, tf.valid_at)
+        window = time_window(query, tf.valid_at if asked_us is None else asked_us)
         half = HalfLives(lambda: engine.registry.load(conn, scope.tenant))
         for f in fused:
             row = by_id[f.id]
