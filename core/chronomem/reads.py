@@ -762,6 +762,58 @@ def facts_query(
     return FactsQuery(shape, params)
 
 
+_LIVE = frozenset({State.LIVE})
+
+
+@functools.lru_cache(maxsize=64)
+def _subjects_prepared(levels: tuple[bool, bool, bool], as_of: bool, n: int) -> Prepared:
+    """``facts_query(subject_keys=<n keys>, states=LIVE, light=True)``'s statement,
+    looked up by a key cheaper to hash than its shape (a point read's own cost)."""
+    shape = _FactsShape(
+        levels=levels,
+        states=_LIVE,
+        as_of=as_of,
+        subject=False,
+        predicates=None,
+        obj=False,
+        fact_ids=None,
+        prefix=None,
+        prefix_range=0,
+        subjects=n,
+        limit=False,
+        light=True,
+    )
+    return _facts_prepared(shape)
+
+
+def subject_rows(
+    conn: Connection,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subject_keys: Sequence[str],
+) -> list[FactRow]:
+    """The live rows of 1 to ``INLINE`` subjects (stored keys, distinct) as
+    ``FactRow`` values: what ``facts_query(subject_keys=…, states=LIVE,
+    light=True).rows(conn)`` reads, the same statement, without building the
+    query's shape per call (``Memory.rows`` of a few subjects: a LangGraph ``get``)."""
+    n = len(subject_keys)
+    if not 0 < n <= INLINE:
+        raise ValueError("subject_rows takes 1 to INLINE subject keys")
+    levels, params = scope_params(scope)
+    params["valid_at"] = valid_at
+    params["known_at"] = known_at
+    for i, k in enumerate(subject_keys):
+        params[f"subject_hashes_{i}"] = key_hash(k)
+        params[f"subject_keys_{i}"] = k
+    return [
+        FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+        for fid, vid, subj, skey, pred, obj, vf, vt in _subjects_prepared(
+            levels, known_at is not None, n
+        ).rows(conn, params)
+    ]
+
+
 @functools.lru_cache(maxsize=256)
 def _newest_prepared(shape: _FactsShape) -> Prepared:
     """``shape``'s light read (a prefix, a few predicates, a limit) newest version
