@@ -93,10 +93,15 @@ def scope_values(scope: Scope) -> tuple[str | None, str | None, str | None]:
 
 def scope_params(scope: Scope) -> tuple[tuple[bool, bool, bool], dict[str, Any]]:
     """The levels ``scope`` sets and the parameters ``scope_bound`` takes."""
-    values = scope_values(scope)
+    user, agent, session = scope_values(scope)
     params: dict[str, Any] = {"tenant": scope.tenant}
-    params.update((col, v) for col, v in zip(SCOPE_LEVELS, values, strict=True) if v)
-    return (bool(scope.user), bool(scope.agent), bool(scope.session)), params
+    if user:
+        params["user_id"] = user
+    if agent:
+        params["agent_id"] = agent
+    if session:
+        params["session_id"] = session
+    return (bool(user), bool(agent), bool(session)), params
 
 
 def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
