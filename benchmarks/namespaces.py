@@ -12,6 +12,16 @@ JSON line per size with medians in ms and the ratios to ``SqliteStore`` (target:
 
 Each line is also appended to ``results/namespaces.jsonl`` with the commit, the
 machine and the load (``--out`` another name under ``results/``).
+
+``--calls``: the per-call cost of ``list_namespaces(limit=100)`` and of ``get`` on
+``peers.py``'s LangGraph workload (``speed.workload``: a namespace every eight
+items, a one-valued key overwritten), ``ChronomemStore`` against ``SqliteStore``
+(files, no index) loaded alike; each round calls both, the order reversed every
+other round; per side the median wall time and the trimmed mean of the thread's CPU
+time (``time.thread_time``, steadier on a loaded box), and for ours the statements,
+rows and SQLite VM steps of one call. Appended to ``results/namespaces-calls.jsonl``.
+An A/B of two commits runs this twice, once with ``PYTHONPATH`` pointing at a
+``git archive`` of the other commit's ``core langgraph_pkg adapters``.
 """
 
 from __future__ import annotations
@@ -116,6 +126,96 @@ def run(n: int, n_ns: int, rounds: int, folder: str, postgres: bool) -> dict[str
     return out
 
 
+def _cost(call: Callable[[], Any]) -> dict[str, int]:
+    """Statements, rows and SQLite VM steps of one ``call`` (prepared statements)."""
+    from chronomem import prepared
+
+    seen = {"statements": 0, "rows": 0, "vm_steps": 0}
+    original = prepared.Prepared.rows
+
+    def step() -> int:
+        seen["vm_steps"] += 1
+        return 0
+
+    def rows(self: Any, conn: Any, params: Any) -> Any:
+        raw = conn.connection.driver_connection
+        raw.set_progress_handler(step, 1)
+        try:
+            out = original(self, conn, params)
+        finally:
+            raw.set_progress_handler(None, 1)
+        seen["statements"] += 1
+        seen["rows"] += len(out)
+        return out
+
+    prepared.Prepared.rows = rows  # type: ignore[method-assign]
+    try:
+        call()
+    finally:
+        prepared.Prepared.rows = original  # type: ignore[method-assign]
+    return seen
+
+
+def calls(n: int, rounds: int, folder: str) -> dict[str, Any]:
+    """``--calls`` at ``n`` items (see the module docstring)."""
+    import random
+
+    from langgraph.store.base import PutOp
+    from langgraph.store.sqlite import SqliteStore
+
+    from benchmarks import speed
+
+    emb = common.make_embedder("hashing")
+    index = {"dims": emb.dim, "embed": common.LangChainEmbed(emb), "fields": ["text"]}
+    facts = speed.workload(n, 0, 1, 1).facts
+    with contextlib.ExitStack() as stack:
+        ours = speed.chronomem_langgraph_store(str(Path(folder) / f"calls-cm-{n}.db"), index)
+        stack.callback(ours.close)
+        sq = stack.enter_context(SqliteStore.from_conn_string(str(Path(folder) / f"calls-{n}.db")))
+        sq.setup()
+        for at in range(0, n, speed.BATCH):
+            for store in (ours, sq):
+                store.batch(
+                    [PutOp(f.namespace, f.key, f.value) for f in facts[at : at + speed.BATCH]]
+                )
+        rng = random.Random(3)
+        picks = [
+            (facts[i].namespace, facts[i].key) for i in (rng.randrange(n) for _ in range(rounds))
+        ]
+        sides = {
+            "list_namespaces": {
+                s: (lambda i, s=s: s.list_namespaces(limit=100)) for s in (ours, sq)
+            },
+            "get": {s: (lambda i, s=s: s.get(*picks[i])) for s in (ours, sq)},
+        }
+        assert ours.list_namespaces(limit=100) == sq.list_namespaces(limit=100)
+        out: dict[str, Any] = {"items": n, "rounds": rounds, "mode": "calls"}
+        for what, fns in sides.items():
+            order = list(fns)
+            wall: dict[Any, list[float]] = {s: [] for s in order}
+            cpu: dict[Any, list[float]] = {s: [] for s in order}
+            for i in range(rounds):
+                for s in order if i % 2 == 0 else order[::-1]:
+                    t, c = time.perf_counter(), time.thread_time()
+                    fns[s](i)
+                    cpu[s].append((time.thread_time() - c) * 1000)
+                    wall[s].append((time.perf_counter() - t) * 1000)
+            cut = rounds // 10
+            w = {s: statistics.median(v) for s, v in wall.items()}
+            c = {s: statistics.mean(sorted(v)[cut : len(v) - cut]) for s, v in cpu.items()}
+            out[what] = {
+                "chronomem_ms": round(w[ours], 4),
+                "SqliteStore_ms": round(w[sq], 4),
+                "ratio": round(w[ours] / w[sq], 2),
+                "chronomem_cpu_ms": round(c[ours], 4),
+                "SqliteStore_cpu_ms": round(c[sq], 4),
+                "cpu_ratio": round(c[ours] / c[sq], 2),
+                **_cost(lambda fn=fns[ours]: fn(0)),
+            }
+    out["loadavg"] = os.getloadavg()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -124,14 +224,19 @@ def main() -> None:
     ap.add_argument(
         "--postgres", action="store_true", help="also chronomem on PostgreSQL vs PostgresStore"
     )
-    ap.add_argument("--out", default="namespaces.jsonl", help="appended to, under results/")
+    ap.add_argument("--calls", action="store_true", help="get and list_namespaces per call")
+    ap.add_argument("--out", default=None, help="appended to, under results/")
     args = ap.parse_args()
     stamp = common.stamp()
-    out = common.RESULTS / args.out
+    name = args.out or ("namespaces-calls.jsonl" if args.calls else "namespaces.jsonl")
+    out = common.RESULTS / name
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cm-ns-") as folder:
         for n in args.sizes:
-            line = run(n, args.namespaces, args.rounds, folder, args.postgres)
+            if args.calls:
+                line = calls(n, args.rounds, folder)
+            else:
+                line = run(n, args.namespaces, args.rounds, folder, args.postgres)
             print(json.dumps(line), flush=True)
             with out.open("a") as f:
                 f.write(json.dumps({**line, "stamp": stamp}, default=str) + "\n")

@@ -117,3 +117,14 @@ def test_namespaces_benchmark_agrees_with_its_peers(tmp_path) -> None:
     assert row["items"] == 200 and row["namespaces"] == 6
     for name in LISTINGS:
         assert row[name]["chronomem_ms"] > 0 and row[name]["ratio_vs_SqliteStore"] > 0
+
+
+def test_namespaces_calls_counts_one_statement_per_call(tmp_path) -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.namespaces import calls
+
+    row = calls(200, 4, str(tmp_path))  # asserts both stores list the same
+    listing, get = row["list_namespaces"], row["get"]
+    assert (listing["statements"], listing["rows"]) == (1, 25)  # a namespace per 8 items
+    assert (get["statements"], get["rows"]) == (1, 1)
+    assert listing["vm_steps"] > 0 and get["ratio"] > 0

@@ -114,6 +114,10 @@ def rows(
             return []
         step = reads.INLINE
         groups = [wanted[i : i + step] for i in range(0, len(wanted), step)]
+    backend = engine.backend
+    if subject_prefix is None and len(groups) == 1 and groups[0]:
+        with backend.point_read() as conn:  # a few subjects: one prepared statement
+            return reads.subject_rows(conn, scope, valid_at, known_at, groups[0])
     queries = [
         reads.facts_query(
             scope,
@@ -126,7 +130,6 @@ def rows(
         )
         for group in groups
     ]
-    backend = engine.backend
     with backend.point_read() if len(queries) == 1 else backend.read() as conn:
         if len(queries) == 1:
             return queries[0].rows(conn)

@@ -210,11 +210,13 @@ def _arm_select(
     kind: int,
     depth: tuple[bool, bool],
     suffix: bool,
+    extra: bool,
     exact_order: bool,
 ) -> Select[Any]:
     """Arm ``i``'s keys, in order (bind parameters suffixed ``_{i}``; ``kind`` of its
     range as in ``_probe``): by head, the index's order, and (``exact_order``) by
-    the whole subject among subjects with the same head."""
+    the whole subject among subjects with the same head. ``extra``: the arm probes
+    its objects with text appended (else the object as stored, no concatenation)."""
     e = cast(Table, versions.alias(f"entry{i}"))
     dup = cast(Table, versions.alias(f"dup{i}"))
     c = versions.c
@@ -264,7 +266,9 @@ def _arm_select(
         )
     # the probed prefix holds a live fact: its head range, and (for a prefix longer
     # than a head) the key's own start
-    probed = e.c.object_key.concat(type_coerce(bindparam(f"extra_{i}"), key_type))
+    probed: ColumnElement[str] = e.c.object_key
+    if extra:
+        probed = probed.concat(type_coerce(bindparam(f"extra_{i}"), key_type))
     item_head = SubjectHead(c.subject_key)
     bump = type_coerce(bindparam("bump"), key_type)
     # (a scalar subquery, not EXISTS: a planner estimates a semi-join's selectivity
@@ -299,12 +303,13 @@ def _arm_select(
 def _entries_stmt(
     levels: tuple[bool, bool, bool],
     as_of: bool,
-    arms: tuple[tuple[int, tuple[bool, bool], bool], ...],
+    arms: tuple[tuple[int, tuple[bool, bool], bool, bool], ...],
     exact_order: bool,
 ) -> Prepared:
     """The page statement of one shape (per arm: its range's kind, whether its depth
-    is bounded below / above, whether it has a suffix; whether one arm's subjects
-    are ordered beyond their heads, as several arms' always are)."""
+    is bounded below / above, whether it has a suffix, whether it has an ``extra``;
+    whether one arm's subjects are ordered beyond their heads, as several arms'
+    always are)."""
     limit = bindparam("page_limit", type_=BigInteger())
     offset = bindparam("page_offset", type_=BigInteger())
     exact_order = exact_order or len(arms) > 1
@@ -343,7 +348,7 @@ def live_entries(
         page_offset=offset,
         arm_limit=offset + limit,
     )
-    shape: list[tuple[int, tuple[bool, bool], bool]] = []
+    shape: list[tuple[int, tuple[bool, bool], bool, bool]] = []
     head = entries.arms[0].head
     for i, arm in enumerate(entries.arms):
         kind, bounds = _kind(arm.head + arm.within)
@@ -353,7 +358,9 @@ def live_entries(
             params[f"p_{i}_from"] = bounds[0]
             if bounds[1] is not None:
                 params[f"p_{i}_to"] = bounds[1]
-        params.update({f"pred_{i}": arm.predicate, f"extra_{i}": arm.extra})
+        params[f"pred_{i}"] = arm.predicate
+        if arm.extra:
+            params[f"extra_{i}"] = arm.extra
         params[f"skip_{i}"] = len(arm.head) + 1  # SQL counts characters from 1
         if arm.min_depth is not None:
             params[f"min_{i}"] = arm.min_depth
@@ -362,7 +369,7 @@ def live_entries(
         if arm.suffix is not None:
             params[f"suffix_{i}"] = arm.suffix
         depth = (arm.min_depth is not None, arm.max_depth is not None)
-        shape.append((kind, depth, arm.suffix is not None))
+        shape.append((kind, depth, arm.suffix is not None, bool(arm.extra)))
     as_of = known_at is not None
 
     def page(exact_order: bool) -> list[str]:
@@ -374,6 +381,6 @@ def live_entries(
     # a subject as long as a head (stored escaped, PostgreSQL's may be twice as long):
     # those sharing a head may be out of order, or the page cut among them (then the
     # page holds one of them): read it again in full order
-    if len(shape) == 1 and any(2 * (len(head) + len(k)) >= SUBJECT_HEAD for k in keys):
+    if len(shape) == 1 and keys and 2 * (len(head) + max(map(len, keys))) >= SUBJECT_HEAD:
         keys = page(True)
     return keys

@@ -44,6 +44,8 @@ class _Compiled:
     binds: tuple[tuple[str, Any, Processor], ...]
     names: tuple[str, ...]  # the parameter names, in the order of ``binds``
     results: tuple[tuple[int, Processor], ...]  # only the columns with a processor
+    # no bind has a processor: the values go to the driver as given
+    plain: bool = False
 
 
 class Prepared:
@@ -91,12 +93,14 @@ class Prepared:
             if (t := processing(c.type)) is not None
             and (proc := t.result_processor(dialect, None)) is not None
         )
+        binds_ = tuple(entry(n) for n in names)
         found = _Compiled(
             sql=compiled.string,
             positional=bool(compiled.positional),
-            binds=tuple(entry(n) for n in names),
+            binds=binds_,
             names=tuple(names),
             results=results,
+            plain=all(p is None for _, _, p in binds_),
         )
         with self._lock:
             self._by_dialect[dialect] = found
@@ -106,10 +110,17 @@ class Prepared:
         """The statement's rows (tuples, values as SQLAlchemy would return them)."""
         backend = backends.of(conn)
         c = self._compile(conn.dialect, backend)
-        values: list[Any] = []
-        for name, default, proc in c.binds:
-            value = params[name] if default is _MISSING else params.get(name, default)
-            values.append(value if proc is None or value is None else proc(value))
+        values: list[Any]
+        if c.plain:  # values as given (SQLite's usual case)
+            values = [
+                params[name] if default is _MISSING else params.get(name, default)
+                for name, default, _ in c.binds
+            ]
+        else:
+            values = []
+            for name, default, proc in c.binds:
+                value = params[name] if default is _MISSING else params.get(name, default)
+                values.append(value if proc is None or value is None else proc(value))
         args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
         rows = backend.fetch(conn, c.sql, args)
         if not c.results:

@@ -93,10 +93,15 @@ def scope_values(scope: Scope) -> tuple[str | None, str | None, str | None]:
 
 def scope_params(scope: Scope) -> tuple[tuple[bool, bool, bool], dict[str, Any]]:
     """The levels ``scope`` sets and the parameters ``scope_bound`` takes."""
-    values = scope_values(scope)
+    user, agent, session = scope_values(scope)
     params: dict[str, Any] = {"tenant": scope.tenant}
-    params.update((col, v) for col, v in zip(SCOPE_LEVELS, values, strict=True) if v)
-    return (bool(scope.user), bool(scope.agent), bool(scope.session)), params
+    if user:
+        params["user_id"] = user
+    if agent:
+        params["agent_id"] = agent
+    if session:
+        params["session_id"] = session
+    return (bool(user), bool(agent), bool(session)), params
 
 
 def scope_within(table: Table, scope: Scope) -> ColumnElement[bool]:
@@ -760,6 +765,58 @@ def facts_query(
         text=with_text and not with_sources and not light,
     )
     return FactsQuery(shape, params)
+
+
+_LIVE = frozenset({State.LIVE})
+
+
+@functools.lru_cache(maxsize=64)
+def _subjects_prepared(levels: tuple[bool, bool, bool], as_of: bool, n: int) -> Prepared:
+    """``facts_query(subject_keys=<n keys>, states=LIVE, light=True)``'s statement,
+    looked up by a key cheaper to hash than its shape (a point read's own cost)."""
+    shape = _FactsShape(
+        levels=levels,
+        states=_LIVE,
+        as_of=as_of,
+        subject=False,
+        predicates=None,
+        obj=False,
+        fact_ids=None,
+        prefix=None,
+        prefix_range=0,
+        subjects=n,
+        limit=False,
+        light=True,
+    )
+    return _facts_prepared(shape)
+
+
+def subject_rows(
+    conn: Connection,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subject_keys: Sequence[str],
+) -> list[FactRow]:
+    """The live rows of 1 to ``INLINE`` subjects (stored keys, distinct) as
+    ``FactRow`` values: what ``facts_query(subject_keys=…, states=LIVE,
+    light=True).rows(conn)`` reads, the same statement, without building the
+    query's shape per call (``Memory.rows`` of a few subjects: a LangGraph ``get``)."""
+    n = len(subject_keys)
+    if not 0 < n <= INLINE:
+        raise ValueError("subject_rows takes 1 to INLINE subject keys")
+    levels, params = scope_params(scope)
+    params["valid_at"] = valid_at
+    params["known_at"] = known_at
+    for i, k in enumerate(subject_keys):
+        params[f"subject_hashes_{i}"] = key_hash(k)
+        params[f"subject_keys_{i}"] = k
+    return [
+        FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+        for fid, vid, subj, skey, pred, obj, vf, vt in _subjects_prepared(
+            levels, known_at is not None, n
+        ).rows(conn, params)
+    ]
 
 
 @functools.lru_cache(maxsize=256)

@@ -144,13 +144,11 @@ class Backend:
         with self.read() as conn:
             yield conn
 
-    @contextmanager
-    def walk_read(self) -> Iterator[Connection]:
+    def walk_read(self) -> AbstractContextManager[Connection]:
         """A point read whose one statement walks an index in its order and stops once
         its LIMIT is met (``prefixes.live_entries``), which a planner must not trade for
         reading the whole range and sorting it. By default ``point_read``."""
-        with self.point_read() as conn:
-            yield conn
+        return self.point_read()
 
     def _connect_write(self) -> Connection:
         return self.engine.connect()

@@ -176,6 +176,7 @@ class _PointConnection:
         self.engine = engine
         self.dialect = engine.dialect
         self.connection = connection  # a pooled DBAPI connection (``SqliteBackend._take``)
+        self.driver = connection.driver_connection  # the sqlite3 connection (``fetch``)
         self._full: Connection | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -267,6 +268,17 @@ class SqliteBackend(Backend):
         on the driver connection itself; an in-memory store needs none, since its
         one connection is held for the whole block (``_guarded``) and no write can
         come between."""
+        if on_end is None and self._guard is None:  # a file store's plain point read
+            pooled = self._take()
+            conn = _PointConnection(self.engine, pooled)
+            try:
+                yield cast(Connection, conn)
+            finally:
+                try:
+                    conn.close()
+                finally:
+                    self._give(pooled)
+            return
         with self._guarded():
             pooled = self._take()
             conn = _PointConnection(self.engine, pooled)
@@ -463,8 +475,8 @@ class SqliteBackend(Backend):
         SQLAlchemy, which raises it as it raises any other (wrapped, and translated
         by ``translate_error``); a read has no side effect to repeat."""
         try:
-            raw: Any = conn.connection.driver_connection
-            return list(raw.execute(sql, params).fetchall())
+            raw: Any = getattr(conn, "driver", None) or conn.connection.driver_connection
+            return raw.execute(sql, params).fetchall()
         except sqlite3.Error:
             return super().fetch(conn, sql, params)
 

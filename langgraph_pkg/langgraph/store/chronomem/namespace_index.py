@@ -45,6 +45,7 @@ the built fact. Concurrent first calls write the same entries (merged)."""
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -69,6 +70,7 @@ BUILT_SUBJECT = "lg@ns"
 BUILT = "@built2"
 _ESCAPE = str.maketrans({"\x01": "\x02\x02", "\x02": "\x02\x03"})
 _STAR = namespaces.WILDCARD
+_LAST = operator.itemgetter(-1)
 
 
 def key(namespace: Iterable[str]) -> str:
@@ -219,7 +221,30 @@ def _listed(memory: Memory, arms: list[Arm], limit: int, offset: int, v: datetim
     page = memory.live_entries(
         Entries(tuple(arms), SEP, "."), limit=limit, offset=offset, valid_at=v, known_at=k
     )
-    return [ns for text in page if (ns := namespace_of(text)) is not None]
+    return namespaces_of(page)
+
+
+def namespaces_of(texts: list[str]) -> list[tuple[str, ...]]:
+    """``namespace_of`` of each key, skipping those that are none (one pass: a page
+    of plain keys, the common case, is split without a call per key)."""
+    # (every key read starts with SEP: it is in the range of a key)
+    if not texts:
+        return []
+    if (
+        "\x02" in "".join(texts)
+        or min(map(len, texts)) < 3
+        or not all(map(SEP.__eq__, map(_LAST, texts)))
+    ):
+        return [ns for t in texts if (ns := namespace_of(t)) is not None]
+    return [tuple(t[1:-1].split(SEP)) for t in texts]
+
+
+def _least(low: int, fixed: int) -> int | None:
+    """The arm's ``min_depth`` (separators in a key) for namespaces of at least
+    ``low`` labels under a fixed prefix of ``fixed`` labels; None when every key in
+    range has that many already (at least one label, and the fixed ones), so the
+    statement counts no separators."""
+    return low + 1 if low > max(fixed, 1) else None
 
 
 def list_namespaces(
@@ -237,7 +262,7 @@ def list_namespaces(
     fixed = len(plan.fixed)
     low = max(plan.min_depth, fixed, 1)  # the least depth a listed namespace can have
     if not plan.residual and d is None:
-        arm = Arm(KEY_PREFIX, NAMESPACE, within, low + 1, None, _suffix(plan))
+        arm = Arm(KEY_PREFIX, NAMESPACE, within, _least(low, fixed), None, _suffix(plan))
         return _listed(memory, [arm], op.limit, op.offset, v, k)
     if not plan.residual and not plan.tail and d is not None:
         if low <= d < low + MAX_ARMS:
@@ -258,7 +283,8 @@ def _walk(
     """The listing whose conditions the statement cannot hold: the ``@namespace``
     entries that meet the rest, in pages of growing size, until the page is full."""
     low = max(plan.min_depth, len(plan.fixed), 1)
-    arm = Arm(KEY_PREFIX, NAMESPACE, key(plan.fixed), low + 1, None, _suffix(plan))
+    least = _least(low, len(plan.fixed))
+    arm = Arm(KEY_PREFIX, NAMESPACE, key(plan.fixed), least, None, _suffix(plan))
     depth = op.max_depth
     want = op.offset + op.limit
     listed: list[tuple[str, ...]] = []  # sorted, distinct (keys sort as namespaces)

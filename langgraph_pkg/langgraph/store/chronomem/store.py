@@ -30,6 +30,7 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
+from langgraph.store.base import _ensure_refresh as ensure_refresh
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
@@ -371,6 +372,15 @@ class ChronomemStore(BaseStore):
         store as it was before the batch, then the puts apply (the last put of a
         key wins) — here in one transaction with one transaction time."""
         return self._batch(list(ops), self._context())
+
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """``BaseStore.get``: its one ``GetOp`` run as ``batch`` runs it (``_get``)."""
+        validate_labels(namespace)
+        op = GetOp(namespace, str(key), ensure_refresh(self.ttl_config, refresh_ttl))
+        ctx = self._context()
+        return self._get(op, None) if ctx is None else self._batch([op], ctx)[0]  # type: ignore[return-value]
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
