@@ -1,7 +1,7 @@
 """What a PostgreSQL search costs in round trips (issue #32, item 5): counted
 statements, never seconds. A search reads the clock (with the registry's version),
-runs one statement per SQL leg and fetches the kept rows with their sources in
-one more; it runs outside a transaction (autocommit: no BEGIN, no COMMIT) and
+runs one statement per SQL leg (the mirror re-scores a small store's vector
+candidates itself) and fetches the kept rows with their sources in one more; it runs outside a transaction (autocommit: no BEGIN, no COMMIT) and
 without a savepoint around each leg. A leg whose SQL fails still fails alone."""
 
 from __future__ import annotations
