@@ -40,7 +40,9 @@ def store() -> Memory:
     return m
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     user=st.sampled_from([None, "u1", "u2"]),
     day=st.integers(-10, 500),

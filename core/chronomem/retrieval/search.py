@@ -303,6 +303,7 @@ def search(
                 HitKind.FACT,
                 lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n, conn),
             )
+
         def fact_admits(at: np.ndarray) -> np.ndarray:
             # the graph leg asks about the rows it reaches only: the mask at those,
             # unless the whole one is built already (pgvector builds none)
