@@ -1,7 +1,7 @@
 """What a PostgreSQL search costs in round trips (issue #32, item 5): counted
 statements, never seconds. A search reads the clock (with the registry's version),
-runs one statement per SQL leg and fetches the kept rows with their sources in
-one more; it runs outside a transaction (autocommit: no BEGIN, no COMMIT) and
+runs one statement per SQL leg (the mirror re-scores a small store's vector
+candidates itself) and fetches the kept rows with their sources in one more; it runs outside a transaction (autocommit: no BEGIN, no COMMIT) and
 without a savepoint around each leg. A leg whose SQL fails still fails alone."""
 
 from __future__ import annotations
@@ -69,11 +69,13 @@ def test_a_search_is_a_few_statements_outside_a_transaction(filled: Memory, back
     assert not [s for s in sql if s.lstrip().upper().startswith(("SAVEPOINT", "RELEASE"))], sql
     # every statement on an autocommit connection: psycopg sends no BEGIN or COMMIT
     assert seen.autocommit and all(seen.autocommit), sql
-    # the clock (with the registry's version); the lexical leg; the vector leg
-    # (HNSW, or the exact re-score of the mirror's candidates); the kept rows with
-    # their sources. The HNSW settings are set once per pooled connection.
+    # the clock (with the registry's version); the lexical leg; with pgvector the
+    # HNSW leg (without it the mirror re-scores its vector candidates from its own
+    # float32 copy: no statement); the kept rows with their sources. The HNSW
+    # settings are set once per pooled connection.
     settings = [s for s in sql if "set_config" in s]
-    assert len(sql) - len(settings) == 4, sql
+    assert len(sql) - len(settings) == (4 if backend == "pgvector" else 3), sql
+    assert sum("cm_vectors" in s for s in sql) == (backend == "pgvector")
     assert len(settings) <= 1
     assert sum("cm_txclock" in s for s in sql) == 1  # no second read for the registry
     assert sum("cm_sources" in s for s in sql) == 1  # the sources with the rows

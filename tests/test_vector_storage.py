@@ -77,9 +77,18 @@ def _leg(
         return legs.vector_leg(mirror.v, mask, q, n, conn)
 
 
-@pytest.fixture
-def store(url: str | None, clock: ManualClock) -> Iterator[tuple[str | None, ManualClock]]:
-    yield url, clock
+@pytest.fixture(params=["floats", "sql"])
+def store(
+    url: str | None, clock: ManualClock, request: pytest.FixtureRequest
+) -> Iterator[tuple[str | None, ManualClock]]:
+    """The candidates re-scored from the mirror's float32 copy (a small store), or,
+    with no budget for one, from ``cm_vectors``."""
+    old = cache.FLOAT_BUDGET
+    cache.FLOAT_BUDGET = old if request.param == "floats" else 0
+    try:
+        yield url, clock
+    finally:
+        cache.FLOAT_BUDGET = old
 
 
 vecs = st.lists(
@@ -181,7 +190,9 @@ def test_erase_removes_the_codes_of_erased_rows(memory: Memory) -> None:
     )
 
 
-def test_the_mirror_keeps_int8_codes_not_float32(memory: Memory) -> None:
+def test_the_mirror_keeps_int8_codes_and_float32_only_within_its_budget(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     memory.remember_many(
         [{"subject": f"u{i}", "predicate": "likes", "obj": f"tea {i}"} for i in range(100)]
     )
@@ -189,6 +200,49 @@ def test_the_mirror_keeps_int8_codes_not_float32(memory: Memory) -> None:
     m = memory._retrieval.mirrors.get(memory.scope.tenant).v
     assert m.vecs.blocks and all(b.dtype == np.int8 for b in m.vecs.blocks)
     assert m.ids.a.dtype.kind == "S" and m.hashes.a.dtype.kind == "S"
+    assert m.floats.a is not None and m.floats.n == 100  # 100 rows: within the budget
+    # rows past the budget: the float32 copy is dropped for good, the codes stay
+    dim = m.dim
+    monkeypatch.setattr(cache, "FLOAT_BUDGET", 150 * dim * 4)
+    memory.remember_many(
+        [{"subject": f"w{i}", "predicate": "likes", "obj": f"tea {i}"} for i in range(60)]
+    )
+    memory.search("tea")
+    assert m.floats.a is None and m.floats.rows(np.arange(3)) is None
+    assert m.vecs.n == 160
+    monkeypatch.setattr(cache, "FLOAT_BUDGET", 10**9)
+    memory.remember("x", "likes", "tea")
+    memory.search("tea")
+    assert m.floats.a is None  # not rebuilt piecemeal (a reload would hold them all)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_small_store_rescores_without_reading_cm_vectors(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The float32 copy gives the very scores the stored vectors give, so the leg's
+    ranking is the same without its round trip to ``cm_vectors``."""
+    memory.remember_many(
+        [{"subject": f"u{i % 9}", "predicate": "likes", "obj": f"tea {i % 13} pot"}
+         for i in range(120)]
+    )  # fmt: skip
+    q = memory._retrieval.embedder.embed(["tea 3 pot"])[0]
+    memory.search("tea")  # the mirror's load (which reads the vectors) before counting
+    seen: list[str] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(memory.backend.engine, "before_cursor_execute", note)
+    try:
+        held = _leg(memory, q, 10)
+        assert held and not [s for s in seen if "cm_vectors" in s]
+        mirror = memory._retrieval.mirrors.get(memory.scope.tenant)
+        monkeypatch.setattr(mirror.v.floats, "a", None)  # as past the budget
+        assert _leg(memory, q, 10) == held
+        assert [s for s in seen if "cm_vectors" in s]
+    finally:
+        event.remove(memory.backend.engine, "before_cursor_execute", note)
 
 
 @settings(max_examples=40, deadline=None)

@@ -39,7 +39,7 @@ from ..batching import chunks
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock, versions
-from . import pgpipeline
+from . import pgping, pgpipeline
 from .base import Backend, Run, _simple_path
 
 if TYPE_CHECKING:
@@ -413,13 +413,15 @@ class PostgresBackend(Backend):
         if url.startswith("postgresql://"):
             url = "postgresql+psycopg://" + url[len("postgresql://") :]
         try:
-            engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+            # pinged at checkout only after sitting idle (pgping), not every time
+            engine = create_engine(url, pool_size=8, max_overflow=16)
         except ImportError as exc:
             raise MissingDriver(
                 f"PostgreSQL URLs need the psycopg driver ({exc.name or exc}): "
                 "pip install 'chronomem[postgres]'"
             ) from exc
         super().__init__(engine)
+        pgping.install(engine)
         pgpipeline.install(engine)  # queued write statements go ahead of any other
 
     @contextmanager

@@ -43,6 +43,10 @@ TAIL = 4_096  # unindexed rows an index tolerates before it re-sorts (at least)
 # unless it continues with that very code point.
 _LAST = chr(0x10FFFF)
 DENSE_SLAB = 1_024  # rows of codes converted to float32 at once for a dense query
+# A mirror whose float32 vectors fit in this many bytes keeps them too (10k rows of
+# 256 dims: 10 MB), so the vector leg re-scores its candidates in process: no round
+# trip to ``cm_vectors``. A larger one drops them (once) and re-scores from SQL.
+FLOAT_BUDGET = 64 << 20
 
 
 class Grow:
@@ -349,6 +353,46 @@ class Quantized:
         return float(np.abs(q).sum()) * self.slack.view + np.float32(1e-6)
 
 
+class Floats:
+    """The float32 vectors themselves (row-major, amortised growth) while they fit
+    in ``FLOAT_BUDGET`` bytes; past that, none (``rows`` is None from then on)."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.a: np.ndarray | None = np.zeros((0, dim), dtype=np.float32)
+        self.n = 0
+
+    def fits(self, rows: int) -> bool:
+        return rows * self.dim * 4 <= FLOAT_BUDGET
+
+    def reserve(self, cap: int) -> None:
+        if self.a is None or cap <= len(self.a):
+            return
+        if not self.fits(cap):
+            self.a = None
+            return
+        b = np.zeros((cap, self.dim), dtype=np.float32)
+        b[: self.n] = self.a[: self.n]
+        self.a = b
+
+    def extend(self, vecs: np.ndarray) -> None:
+        need = self.n + len(vecs)
+        if self.a is not None and need > len(self.a):
+            grown = max(need, len(self.a) + len(self.a) // 2)
+            self.reserve(grown if self.fits(grown) else need)
+        if self.a is None:
+            return
+        self.a[self.n : need] = vecs
+        self.n = need
+
+    def rows(self, positions: np.ndarray) -> np.ndarray | None:
+        """The vectors at ``positions`` (a copy), or None when not kept."""
+        a = self.a
+        if a is None or (len(positions) and int(positions.max()) >= self.n):
+            return None
+        return a[positions]
+
+
 # the tenant's clock row, read by every search (compiled once)
 _CLOCK = Prepared(
     select(txclock.c.last_us, txclock.c.erased_us, txclock.c.registry_us).where(
@@ -398,6 +442,7 @@ class Mirror:
         self.speaker = Grow(np.int32)  # episodes: the speaker's code (speaker_of)
         self.role = Grow(np.int32)  # episodes: the role's code (in the speakers' codes)
         self.vecs = Quantized(self.dim)
+        self.floats = Floats(self.dim)  # while small: exact re-scores in process
         self.by_entity = EntityIndex(self.subj, self.obj)  # entity code -> positions
 
     @property
@@ -419,6 +464,7 @@ class Mirror:
             g.reserve(cap)
         if self.with_vectors:
             self.vecs.reserve(cap)
+            self.floats.reserve(cap)
 
     def scores(self, q: np.ndarray) -> np.ndarray:
         """Approximate cosine similarity of the query with every row (int8 codes): a
@@ -427,18 +473,26 @@ class Mirror:
 
     def exact(self, conn: Connection, positions: Sequence[int], q: np.ndarray) -> np.ndarray:
         """The float32 cosine of the query with the rows at ``positions``, from the
-        vectors stored in ``cm_vectors`` (-inf where the row has none any more)."""
-        ids = self.ids.take(np.asarray(positions, dtype=np.int64))
-        found = stored_vectors(conn, self.tenant, self.kind, ids)
-        out = np.full(len(ids), -np.inf, dtype=np.float32)
-        mat = np.zeros((len(ids), self.dim), dtype=np.float32)
-        blobs = [found.get(i) for i in ids]
-        size = 4 * self.dim
-        have = np.fromiter((b is not None and len(b) == size for b in blobs), bool, len(ids))
-        if have.any():
-            kept = b"".join(b for b, h in zip(blobs, have.tolist(), strict=True) if h and b)
-            mat[have] = np.frombuffer(kept, dtype="<f4").reshape(-1, self.dim)
-        if len(ids):
+        vectors stored in ``cm_vectors`` (-inf where the row has none any more), or
+        from the mirror's own float32 copy of them while it keeps one (``Floats``:
+        the same vectors, so the same scores, without a round trip)."""
+        at = np.asarray(positions, dtype=np.int64)
+        out = np.full(len(at), -np.inf, dtype=np.float32)
+        held = self.floats.rows(at)
+        if held is not None:
+            mat = held
+            have = self.has_vec.a[at]
+        else:
+            ids = self.ids.take(at)
+            found = stored_vectors(conn, self.tenant, self.kind, ids)
+            mat = np.zeros((len(ids), self.dim), dtype=np.float32)
+            blobs = [found.get(i) for i in ids]
+            size = 4 * self.dim
+            have = np.fromiter((b is not None and len(b) == size for b in blobs), bool, len(ids))
+            if have.any():
+                kept = b"".join(b for b, h in zip(blobs, have.tolist(), strict=True) if h and b)
+                mat[have] = np.frombuffer(kept, dtype="<f4").reshape(-1, self.dim)
+        if len(at):
             # per row, numpy's pairwise sum of the products: a row's score does not
             # depend on which other rows are re-scored with it (a BLAS product may)
             out[have] = (mat * q.astype(np.float32)).sum(axis=1, dtype=np.float32)[have]
@@ -516,6 +570,7 @@ class TenantMirror:
                 block[j] = np.frombuffer(r.vec, dtype="<f4")
         m.has_vec.extend(flags)
         m.vecs.extend(block)
+        m.floats.extend(block)
 
     def spoken_by(
         self, positions: np.ndarray, terms: Sequence[str], roles: frozenset[str] = frozenset()

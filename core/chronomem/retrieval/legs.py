@@ -251,10 +251,12 @@ def spoken_by(
 # -- masks over the mirror ------------------------------------------------------------
 
 
-def _scope_mask(mirror: TenantMirror, m: Mirror, scope: Scope) -> np.ndarray:
-    mask = np.ones(m.n, dtype=bool)
+def _scope_mask(
+    mirror: TenantMirror, m: Mirror, scope: Scope, at: np.ndarray | None = None
+) -> np.ndarray:
+    mask = np.ones(m.n if at is None else len(at), dtype=bool)
     for arr, value in ((m.user, scope.user), (m.agent, scope.agent), (m.session, scope.session)):
-        col = arr.view
+        col = arr.view if at is None else arr.a[at]
         if value:
             mask &= (col == 0) | (col == mirror.scopes.get(value))
         else:
@@ -271,12 +273,20 @@ def fact_mask(
     subject_prefix: str | None = None,
     predicates: Sequence[str] | None = None,
     subject_key: str | None = None,
+    at: np.ndarray | None = None,
 ) -> np.ndarray:
+    """Which versions the leg's filters admit: every row of the mirror, or (``at``)
+    only the rows at those positions, in their order (the graph leg asks about a
+    few rows; the whole mask of a 1M-row mirror is a dozen passes over 1M values)."""
     m = mirror.v
-    rec, sup, vf, vt = m.rec.view, m.sup.view, m.start.view, m.end.view
+
+    def col(g: Any) -> np.ndarray:
+        return g.view if at is None else g.a[at]
+
+    rec, sup, vf, vt = col(m.rec), col(m.sup), col(m.start), col(m.end)
     known = sup == MAX if tf.known_at is None else (rec <= tf.known_at) & (sup > tf.known_at)
     v = tf.valid_at
-    temporal = np.zeros(m.n, dtype=bool)
+    temporal = np.zeros(len(rec), dtype=bool)
     if State.LIVE in tf.states:
         temporal |= (vf <= v) & (vt > v)
     if State.ENDED in tf.states:
@@ -287,17 +297,20 @@ def fact_mask(
     for rid in retracted_ids:
         p = m.pos.get(rid)
         if p is not None:
-            mask[p] = True
-    mask &= _scope_mask(mirror, m, scope)
+            if at is None:
+                mask[p] = True
+            else:
+                mask[at == p] = True
+    mask &= _scope_mask(mirror, m, scope, at)
     if predicates is not None:
         codes = [mirror.preds.index[p] for p in predicates if p in mirror.preds.index]
-        mask &= np.isin(m.pred.view, codes)
+        mask &= np.isin(col(m.pred), codes)
     if subject_key is not None:
-        mask &= m.subj.view == mirror.entities.get(subject_key)
+        mask &= col(m.subj) == mirror.entities.get(subject_key)
     if subject_prefix:
         wanted = np.zeros(len(mirror.entities.names), dtype=bool)
         wanted[mirror.entities.with_prefix(subject_prefix)] = True
-        mask &= wanted[m.subj.view]
+        mask &= wanted[col(m.subj)]
     return mask
 
 
@@ -403,25 +416,38 @@ def entities_in(mirror: TenantMirror, query: str) -> list[int]:
     return list(dict.fromkeys(codes))
 
 
-def graph_leg(mirror: TenantMirror, mask: np.ndarray, query: str, n: int) -> Ranking:
-    """Facts one hop (score 1) or two hops (score 0.5) from entities named in the query."""
+Admits = Callable[[np.ndarray], np.ndarray]  # positions -> whether the filters admit each
+
+
+def _admitted(admits: Admits, positions: list[int]) -> list[int]:
+    """``positions`` the filters admit, in their order (one call for all of them)."""
+    if not positions:
+        return []
+    ok = admits(np.asarray(positions, dtype=np.int64)).tolist()
+    return [p for p, y in zip(positions, ok, strict=True) if y]
+
+
+def graph_leg(mirror: TenantMirror, mask: np.ndarray | Admits, query: str, n: int) -> Ranking:
+    """Facts one hop (score 1) or two hops (score 0.5) from entities named in the
+    query. ``mask``: the leg's filters, as a mask of every row or as a function
+    asked about the rows reached only."""
     named = entities_in(mirror, query)
     if not named:
         return []
+    admits: Admits = mask if callable(mask) else mask.__getitem__
     m = mirror.v
     subj, obj = m.subj.view, m.obj.view
     hop1 = sorted(
-        {p for c in named for p in m.by_entity.get(c, ()) if mask[p]}, key=lambda p: m.hashes[p]
+        set(_admitted(admits, [p for c in named for p in m.by_entity.get(c, ())])),
+        key=lambda p: m.hashes[p],
     )
     ranked: Ranking = [(m.ids[p], 1.0) for p in hop1[:n]]
     if len(ranked) >= n:
         return ranked
     seen = set(hop1)
     near = {int(c) for p in hop1 for c in (subj[p], obj[p])} - set(named) - {0}
-    hop2 = sorted(
-        {p for c in near for p in m.by_entity.get(c, ()) if mask[p] and p not in seen},
-        key=lambda p: m.hashes[p],
-    )
+    reached = [p for c in near for p in m.by_entity.get(c, ()) if p not in seen]
+    hop2 = sorted(set(_admitted(admits, reached)), key=lambda p: m.hashes[p])
     ranked += [(m.ids[p], 0.5) for p in hop2[: n - len(ranked)]]
     return ranked
 

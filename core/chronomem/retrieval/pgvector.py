@@ -9,13 +9,24 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, bindparam, cast, literal_column, select, text
+from sqlalchemy import (
+    Connection,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    cast,
+    literal_column,
+    select,
+    text,
+)
 from sqlalchemy.types import UserDefinedType
 
 from ..backends import of
+from ..prepared import ByShape, ShapedTerms
 from ..schema import episodes, vectors, versions
 from ..scope import Scope
-from .legs import Ranking, TimeFilter, episode_filters, fact_filters
+from .legs import Ranking, TimeFilter, episode_leg_filters, fact_leg_filters
 
 
 class Vector(UserDefinedType[Any]):
@@ -31,17 +42,6 @@ class Vector(UserDefinedType[Any]):
 # cannot serve: an exact scan is fast there, and exact means two ingests of one
 # corpus rank identically. Above it, HNSW (approximate) keeps search fast.
 EXACT_BELOW = 50_000
-
-
-def _distance(q: np.ndarray) -> Any:
-    emb: Any = literal_column("cm_vectors.embedding")
-    return emb.op("<=>")(cast(bindparam("q", vector_literal(q)), Vector()))
-
-
-def _order(dist: Any, rows_in_tenant: int, tiebreak: list[Any]) -> list[Any]:
-    """HNSW: the distance alone (what the index can serve). Exact: the distance
-    hidden from the index, then the tiebreak, so the cut at n is reproducible."""
-    return [dist] if rows_in_tenant >= EXACT_BELOW else [dist + 0, *tiebreak]
 
 
 def vector_literal(v: np.ndarray) -> str:
@@ -134,17 +134,15 @@ def _prepare(conn: Connection) -> None:
         info[_SESSION_SET] = True
 
 
-def _leg(
-    conn: Connection,
-    tbl: Any,
-    kind: str,
-    filters: list[Any],
-    q: np.ndarray,
-    n: int,
-    rows_in_tenant: int,
-) -> Ranking:
-    _prepare(conn)
-    dist = _distance(q)
+# the vector legs' statements, compiled once per shape (table, filters, order)
+_STATEMENTS = ByShape()
+
+
+def _statement(tbl: Any, kind: str, terms: tuple[Any, ...], hnsw: bool) -> Any:
+    """The leg's SELECT over named bind parameters: the query vector ``q`` (a
+    vector literal), the ``tenant`` and the filters' own, and the cut ``vec_n``."""
+    emb: Any = literal_column("cm_vectors.embedding")
+    dist = emb.op("<=>")(cast(bindparam("q", type_=String()), Vector()))
     tiebreak = [
         tbl.c.content_hash,
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
@@ -153,18 +151,39 @@ def _leg(
     # With HNSW, ordered by the distance alone, so the index can serve the order (an
     # ORDER BY with more keys cannot use it); the filters sit in the same query, so
     # the iterative index scan goes on until n rows pass them. Ties are ordered here.
-    stmt = (
+    # Exact: the distance hidden from the index, then the tiebreak (a reproducible cut).
+    order = [dist] if hnsw else [dist + 0, *tiebreak]
+    return (
         select(tbl.c.id, dist.label("d"), tbl.c.content_hash, *tiebreak[1:])
         .select_from(
             vectors.join(tbl, and_(tbl.c.tenant == vectors.c.tenant, tbl.c.id == vectors.c.item_id))
         )
-        .where(vectors.c.kind == kind, *filters)
-        .order_by(*_order(dist, rows_in_tenant, tiebreak))
-        .limit(n)
+        .where(vectors.c.tenant == bindparam("tenant"), vectors.c.kind == kind, *terms)
+        .order_by(*order)
+        .limit(bindparam("vec_n", type_=Integer()))
     )
+
+
+def _leg(
+    conn: Connection,
+    tbl: Any,
+    kind: str,
+    filters: ShapedTerms,
+    q: np.ndarray,
+    n: int,
+    rows_in_tenant: int,
+) -> Ranking:
+    """The leg's ranking: its statement built and compiled once per shape of the
+    filters (``ByShape``; built and compiled on every search, it cost more Python
+    than the server's HNSW scan), this search's values bound."""
+    _prepare(conn)
+    hnsw = rows_in_tenant >= EXACT_BELOW
+    key = ("vector", tbl.name, kind, hnsw, filters.shape)
+    params = {**filters.params, "q": vector_literal(q), "vec_n": n}
+    rows = _STATEMENTS.rows(conn, key, lambda: _statement(tbl, kind, filters.terms, hnsw), params)
     # Best first; equal distances ordered by content hash (reproducible across
     # ingests), then occurrence and id.
-    rows = sorted(conn.execute(stmt).all(), key=lambda r: (float(r[1]), *r[2:]))
+    rows = sorted(rows, key=lambda r: (float(r[1]), *r[2:]))
     return [(r[0], 1.0 - float(r[1])) for r in rows if float(r[1]) < 1.0]
 
 
@@ -180,12 +199,10 @@ def fact_leg(
     subject_key: str | None = None,
     rows_in_tenant: int = EXACT_BELOW,
 ) -> Ranking:
-    filters = fact_filters(
+    filters = fact_leg_filters(
         scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    return _leg(
-        conn, versions, "v", [vectors.c.tenant == scope.tenant, *filters], q, n, rows_in_tenant
-    )
+    return _leg(conn, versions, "v", filters, q, n, rows_in_tenant)
 
 
 def episode_leg(
@@ -196,5 +213,4 @@ def episode_leg(
     n: int,
     rows_in_tenant: int = EXACT_BELOW,
 ) -> Ranking:
-    filters = [vectors.c.tenant == scope.tenant, *episode_filters(scope, tf)]
-    return _leg(conn, episodes, "e", filters, q, n, rows_in_tenant)
+    return _leg(conn, episodes, "e", episode_leg_filters(scope, tf), q, n, rows_in_tenant)

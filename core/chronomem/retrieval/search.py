@@ -361,10 +361,27 @@ def search(
                 HitKind.FACT,
                 lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n, conn),
             )
+
+        def fact_admits(at: np.ndarray) -> np.ndarray:
+            # the graph leg asks about the rows it reaches only: the mask at those,
+            # unless the whole one is built already (pgvector builds none)
+            if fmask is not None:
+                return fmask[at]
+            return legs.fact_mask(
+                mirror,
+                scope,
+                tf,
+                retracted_ids=retracted_ids,
+                subject_prefix=subject_prefix,
+                predicates=preds,
+                subject_key=skey,
+                at=at,
+            )
+
         run(
             "entity_graph",
             HitKind.FACT,
-            lambda: legs.graph_leg(mirror, fact_mask(), query, min(n, GRAPH_CAP)),
+            lambda: legs.graph_leg(mirror, fact_admits, query, min(n, GRAPH_CAP)),
             sql=False,
         )
         run(
