@@ -34,8 +34,11 @@ include_episodes=True)``; LangChain ``ChronomemRetriever(include_episodes=True)`
 LlamaIndex ``ChronomemRetriever(include_episodes=True)`` and ``ChronomemMemoryBlock``;
 CrewAI ``ChronomemMemory.recall``; and two record stores where an item is overwritten:
 CrewAI ``ChronomemStorage`` (the record updated) and the LangGraph store (the item put
-again). A record store's search returns current items only, so past-labelled holds by
-construction there, and past-found reads the ``history`` of the top 5 items.
+again), in its default cosine mode and with ``score="fused"``. A record store's search
+returns current items only, so past-labelled holds by construction there, and past-found
+reads the ``history`` of the top 5 items. Peers, the same writes and embedder through the
+frameworks' own stores (LangGraph ``InMemoryStore``, CrewAI ``LanceDBStorage``), show
+what the embedder alone ranks first (they keep no history: past-found is not scored).
 
 Before the stories are scored, each is checked: the old value must be extracted (a fact
 that is ended after the change) and the new one live; failures are listed."""
@@ -153,6 +156,7 @@ class Reader:
     ask: Ask
     ask_past: Ask | None = None  # record stores: the items' histories
     by_construction: bool = False  # current items only: nothing stale can be shown
+    history: bool = True  # False: a peer keeps no past versions (past-found not scored)
 
 
 def _block_items(block: str) -> list[Item]:
@@ -263,10 +267,11 @@ def crewai_storage(t: Told) -> Reader:
     return Reader(ask, ask_past, by_construction=True)
 
 
-def langgraph_store(t: Told) -> Reader:
+def langgraph_store(t: Told, score: str = "cosine") -> Reader:
     from langgraph.store.chronomem import ChronomemStore
 
-    store = ChronomemStore(index={"embed": _vectors, "dims": _EMB.dim, "fields": ["text"]})
+    index = {"embed": _vectors, "dims": _EMB.dim, "fields": ["text"]}
+    store = ChronomemStore(index=index, score=score)  # type: ignore[arg-type]
     ns = ("user", "memories")
     for key, text in _overwrites(t):
         store.put(ns, key, {"text": text})
@@ -281,6 +286,51 @@ def langgraph_store(t: Told) -> Reader:
     return Reader(ask, ask_past, by_construction=True)
 
 
+def langgraph_fused(t: Told) -> Reader:
+    return langgraph_store(t, score="fused")
+
+
+# -- peers: the frameworks' own stores, the same writes and embedder (no history: their
+# past-found reads the current items only)
+
+
+def peer_in_memory_store(t: Told) -> Reader:
+    from langgraph.store.memory import InMemoryStore
+
+    store = InMemoryStore(index={"embed": _vectors, "dims": _EMB.dim, "fields": ["text"]})
+    ns = ("user", "memories")
+    for key, text in _overwrites(t):
+        store.put(ns, key, {"text": text})
+
+    def ask(q: str) -> list[Item]:
+        return [Item(str(i.value.get("text")), False) for i in store.search(ns, query=q, limit=K)]
+
+    return Reader(ask, by_construction=True, history=False)
+
+
+_LANCE_DIR: Any = None  # one temporary directory for the run (removed at exit)
+
+
+def peer_lancedb_storage(t: Told) -> Reader:
+    import tempfile
+
+    from crewai.memory.storage.lancedb_storage import LanceDBStorage
+    from crewai.memory.types import MemoryRecord
+
+    global _LANCE_DIR
+    if _LANCE_DIR is None:
+        _LANCE_DIR = tempfile.TemporaryDirectory(prefix="changes-lancedb-")
+    where = Path(_LANCE_DIR.name) / t.story.sid
+    s = LanceDBStorage(path=where, vector_dim=_EMB.dim, compact_every=0)
+    for key, text in _overwrites(t):
+        s.update(MemoryRecord(id=key, content=text, embedding=_vectors([text])[0]))
+
+    def ask(q: str) -> list[Item]:
+        return [Item(r.content, False) for r, _ in s.search(_vectors([q])[0], limit=K)]
+
+    return Reader(ask, by_construction=True, history=False)
+
+
 SURFACES: dict[str, Callable[[Told], Reader]] = {
     "core search": core_search,
     "core recall": core_recall,
@@ -290,6 +340,9 @@ SURFACES: dict[str, Callable[[Told], Reader]] = {
     "crewai recall": crewai_recall,
     "crewai storage": crewai_storage,
     "langgraph store": langgraph_store,
+    "langgraph store fused": langgraph_fused,
+    "peer InMemoryStore": peer_in_memory_store,
+    "peer LanceDBStorage": peer_lancedb_storage,
 }
 
 
@@ -343,6 +396,7 @@ class Tally:
     false_past: int = 0
     past_found: int = 0
     by_construction: bool = False
+    history: bool = True
     misses: list[str] = field(default_factory=list)
 
     def add(self, sid: str, s: Score) -> None:
@@ -357,7 +411,7 @@ class Tally:
             self.misses.append(f"{sid}: current-first")
         if s.stale_labelled < s.stale_shown:
             self.misses.append(f"{sid}: {s.stale_shown - s.stale_labelled} stale unmarked")
-        if not s.past_found:
+        if not s.past_found and self.history:
             self.misses.append(f"{sid}: past-found")
 
     def figures(self) -> dict[str, Any]:
@@ -370,7 +424,7 @@ class Tally:
             else pct(self.labelled_stories, self.stale_stories),
             "stale_shown_in": self.stale_stories,
             "false_past": self.false_past,
-            "past_found": pct(self.past_found, self.n),
+            "past_found": pct(self.past_found, self.n) if self.history else None,
         }
 
 
@@ -396,7 +450,7 @@ def run(
             for name in surfaces:
                 reader = SURFACES[name](told)
                 tally = tallies[half].setdefault(
-                    name, Tally(by_construction=reader.by_construction)
+                    name, Tally(by_construction=reader.by_construction, history=reader.history)
                 )
                 tally.add(story.sid, score(told, reader))
         finally:
@@ -416,7 +470,7 @@ def table(half: str, tallies: dict[str, Tally]) -> str:
                 f["current_first"],
                 f"{lab} (n={f['stale_shown_in']})" + (" *" if t.by_construction else ""),
                 f["false_past"],
-                f["past_found"],
+                "—" if f["past_found"] is None else f["past_found"],
             ]
         )
     head = [

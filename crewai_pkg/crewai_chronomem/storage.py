@@ -56,6 +56,7 @@ from .bridge import QUERY, VectorBridge
 from .embedders import as_embedder
 from .errors import ReadOnlyView
 from .handle import Handle
+from .ranking import unreached
 from .readtags import crewai_tag
 
 PREDICATE = "crewai_record"
@@ -428,12 +429,18 @@ class ChronomemStorage:
             missing = [rid for rid in ranked if rid not in live]
             if missing:  # reached through a stale version only: its current record
                 live.update((f.subject, f) for f in self._current(ids=missing))
+            scores = {rid: max(0.0, min(1.0, rs.score)) for rid, rs in ranked.items()}
+            if len(hits) < k and min_score <= 0.0:  # every record the vectors reached
+                # is hit: the rest (cosine <= 0, score 0) follow, as CrewAI's own
+                # storage returns the nearest records whatever their similarity
+                rest = unreached(self._current(), live)
+                live.update((f.subject, f) for f in rest)
+                scores.update((f.subject, 0.0) for f in rest)
         out: list[tuple[MemoryRecord, float]] = []
-        for rid, rs in ranked.items():
+        for rid, score in scores.items():
             fact = live.get(rid)
             if fact is None:  # ended or deleted: no current record
                 continue
-            score = max(0.0, min(1.0, rs.score))
             if score < min_score:
                 continue
             r = to_record(fact)
@@ -444,7 +451,7 @@ class ChronomemStorage:
             if metadata_filter and any(r.metadata.get(k) != v for k, v in metadata_filter.items()):
                 continue
             out.append((r, score))
-        out.sort(key=lambda p: -p[1])
+        out.sort(key=lambda p: -p[1])  # stable: equal scores keep their order
         return out[:n]
 
     def list_records(

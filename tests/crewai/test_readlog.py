@@ -77,8 +77,10 @@ def test_the_storage_backend_tags_its_searches(url: str | None, clock: ManualClo
             reset_current_task_id(task)
             clear_execution_uuid(run)
         store = storage.chronomem
-        (read,) = store.reads(run="kickoff-1")
-        assert read.tag == {"run": "kickoff-1", "task": "task-1"}
+        (read,) = store.reads(run="kickoff-1", op="search")
+        # every read the search made (with the records its vector missed: a facts read)
+        every = store.reads(run="kickoff-1")
+        assert every and all(r.tag == {"run": "kickoff-1", "task": "task-1"} for r in every)
         assert hits and hits[0][0].id == "a"
         assert store.facts(subject="a", exact=True)[0].version_id in {i.id for i in read.items}
     finally:
