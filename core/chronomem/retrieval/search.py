@@ -311,18 +311,22 @@ def search(
             )
         fmask: np.ndarray | None = None
 
+        def mask_at(at: np.ndarray | None) -> np.ndarray:
+            return legs.fact_mask(
+                mirror,
+                scope,
+                tf,
+                retracted_ids=retracted_ids,
+                subject_prefix=subject_prefix,
+                predicates=preds,
+                subject_key=skey,
+                at=at,
+            )
+
         def fact_mask() -> np.ndarray:
             nonlocal fmask
             if fmask is None:
-                fmask = legs.fact_mask(
-                    mirror,
-                    scope,
-                    tf,
-                    retracted_ids=retracted_ids,
-                    subject_prefix=subject_prefix,
-                    predicates=preds,
-                    subject_key=skey,
-                )
+                fmask = mask_at(None)
             return fmask
 
         run(
@@ -367,16 +371,7 @@ def search(
             # unless the whole one is built already (pgvector builds none)
             if fmask is not None:
                 return fmask[at]
-            return legs.fact_mask(
-                mirror,
-                scope,
-                tf,
-                retracted_ids=retracted_ids,
-                subject_prefix=subject_prefix,
-                predicates=preds,
-                subject_key=skey,
-                at=at,
-            )
+            return mask_at(at)
 
         run(
             "entity_graph",
