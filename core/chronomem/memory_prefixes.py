@@ -1,5 +1,5 @@
-"""``Memory``'s reads by subject prefix: which of a caller's subject prefixes still
-hold a live fact, an adapter's index entries (``chronomem.prefixes``), and a page
+"""``Memory``'s reads by subject prefix: whether the scope holds any live fact, which
+of a caller's subject prefixes still hold one, an adapter's index entries (``chronomem.prefixes``), and a page
 of the newest live facts under one prefix (``chronomem.reads.newest_rows``)."""
 
 from __future__ import annotations
@@ -45,6 +45,24 @@ class PrefixMethods:
         self._engine.check_open()
         v, k = self._engine.times(valid_at, known_at, as_of)
         return prefixes.live_prefixes(self._engine, self.scope, v, k, subject_prefixes)
+
+    def holds_live_fact(
+        self,
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> bool:
+        """Whether this scope (or a scope enclosing it) holds at least one fact live
+        at ``valid_at`` as believed at ``known_at``: one statement that stops at the
+        first, so its cost does not grow with the store. Not a served read.
+
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._engine.check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return prefixes.any_live(self._engine, self.scope, v, k)
 
     def live_entries(
         self,

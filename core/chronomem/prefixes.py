@@ -138,6 +138,23 @@ def live_prefixes(
     return [p for p in wanted if p in live]
 
 
+def any_live(engine: Engine, scope: Scope, valid_at: int, known_at: int | None) -> bool:
+    """Whether any fact visible in ``scope`` is live at ``valid_at`` as believed at
+    ``known_at``: one statement that stops at the first such version (``LIMIT 1``),
+    whatever the store holds."""
+    probe = (
+        select(literal(1))
+        .select_from(versions)
+        .where(
+            reads.scope_visible(versions, scope),
+            reads.temporal((State.LIVE,), valid_at, known_at),
+        )
+        .limit(1)
+    )
+    with engine.backend.point_read() as conn:
+        return conn.execute(probe).first() is not None
+
+
 # --- index entries: a page of an adapter's own index, each entry probed --------
 #
 # An adapter may keep an index of the subject prefixes it wrote under: *entries*,

@@ -194,6 +194,28 @@ def test_the_fallback_reads_as_much_at_20_and_200_messages(memory: Memory) -> No
     assert cost_at(20) == cost_at(200)
 
 
+def test_a_store_without_facts_searches_no_message(memory: Memory) -> None:
+    """A transcript alone (no live fact at all): the fallback could bring in no fact,
+    so the block runs the facts-only recall and one probe (``holds_live_fact``),
+    decodes no message, and costs the same at 20 and 200 messages."""
+
+    def cost_at(n: int) -> tuple[int, int]:
+        store = memory.scoped(tenant=f"bare{n}", user="ada")
+        store.add([f"chatting about item {i} " * 3 for i in range(n)])
+        block = ChronomemMemoryBlock(memory=store)
+        asked = [ChatMessage(role="user", content="What am I chatting about?")]
+        block.recall(asked)
+        with counting(store) as plain:
+            assert store.recall("What am I chatting about?") == ""
+        with counting(store) as cost:
+            assert block.recall(asked) == ""
+        assert cost.episode_rows == 0
+        assert len(cost.statements) == len(plain.statements) + 1  # the probe
+        return cost.shape
+
+    assert cost_at(20) == cost_at(200)
+
+
 def test_facts_only_drops_the_messages_and_keeps_the_facts() -> None:
     fact = "- user plans visit Peru instead (since 2026-02-01)"
     earlier = "- user plans visit Japan (2026-01-01 to 2026-02-01, since ended)"

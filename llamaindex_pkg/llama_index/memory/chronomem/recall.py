@@ -9,8 +9,10 @@ already ranks the live fact that replaced a stale message's fact at least as hig
 as the message (docs/design.md §6, "Stale episodes"), so when the facts alone find
 nothing, the block asks the same recall with the messages and keeps its facts
 (and earlier values), never the messages: the present answers the question its
-past matched. The second read runs only when the first found no fact; both are
-``Memory.recall``, bounded as any recall is."""
+past matched. The second read runs only when the first found no fact and the scope holds a
+live fact at all (``Memory.holds_live_fact``, one statement that stops at the
+first): a store without facts, a transcript alone, pays for no message search;
+both reads are ``Memory.recall``, bounded as any recall is."""
 
 from __future__ import annotations
 
@@ -63,4 +65,7 @@ def facts_recall(
             as_of=as_of,
         )
 
-    return read(False) or facts_only(read(True))
+    found = read(False)
+    if found or not memory.holds_live_fact(valid_at=valid_at, known_at=known_at, as_of=as_of):
+        return found  # no live fact at all: the messages could bring in none
+    return facts_only(read(True))
