@@ -27,7 +27,6 @@ from . import pgvector as pgv
 from .cache import Mirror, MirrorSet, TenantMirror
 from .fusion import (
     GRAPH_CAP,
-    RRF_K,
     Fused,
     HalfLives,
     HitKind,
@@ -113,11 +112,14 @@ def _window_leg(
     pos = m.pos
     lexical = [i for i, _ in ranked if (p := pos.get(i)) is not None and inside[p]][:n]
     cosine = [i for i, _ in legs.vector_leg(m, inside, qvec, n, conn)]
-    votes: dict[str, float] = {}
-    for ranking in (lexical, cosine):
-        for rank, i in enumerate(ranking, start=1):
-            votes[i] = votes.get(i, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(votes.items(), key=lambda x: (-x[1], x[0]))[:n]
+    fused = fuse(
+        {
+            "lexical": (HitKind.EPISODE, [(i, 0.0) for i in lexical]),
+            "cosine": (HitKind.EPISODE, [(i, 0.0) for i in cosine]),
+        }
+    )
+    votes = [(i, f.rrf) for (_, i), f in fused.items()]
+    return sorted(votes, key=lambda x: (-x[1], x[0]))[:n]
 
 
 class SearchFailed(ChronomemError, RuntimeError):
