@@ -70,6 +70,7 @@ BUILT_SUBJECT = "lg@ns"
 BUILT = "@built2"
 _ESCAPE = str.maketrans({"\x01": "\x02\x02", "\x02": "\x02\x03"})
 _STAR = namespaces.WILDCARD
+_FIRST = operator.itemgetter(0)
 _LAST = operator.itemgetter(-1)
 
 
@@ -227,12 +228,12 @@ def _listed(memory: Memory, arms: list[Arm], limit: int, offset: int, v: datetim
 def namespaces_of(texts: list[str]) -> list[tuple[str, ...]]:
     """``namespace_of`` of each key, skipping those that are none (one pass: a page
     of plain keys, the common case, is split without a call per key)."""
-    # (every key read starts with SEP: it is in the range of a key)
     if not texts:
         return []
     if (
         "\x02" in "".join(texts)
         or min(map(len, texts)) < 3
+        or not all(map(SEP.__eq__, map(_FIRST, texts)))
         or not all(map(SEP.__eq__, map(_LAST, texts)))
     ):
         return [ns for t in texts if (ns := namespace_of(t)) is not None]
