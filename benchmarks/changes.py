@@ -28,6 +28,11 @@ Measures, per surface (every hit asked for is k=10):
   stories that show a stale message in which every one is marked; ``n`` says how many
   stories showed one. ``false past`` counts current or unknown messages marked as past.
 * **past-found**: asked about the earlier value, it is in the top 5.
+* **past over present**: the number of stories in which, asked after the change, a hit
+  that speaks of the old value (and not of the new) ranks above every hit that speaks of
+  the new one: the promise itself, a changed fact never loses to what stated the old
+  value. It counts on every surface, record stores included (there, the old value can
+  only come back through another item that mentions it).
 
 Surfaces: core ``Memory.search(include_episodes=True)`` and ``Memory.recall(
 include_episodes=True)``; LangChain ``ChronomemRetriever(include_episodes=True)``;
@@ -352,6 +357,7 @@ SURFACES: dict[str, Callable[[Told], Reader]] = {
 @dataclass
 class Score:
     current_first: bool
+    past_over_present: bool
     stale_shown: int
     stale_labelled: int
     false_past: int
@@ -376,11 +382,23 @@ def score(t: Told, reader: Reader) -> Score:
         past = reader.ask(t.story.past)[:TOP_PAST]
     return Score(
         current_first=mentions(first, t.story.new),
+        past_over_present=past_over_present(shown, t.story),
         stale_shown=len(stale),
         stale_labelled=len(labelled),
         false_past=false_past,
         past_found=any(mentions(i.text, t.story.old) for i in past),
     )
+
+
+def past_over_present(shown: list[Item], story: Story) -> bool:
+    """Whether a hit speaking of the old value (and not the new) comes before every
+    hit speaking of the new one (or no hit speaks of the new one)."""
+    for i in shown:
+        if mentions(i.text, story.new):
+            return False
+        if mentions(i.text, story.old):
+            return True
+    return False
 
 
 def flat_in(message: str, shown: str) -> bool:
@@ -391,6 +409,7 @@ def flat_in(message: str, shown: str) -> bool:
 class Tally:
     n: int = 0
     current_first: int = 0
+    past_over_present: int = 0
     stale_stories: int = 0
     labelled_stories: int = 0
     false_past: int = 0
@@ -402,6 +421,7 @@ class Tally:
     def add(self, sid: str, s: Score) -> None:
         self.n += 1
         self.current_first += s.current_first
+        self.past_over_present += s.past_over_present
         if s.stale_shown:
             self.stale_stories += 1
             self.labelled_stories += s.stale_labelled == s.stale_shown
@@ -409,6 +429,8 @@ class Tally:
         self.past_found += s.past_found
         if not s.current_first:
             self.misses.append(f"{sid}: current-first")
+        if s.past_over_present:
+            self.misses.append(f"{sid}: past over present")
         if s.stale_labelled < s.stale_shown:
             self.misses.append(f"{sid}: {s.stale_shown - s.stale_labelled} stale unmarked")
         if not s.past_found and self.history:
@@ -419,6 +441,7 @@ class Tally:
         return {
             "n": self.n,
             "current_first": pct(self.current_first, self.n),
+            "past_over_present": self.past_over_present,
             "past_labelled": 100.0
             if self.by_construction and not self.stale_stories
             else pct(self.labelled_stories, self.stale_stories),
@@ -468,6 +491,7 @@ def table(half: str, tallies: dict[str, Tally]) -> str:
                 name,
                 f["n"],
                 f["current_first"],
+                f["past_over_present"],
                 f"{lab} (n={f['stale_shown_in']})" + (" *" if t.by_construction else ""),
                 f["false_past"],
                 "—" if f["past_found"] is None else f["past_found"],
@@ -477,6 +501,7 @@ def table(half: str, tallies: dict[str, Tally]) -> str:
         "surface",
         "stories",
         "current-first %",
+        "past over present",
         "past-labelled %",
         "false past",
         "past-found %",

@@ -98,3 +98,18 @@ def test_floors(told, surface):
     if found is not None:
         assert got["past_found"] >= found, (got, tally.misses)
     assert got["false_past"] == 0, got
+    assert got["past_over_present"] == 0, (got, tally.misses)
+
+
+def test_past_over_present_reads_the_first_hit_that_names_either_value():
+    story = next(s for s in change_stories.STORIES if s.sid == "move-madrid-seville")
+    item = lambda text: changes.Item(text, episode=True)  # noqa: E731
+    old, new, both = item(f"I live in {story.old}."), item(f"{story.new} now."), item(
+        f"From {story.old} to {story.new}."
+    )
+    talk = item("Nice weather today.")
+    assert changes.past_over_present([talk, old, new], story)
+    assert changes.past_over_present([old], story)  # the new value is not shown at all
+    assert not changes.past_over_present([talk, new, old], story)
+    assert not changes.past_over_present([both, old], story)
+    assert not changes.past_over_present([talk], story)
