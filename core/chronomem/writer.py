@@ -232,12 +232,16 @@ class _Found:
             return
         if self.whole:
             wanted = set(subjects)
-            rows = _LIVE_ROWS.rows(self.conn, self.scope.columns(), [key_hash(k) for k in subjects])
+            hashes = [key_hash(k) for k in subjects]
             at_key, at_slot, at_pred = _COL["subject_key"], _COL["slot"], _COL["predicate"]
-            rows = [r for r in rows if r[at_key] in wanted]
-            for r in rows:
+            whole = [
+                r
+                for r in _LIVE_ROWS.rows(self.conn, self.scope.columns(), hashes)
+                if r[at_key] in wanted
+            ]
+            for r in whole:
                 self.live.setdefault(r[at_key], []).append((r[at_slot], r[at_pred]))
-            _slot_versions(rows, self.current)
+            _slot_versions(whole, self.current)
             self.subjects = wanted
             return
         own = self.scope.columns()
