@@ -8,6 +8,7 @@ because scope is matched by equality, never by pattern."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
 
@@ -81,8 +82,9 @@ class Scope:
             if v
         }
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """An unambiguous one-string form (used in slot keys): an injective join
-        (names cannot hold control characters anyway, so it is the plain join)."""
+        (names cannot hold control characters anyway, so it is the plain join).
+        Computed once per scope (a write computes a slot key per operation)."""
         return keycodec.join(self.columns().values(), keycodec.SEP_FIELD)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from . import keycodec
 from .backends import of
@@ -29,6 +29,7 @@ from .identity import fold_predicate, key_hash, require_text
 from .model import Receipt
 from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
 from .predicates import Cardinality
+from .prepared import PreparedIn
 from .reads import scope_visible, scope_within
 from .registry import Registry
 from .schema import episodes as episodes_table
@@ -106,21 +107,74 @@ class _Target:
     new_slot: str = ""  # correct: where the replacement goes
 
 
+_EXTRA = (
+    "user_id",
+    "agent_id",
+    "session_id",
+    "slot",
+    "subject",
+    "subject_key",
+    "subject_hash",
+    "predicate",
+    "extractor",
+    "metadata",
+    "index_text",
+)
+
+
 def _row_extra(row: dict[str, Any]) -> dict[str, Any]:
-    keep = (
-        "user_id",
-        "agent_id",
-        "session_id",
-        "slot",
-        "subject",
-        "subject_key",
-        "subject_hash",
-        "predicate",
-        "extractor",
-        "metadata",
-        "index_text",
-    )
-    return {k: row[k] for k in keep}
+    return {k: row[k] for k in _EXTRA}
+
+
+# Without row locks (SQLite: ``BEGIN IMMEDIATE`` already holds the database) the
+# writer's two reads of current versions run as statements compiled once
+# (``prepared``: straight to the driver's cursor, rows as tuples). Through
+# SQLAlchemy, building, caching and compiling each SELECT and a result row per
+# version cost a single put more than SQLite's work, and a batch of puts a
+# sixth of its time. Both select every column of ``cm_versions`` (``_slot_versions``).
+_LIVE_ROWS = PreparedIn(
+    lambda hashes: select(versions).where(
+        versions.c.tenant == bindparam("tenant"),
+        versions.c.user_id == bindparam("user_id"),
+        versions.c.agent_id == bindparam("agent_id"),
+        versions.c.session_id == bindparam("session_id"),
+        versions.c.subject_hash.in_(hashes),
+        versions.c.superseded_at.is_(None),
+    ),
+    "h",
+)
+_SLOT_ROWS = PreparedIn(
+    lambda slots: select(versions).where(
+        versions.c.tenant == bindparam("tenant"),
+        versions.c.slot.in_(slots),
+        versions.c.superseded_at.is_(None),
+    ),
+    "s",
+)
+_COL = {name: i for i, name in enumerate(_SLOT_ROWS.columns)}
+_AT_EXTRA = tuple(_COL[k] for k in _EXTRA)
+_AT_VERSION = tuple(
+    _COL[k] for k in ("id", "fact_id", "object", "object_key", "valid_from", "valid_to")
+)
+
+
+def _slot_versions(rows: Iterable[Any], out: dict[str, list[SlotVersion]]) -> None:
+    """Add current version rows (tuples in ``cm_versions``' column order) to
+    ``out`` as each slot's ``SlotVersion``s."""
+    at_slot = _COL["slot"]
+    i, f, o, k, vf, vt = _AT_VERSION
+    for r in rows:
+        out.setdefault(r[at_slot], []).append(
+            SlotVersion(
+                r[i],
+                r[f],
+                r[o],
+                r[k],
+                r[vf],
+                r[vt],
+                extra=dict(zip(_EXTRA, [r[j] for j in _AT_EXTRA], strict=True)),
+            )
+        )
 
 
 class _Found:
@@ -130,15 +184,23 @@ class _Found:
     of every fact an operation names by id. Nothing is written before the targets
     are resolved, so reading it all first sees exactly what one-by-one reads did."""
 
-    def __init__(self, conn: Connection, scope: Scope) -> None:
+    def __init__(self, conn: Connection, scope: Scope, *, whole: bool = False) -> None:
         self.conn = conn
         self.scope = scope
         self.live: dict[str, list[tuple[str, str]]] = {}
         self.by_fact: dict[str, list[Any]] = {}
+        # ``whole``: the live read takes whole rows (``_LIVE_ROWS``), kept here as
+        # each slot's current versions; every slot of a subject in ``subjects``
+        # (in the writer's own scope) then needs no read of its own (``covers``)
+        self.whole = whole
+        self.subjects: set[str] = set()
+        self.current: dict[str, list[SlotVersion]] = {}
 
     @classmethod
-    def load(cls, conn: Connection, scope: Scope, ops: Sequence[WriteOp]) -> _Found:
-        found = cls(conn, scope)
+    def load(
+        cls, conn: Connection, scope: Scope, ops: Sequence[WriteOp], *, whole: bool = False
+    ) -> _Found:
+        found = cls(conn, scope, whole=whole)
         subjects: set[str] = set()
         facts: set[str] = set()
         for op in ops:
@@ -154,7 +216,34 @@ class _Found:
         found._load_facts(sorted(facts))
         return found
 
+    def covers(self, target: _Target) -> bool:
+        """Whether the live read already holds every current version of the
+        target's slots: an assert's or end's slot is keyed by the writer's scope
+        and the subject key (``slot_key``), so all its current versions are rows
+        of that subject in that scope, which the live read took whole."""
+        if not self.whole:
+            return False
+        if isinstance(target.op, EndOthersOp):
+            return True  # its slots are live slots of a subject read whole
+        return isinstance(target.op, AssertOp | EndOp) and target.subject_key in self.subjects
+
     def _load_live(self, subjects: list[str]) -> None:
+        if not subjects:
+            return
+        if self.whole:
+            wanted = set(subjects)
+            hashes = [key_hash(k) for k in subjects]
+            at_key, at_slot, at_pred = _COL["subject_key"], _COL["slot"], _COL["predicate"]
+            whole = [
+                r
+                for r in _LIVE_ROWS.rows(self.conn, self.scope.columns(), hashes)
+                if r[at_key] in wanted
+            ]
+            for r in whole:
+                self.live.setdefault(r[at_key], []).append((r[at_slot], r[at_pred]))
+            _slot_versions(whole, self.current)
+            self.subjects = wanted
+            return
         own = self.scope.columns()
         for chunk in chunks(subjects):
             wanted = set(chunk)
@@ -226,11 +315,17 @@ class Writer:
             # commit order too (exact replay).
             tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
             index = self.registry.load(conn, tenant, version=registry_version)
-            found = _Found.load(conn, scope, ops)
+            # without row locks the live read takes whole rows, and the slots it
+            # covers are not read again (``_Found.covers``)
+            found = _Found.load(conn, scope, ops, whole=not for_update)
             targets = [self._target(scope, op, index, found) for op in ops]
             slots = sorted({s for t in targets for s in t.slots})
             lock(conn, tenant, slots)
-            current = self._load(conn, tenant, slots, for_update)
+            covered = {s for t in targets if found.covers(t) for s in t.slots}
+            current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
+            for s in covered:
+                if s in found.current:
+                    current[s] = found.current[s]
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
         # A slot touched by one assert alone, holding no version or already holding
@@ -379,6 +474,11 @@ class Writer:
         self, conn: Connection, tenant: str, slots: list[str], for_update: bool
     ) -> dict[str, list[SlotVersion]]:
         out: dict[str, list[SlotVersion]] = {}
+        if not slots:
+            return out
+        if not for_update:
+            _slot_versions(_SLOT_ROWS.rows(conn, {"tenant": tenant}, slots), out)
+            return out
         for chunk in chunks(slots):
             q = select(versions).where(
                 versions.c.tenant == tenant,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import operator
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -43,8 +44,14 @@ _INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...], list[Any
 # thirds of a batched write. So a batch goes first into an untyped TEMP table of
 # the connection (no trigger, no index), then into the table with one INSERT ...
 # SELECT: one statement, one savepoint, one segment (``_staging``).
+# A batch of a few rows (a put that cuts a version: two) needs no staging: one
+# INSERT of several VALUES rows is one statement as well, where staging takes four
+# (``_values``; 32 rows of ``cm_versions`` bind 736 values, under SQLite's oldest
+# limit of 999).
 FTS_SOURCES = frozenset(t.removesuffix("_fts") for t in FTS_TABLES)
 _STAGING: dict[tuple[str, tuple[str, ...]], tuple[str, str, str, str]] = {}
+FEW_ROWS = 32
+_VALUES: dict[tuple[str, int], str] = {}
 _CLOSE = (
     "UPDATE cm_versions SET superseded_at = ?, superseded_by = ?, closed_reason = ? "
     "WHERE tenant = ? AND id = ?"
@@ -89,6 +96,17 @@ def _staging(table: Any, cols: tuple[str, ...]) -> tuple[str, str, str, str]:
             f"INSERT INTO main.{table.name} ({names}) SELECT {names} FROM {stage} ORDER BY rowid",
             f"DELETE FROM {stage}",
         )
+    return hit
+
+
+def _values(sql: str, n: int) -> str:
+    """``sql`` (an ``INSERT ... VALUES (?, ...)``) inserting ``n`` rows at once."""
+    key = (sql, n)
+    hit = _VALUES.get(key)
+    if hit is None:
+        head, sep, row = sql.partition(" VALUES ")
+        assert sep and row.startswith("(") and row.endswith(")"), sql
+        hit = _VALUES[key] = f"{head} VALUES {', '.join([row] * n)}"
     return hit
 
 
@@ -442,12 +460,20 @@ class SqliteBackend(Backend):
             ]
             hit = _INSERTS[key] = (str(stmt), order, procs)
         sql, order, procs = hit
-        if any(p is not None for p in procs):
-            pairs = list(zip(order, procs, strict=True))
-            params = [tuple(p(r[c]) if p is not None else r[c] for c, p in pairs) for r in rows]
-        else:
-            params = [tuple(r[c] for c in order) for r in rows]
+        values = operator.itemgetter(*order)  # a row's values in the statement's order
+        params = list(map(values, rows)) if len(order) > 1 else [(values(r),) for r in rows]
+        fix = [(i, p) for i, p in enumerate(procs) if p is not None]
+        if fix:
+            for n, row in enumerate(params):
+                fixed = list(row)
+                for i, p in fix:
+                    fixed[i] = p(fixed[i])
+                params[n] = tuple(fixed)
         if len(params) > 1 and table.name in FTS_SOURCES:
+            if len(params) <= FEW_ROWS:
+                flat = tuple(v for row in params for v in row)
+                conn.exec_driver_sql(_values(sql, len(params)), flat)
+                return
             create, staged, copy, empty = _staging(table, order)
             conn.exec_driver_sql(create)
             conn.exec_driver_sql(staged, params)

@@ -44,21 +44,27 @@ class Indexer:
         self._lru.clear()
 
     def vectors_for(self, texts: Sequence[str]) -> np.ndarray:
-        fresh: dict[str, np.ndarray] = {}
         missing = [t for t in dict.fromkeys(texts) if t not in self._lru]
-        if missing:
-            fresh = dict(zip(missing, embed_checked(self.embedder, missing), strict=True))
-        out = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            v = fresh.get(t)
-            if v is None:
-                v = self._lru[t]
-                self._lru.move_to_end(t)
-            out[i] = v
-        for t, v in fresh.items():
-            self._lru[t] = v
-        while len(self._lru) > self._size:
-            self._lru.popitem(last=False)
+        fresh = embed_checked(self.embedder, missing) if missing else None
+        if fresh is not None and len(missing) == len(texts):
+            out = fresh  # every text new and distinct (a batch of new facts): as embedded
+        else:
+            got = dict(zip(missing, fresh, strict=True)) if fresh is not None else {}
+            out = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
+            for i, t in enumerate(texts):
+                v = got.get(t)
+                if v is None:
+                    v = self._lru[t]
+                    self._lru.move_to_end(t)
+                out[i] = v
+        if fresh is not None:
+            # the LRU keeps the last ``_size`` texts: older fresh ones would be evicted
+            # by the newer ones anyway
+            start = max(0, len(missing) - self._size)
+            for t, v in zip(missing[start:], fresh[start:], strict=True):
+                self._lru[t] = v
+            while len(self._lru) > self._size:
+                self._lru.popitem(last=False)
         return out
 
     def _write(
@@ -68,6 +74,7 @@ class Indexer:
         if not keep:
             return
         vecs = self.vectors_for([t for _, t in keep])
+        blobs = np.ascontiguousarray(vecs, dtype="<f4")  # one conversion, not one per row
         name, dim = self.embedder.name, self.embedder.dim
         of(conn).insert_rows(
             conn,
@@ -79,10 +86,10 @@ class Indexer:
                     "item_id": r["id"],
                     "embedder": name,
                     "dim": dim,
-                    "vec": v.astype("<f4").tobytes(),
+                    "vec": v.tobytes(),
                     "norm": 1.0,
                 }
-                for (r, _), v in zip(keep, vecs, strict=True)
+                for (r, _), v in zip(keep, blobs, strict=True)
             ],
         )
         if self.pgvector:

@@ -7,6 +7,7 @@ its best entry (LangGraph's max-pooling). ``put(index=False)`` indexes nothing."
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,12 +31,17 @@ def resolve_paths(index: object, default: Sequence[str]) -> tuple[str, ...]:
     raise InvalidType(f"index must be None, False or a list of paths, not {index!r}")
 
 
+@functools.lru_cache(maxsize=256)  # a store indexes a few paths: tokenized once each
+def _tokens(path: str) -> tuple[str, ...]:
+    return tuple(tokenize_path(path))
+
+
 def entries(value: Mapping[str, Any], paths: Sequence[str]) -> dict[str, str]:
     """``{index predicate: text}`` for the texts ``paths`` select from ``value``."""
     out: dict[str, str] = {}
     doc = dict(value)
     for path in paths:
-        texts = get_text_at_path(doc, path if path == "$" else tokenize_path(path))
+        texts = get_text_at_path(doc, path if path == "$" else list(_tokens(path)))
         texts = [t.replace("\x00", "") for t in texts if t and t.strip()]
         if len(texts) == 1:
             out[keys.index_predicate(path)] = texts[0]

@@ -44,6 +44,7 @@ the built fact. Concurrent first calls write the same entries (merged)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Iterable, Sequence
@@ -113,14 +114,32 @@ def entries(namespaces_put: Iterable[tuple[str, ...]]) -> list[AssertOp]:
     out: list[AssertOp] = []
     under: set[tuple[str, ...]] = set()
     for ns in dict.fromkeys(tuple(ns) for ns in namespaces_put):
-        out.append(_assert(KEY_PREFIX + key(ns), NAMESPACE, keys.namespace_prefix(ns) + "."))
-        for depth in range(1, len(ns) + 1):
-            part = ns[:depth]
+        first, parts = _entries_of(ns)
+        out.append(first)
+        for part, op in parts:
             if part not in under:
                 under.add(part)
-                subject = under_prefix(depth) + key(part)
-                out.append(_assert(subject, UNDER, keys.namespace_prefix(part)))
+                out.append(op)
     return out
+
+
+@functools.lru_cache(maxsize=4096)  # a store puts into the same namespaces again and again
+def _entries_of(
+    ns: tuple[str, ...],
+) -> tuple[AssertOp, tuple[tuple[tuple[str, ...], AssertOp], ...]]:
+    """A namespace's ``@namespace`` entry and, for each leading part, its ``@under``
+    entry (operations are immutable: the same ones serve every batch)."""
+    first = _assert(KEY_PREFIX + key(ns), NAMESPACE, keys.namespace_prefix(ns) + ".")
+    parts = tuple(
+        (
+            ns[:depth],
+            _assert(
+                under_prefix(depth) + key(ns[:depth]), UNDER, keys.namespace_prefix(ns[:depth])
+            ),
+        )
+        for depth in range(1, len(ns) + 1)
+    )
+    return first, parts
 
 
 def _scope_tag(memory: Memory) -> str:

@@ -40,9 +40,13 @@ from chronomem.timeutil import from_us, to_us
 
 from . import keys
 
+# what ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` builds on
+# every call, built once (it keeps no state between calls)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def encode_field(name: str, value: Any) -> str:
