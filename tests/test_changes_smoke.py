@@ -104,8 +104,10 @@ def test_floors(told, surface):
 def test_past_over_present_reads_the_first_hit_that_names_either_value():
     story = next(s for s in change_stories.STORIES if s.sid == "move-madrid-seville")
     item = lambda text: changes.Item(text, episode=True)  # noqa: E731
-    old, new, both = item(f"I live in {story.old}."), item(f"{story.new} now."), item(
-        f"From {story.old} to {story.new}."
+    old, new, both = (
+        item(f"I live in {story.old}."),
+        item(f"{story.new} now."),
+        item(f"From {story.old} to {story.new}."),
     )
     talk = item("Nice weather today.")
     assert changes.past_over_present([talk, old, new], story)
