@@ -61,6 +61,7 @@ from .querytime import query_terms, time_window, words
 
 if TYPE_CHECKING:
     from ..engine import Engine
+    from .cache import HeldRows
     from ..scope import Scope
 
 log = logging.getLogger("chronomem.search")
@@ -195,26 +196,43 @@ def prefix_rows(
     subject_prefix: str,
     predicates: Sequence[str] | None,
     subject_key: str | None,
+    held: HeldRows | None = None,
 ) -> list[dict[str, Any]] | None:
     """The prefix's rows at the search's instants (one range read of the subject
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
-    more versions than that, from a walk of the index alone)."""
+    more versions than that, from a walk of the index alone). With ``held``: the
+    range read takes the closing columns alone and the rest of each row from
+    ``held`` when it holds them all; else the whole rows are read (and held)."""
     size = reads.prefix_size(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
     if size is None or size > ROW_CAP:
         return None
-    q = reads.facts_query(
-        scope,
-        valid_at=tf.valid_at,
-        known_at=tf.known_at,
-        states=tf.states,
-        subject_key=subject_key,
-        predicates=predicates,
-        subject_prefix=subject_prefix,
-        limit=ROW_CAP + 1,
-        with_text=True,
-    )
-    rows = q.run(conn)
-    return None if len(rows) > ROW_CAP else rows
+    kw: dict[str, Any] = {
+        "valid_at": tf.valid_at,
+        "known_at": tf.known_at,
+        "states": tf.states,
+        "subject_key": subject_key,
+        "predicates": predicates,
+        "subject_prefix": subject_prefix,
+        "limit": ROW_CAP + 1,
+    }
+    columns: tuple[str, ...] = ()
+    q = reads.facts_query(scope, closing_only=True, **kw)
+    if not q.shape.inline:  # a long list of predicates: the whole rows, not held
+        held = None
+    if held is not None:
+        columns = q.columns
+        closing = q.tuples(conn)
+        if len(closing) > ROW_CAP:
+            return None
+        found = held.complete(scope.tenant, columns, closing)
+        if found is not None:
+            return found
+    rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
+    if len(rows) > ROW_CAP:
+        return None
+    if held is not None:
+        held.hold(scope.tenant, columns, rows)
+    return rows
 
 
 def _explain(explain: dict[str, Any], tiebreak: str, cosine: float | None) -> dict[str, Any]:
@@ -281,7 +299,7 @@ def search(
                 for p in predicates
             ]
         skey = None if subject is None else subject if exact else fold(subject)
-        rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey)
+        rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
         if rows is None:
             return None
 
