@@ -61,8 +61,8 @@ from .querytime import query_terms, time_window, words
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from .cache import HeldRows
     from ..scope import Scope
+    from .cache import HeldRows
 
 log = logging.getLogger("chronomem.search")
 
