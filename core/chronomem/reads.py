@@ -47,7 +47,7 @@ from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
 from .prepared import Prepared, PreparedIn
-from .schema import SUBJECT_HEAD, SubjectHead, versions
+from .schema import SUBJECT_HEAD, SubjectHead, txclock, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import vectors as vectors_table
@@ -424,6 +424,30 @@ def _range_count(bounded: bool) -> Prepared:
         .subquery("in_range")
     )
     return Prepared(select(func.count()).select_from(inner))
+
+
+@functools.cache
+def _range_count_and_registry(bounded: bool) -> Prepared:
+    """``_range_count``'s count, and the tenant's ``registry_us`` (the predicate
+    registry's version, ``Registry.load``) in the same statement."""
+    counted = _range_count(bounded).stmt.scalar_subquery()
+    version = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+    return Prepared(select(counted.label("size"), version.scalar_subquery().label("registry_us")))
+
+
+def prefix_size_and_registry(
+    conn: Connection, tenant: str, prefix: str, cap: int
+) -> tuple[int, int | None] | None:
+    """``prefix_size``, and the tenant's registry version (``Registry.load``'s
+    ``version``), in one statement; None when the prefix has no index range."""
+    found = subject_range(prefix)
+    if found is None:
+        return None
+    low, high = found
+    params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
+    rows = _range_count_and_registry(high is not None).rows(conn, params)
+    size, version = rows[0]
+    return int(size or 0), version
 
 
 def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:

@@ -698,7 +698,8 @@ class HeldRows:
         id first) completed from the held row of its version, its own values
         winning; None unless every one is held. A row whose values are those held
         (a current version stays so until it is closed) is the held row itself:
-        callers read the rows, never write them."""
+        callers read the rows, never write them (but for what they derive from
+        the unchanging columns alone: ``within.lexical``'s term counts)."""
         rows = self._rows
         out = []
         for c in closing:
