@@ -232,9 +232,9 @@ def prefix_rows(
         closing = q.tuples(conn)
         if len(closing) > ROW_CAP:
             return None
-        found = held.complete(scope.tenant, columns, closing)
-        if found is not None:
-            return found
+        completed = held.complete(scope.tenant, columns, closing)
+        if completed is not None:
+            return completed
     rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
     if len(rows) > ROW_CAP:
         return None
