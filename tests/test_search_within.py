@@ -182,3 +182,57 @@ def test_light_stem_joins_plurals_and_tenses() -> None:
     assert stem("boxes") == "box"
     assert stem("chess") == "chess"
     assert stem("is") == "is"
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(spec=facts, words=queries, prefix=st.sampled_from(["ns.", "ns.a.", "ns.b"]))
+def test_held_rows_give_the_facts_a_full_read_gives(
+    memory: Memory,
+    clock: ManualClock,
+    spec: list[tuple[str, str, str, str]],
+    words: list[str],
+    prefix: str,
+) -> None:
+    """Rows held by earlier searches (``HeldRows``: a version's unchanging columns)
+    completed with the closing columns read now give the facts a search reading
+    whole rows gives: ids, states, belief intervals, close reasons, sources, scores,
+    in the present and as believed at each earlier step, ended and retracted
+    versions included, after the versions held were closed."""
+    clock.tick = timedelta(0)
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    held = m._retrieval.mirrors.held
+    # every object's words: the versions closed after they were held are hits
+    query = " ".join(dict.fromkeys([*words, *(w for _, _, o, _ in spec for w in o.split())]))
+    steps = []
+
+    def searches() -> list[list[tuple[object, float]]]:
+        out = []
+        for known in [None, *steps]:
+            for states in (None, ["live", "ended"]):
+                hits = m.search(
+                    query, k=50, subject_prefix=prefix, exact=True, known_at=known, states=states
+                )
+                out.append([(h.fact, h.score) for h in hits])
+        return out
+
+    put: list[tuple[str, str, str, str]] = []
+    for subject, predicate, obj, then in spec:
+        searches()  # hold what is there now
+        put.append((_put(m, subject, predicate, obj), subject, predicate, obj))
+        clock.advance(seconds=1)
+        # close the previous step's fact: a version held while it was current
+        fid, *slot = put[-2] if len(put) > 1 else put[-1]
+        if then == "end":
+            _end(m, *slot)
+        elif then == "retract":
+            m.retract(fid)
+        clock.advance(seconds=1)
+        steps.append(clock())
+        clock.advance(seconds=1)
+        warm = searches()
+        held.clear()
+        assert warm == searches()

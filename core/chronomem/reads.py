@@ -46,8 +46,8 @@ from sqlalchemy.ext.compiler import compiles
 from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
-from .prepared import Prepared
-from .schema import SUBJECT_HEAD, SubjectHead, versions
+from .prepared import Prepared, PreparedIn
+from .schema import SUBJECT_HEAD, SubjectHead, txclock, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import vectors as vectors_table
@@ -326,6 +326,9 @@ def _sources_select(fact_ids: ColumnElement[bool]) -> Select[Any]:
 _SOURCES = _sources_select(sources_table.c.fact_id.in_(bindparam("fact_ids", expanding=True)))
 
 
+_SOURCES_IN = PreparedIn(lambda ids: _sources_select(sources_table.c.fact_id.in_(ids)))
+
+
 @functools.cache
 def _sources_prepared(count: int) -> Prepared:
     """The sources of ``count`` facts (at most INLINE), compiled once."""
@@ -337,15 +340,17 @@ def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[s
     out: dict[str, list[str]] = {}
     if not ids:
         return out
+    if len(ids) <= INLINE:
+        params: dict[str, Any] = {"tenant": tenant}
+        _bind_list(params, "fact_ids", ids, len(ids))
+        for fid, eid in _sources_prepared(len(ids)).rows(conn, params):
+            out.setdefault(fid, []).append(eid)
+        return out
     if len(ids) <= 4 * INLINE:
-        # a few ids (a search's hits): prepared statements of up to INLINE ids each
-        # cost less than SQLAlchemy rewriting an expanding IN for one
-        for i in range(0, len(ids), INLINE):
-            part = ids[i : i + INLINE]
-            params: dict[str, Any] = {"tenant": tenant}
-            _bind_list(params, "fact_ids", part, len(part))
-            for fid, eid in _sources_prepared(len(part)).rows(conn, params):
-                out.setdefault(fid, []).append(eid)
+        # a few ids (a search's hits): one prepared statement (its IN list padded to
+        # a compiled length) costs less than SQLAlchemy rewriting an expanding IN
+        for fid, eid in _SOURCES_IN.rows(conn, {"tenant": tenant}, ids):
+            out.setdefault(fid, []).append(eid)
         return out
     for chunk in chunks(ids):
         rows = conn.execute(_SOURCES, {"tenant": tenant, "fact_ids": chunk})
@@ -421,6 +426,30 @@ def _range_count(bounded: bool) -> Prepared:
     return Prepared(select(func.count()).select_from(inner))
 
 
+@functools.cache
+def _range_count_and_registry(bounded: bool) -> Prepared:
+    """``_range_count``'s count, and the tenant's ``registry_us`` (the predicate
+    registry's version, ``Registry.load``) in the same statement."""
+    counted = _range_count(bounded).stmt.scalar_subquery()
+    version = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+    return Prepared(select(counted.label("size"), version.scalar_subquery().label("registry_us")))
+
+
+def prefix_size_and_registry(
+    conn: Connection, tenant: str, prefix: str, cap: int
+) -> tuple[int, int | None] | None:
+    """``prefix_size``, and the tenant's registry version (``Registry.load``'s
+    ``version``), in one statement; None when the prefix has no index range."""
+    found = subject_range(prefix)
+    if found is None:
+        return None
+    low, high = found
+    params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
+    rows = _range_count_and_registry(high is not None).rows(conn, params)
+    size, version = rows[0]
+    return int(size or 0), version
+
+
 def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:
     """An upper bound on the versions whose subject key starts with ``prefix``
     (every version in its head range, counted up to ``cap``), or None when the
@@ -488,6 +517,9 @@ class _FactsShape:
     light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
     # also what the search legs read: ``content_hash``, ``index_text``, the vector
     text: bool = False
+    # only the version id and what a close changes (``CLOSING_COLUMNS``) and ``_r``:
+    # the rest of a version never changes, so a caller holding it reads only these
+    closing: bool = False
 
     @property
     def inline(self) -> bool:
@@ -516,6 +548,9 @@ ROW_COLUMNS = (
     "valid_from",
     "valid_to",
 )
+# What a close changes of a version (``UPDATE ... SET superseded_at, superseded_by,
+# closed_reason``, docs/design.md §2); every other column is fixed at insert
+CLOSING_COLUMNS = ("id", "superseded_at", "superseded_by", "closed_reason")
 _BY_FACT = versions.alias("by_fact")
 _BY_VERSION = versions.alias("by_version")
 
@@ -576,7 +611,11 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     valid_at = bindparam("valid_at", type_=BigInteger())
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
     retracted_row = _retracted_by(known_at).label("_r")
-    if shape.light:
+    if shape.closing:  # unordered, as the ``text`` read it stands in for
+        q = select(*(c[name] for name in CLOSING_COLUMNS), retracted_row).where(
+            *filters, temporal(shape.states, valid_at, known_at)
+        )
+    elif shape.light:
         q = (
             select(*(c[name] for name in ROW_COLUMNS))
             .where(*filters, temporal(shape.states, valid_at, known_at))
@@ -645,6 +684,15 @@ class FactsQuery:
             return [dict(zip(names, row, strict=True)) for row in prepared.rows(conn, self.params)]
         return [dict(r) for r in conn.execute(self.statement, self.params).mappings()]
 
+    def tuples(self, conn: Connection) -> list[Sequence[Any]]:
+        """The rows as the driver returns them, in ``columns`` order (inline shapes only)."""
+        assert self.shape.inline
+        return _facts_prepared(self.shape).rows(conn, self.params)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _facts_prepared(self.shape).columns
+
     def rows(self, conn: Connection) -> list[FactRow]:
         """A ``light`` read's rows as ``FactRow`` values (inline shapes only)."""
         assert self.shape.light and self.shape.inline
@@ -700,6 +748,7 @@ def facts_query(
     with_sources: bool | None = None,
     light: bool = False,
     with_text: bool = False,
+    closing_only: bool = False,
 ) -> FactsQuery:
     """One SELECT for a facts() read, scope and time predicates applied in SQL,
     and its parameters. ``fact_ref``: the versions of the fact it names (``get``;
@@ -711,7 +760,9 @@ def facts_query(
     one row per fact instead of one per version. ``light``: only ``ROW_COLUMNS``,
     no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
     the rows also carry ``content_hash``, ``index_text`` and the version's stored
-    vector as ``_vec`` (a read without its sources joined: ``retrieval.within``)."""
+    vector as ``_vec`` (a read without its sources joined: ``retrieval.within``).
+    ``closing_only``: the same rows, as ``CLOSING_COLUMNS`` and ``_r`` alone (the
+    columns of a version a close can change; ``retrieval.within`` holds the rest)."""
     levels, params = scope_params(scope)
     params.update(valid_at=valid_at, known_at=known_at)
     if subject_key is not None:
@@ -763,6 +814,7 @@ def facts_query(
         sources=with_sources,
         light=light,
         text=with_text and not with_sources and not light,
+        closing=closing_only and not with_sources and not light,
     )
     return FactsQuery(shape, params)
 

@@ -7,9 +7,11 @@ SQLAlchemy's events, so the driver-level calls are counted too."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from langgraph.store.chronomem import ChronomemStore
 from ..conftest import ManualClock
 from ..statements import counting
 from .conftest import StoreFactory
+from .fakes import CharEmbeddings
 
 NS = ("users", "me", "notes")
 
@@ -159,3 +162,101 @@ def test_a_query_search_pages_matched_items_then_listed_ones(
     assert len(full) == 12 and len({i.key for i in full}) == 12
     pages = [store.search(NS, query="green apple", limit=3, offset=o) for o in range(0, 12, 3)]
     assert [i.key for p in pages for i in p] == [i.key for i in full]
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    words = ["red", "green", "blue", "apple", "pie", "car", "river", "stone", "tea", "map"]
+    return [f"{rng.choice(words)} {rng.choice(words)} note {i}" for i in range(n)]
+
+
+def _indexed(make_store: StoreFactory, **kw: Any) -> ChronomemStore:
+    emb = CharEmbeddings()
+    return make_store(index={"dims": emb.dims, "embed": emb, "fields": ["text"]}, **kw)
+
+
+def _found(items: list[Any]) -> list[tuple[str, float | None]]:
+    return [(i.key, i.score) for i in items]
+
+
+def test_a_query_search_costs_what_its_namespace_holds_not_the_store(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search with a query inside one namespace of 100 items: the same statements
+    and the same rows read (SQLite: the same virtual machine work, within the
+    index's one more level) whether 100 or 2,000 items live elsewhere; and the same
+    results. Once the namespace's rows are held (``HeldRows``), the range read
+    takes their closing columns alone."""
+    shapes = []
+    results = []
+    for others in (100, 2000):
+        store = _indexed(make_store)
+        store.batch(
+            [
+                PutOp(("else", f"n{i % 7}"), f"x{i}", {"text": t})
+                for i, t in enumerate(_texts(others, 1))
+            ]
+        )
+        store.batch([PutOp(NS, f"k{i:03}", {"text": t}) for i, t in enumerate(_texts(100, 2))])
+        store.search(NS, query="green apple", limit=10)  # warm: rows held, statements compiled
+        with reads_of(store, monkeypatch) as r, counting(store.memory) as cost:
+            found = store.search(NS, query="blue river", limit=10)
+        assert len(found) == 10
+        results.append(_found(found))
+        sql = [s for s in r.sql if not s.lstrip().upper().startswith(("BEGIN", "COMMIT"))]
+        # the range count, the closing read, the registry version, the hits' sources
+        assert len(sql) <= 4, sql
+        shapes.append((len(sql), r.rows, cost.vm_steps))
+    # the same scores in the same order; the same items but for ties (equal
+    # scores order by the fused relevance, whose last tiebreak is version ids)
+    assert [sc for _, sc in results[0]] == [sc for _, sc in results[1]]
+    for a, b in zip(results[0], results[1], strict=True):
+        tied = sum(sc == a[1] for _, sc in results[0]) > 1 or a[1] == results[0][-1][1]
+        assert tied or a == b
+    (n_small, rows_small, vm_small), (n_large, rows_large, vm_large) = shapes
+    assert n_small == n_large
+    assert rows_small == rows_large and rows_small <= 2 + 100 + 30  # count, rows, sources
+    assert vm_large <= vm_small * 1.1 + 100
+
+
+def test_held_rows_give_what_a_full_read_gives(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    """Random puts, deletes and clock moves in one namespace, searched after each
+    step (cosine and fused scores, the present and a view of the past) with the
+    rows held from earlier searches, then again with nothing held: the same items,
+    scores and order every time."""
+    rng = random.Random(11)
+    clock.tick = timedelta(0)  # warm and cold searches at one instant (recency alike)
+    store = _indexed(make_store)
+    fused = ChronomemStore(store.memory, score="fused")
+    held = store.memory._retrieval.mirrors.held
+    texts = _texts(40, 3)
+    store.batch([PutOp(NS, f"k{i:02}", {"text": t}) for i, t in enumerate(texts[:20])])
+    start = clock()
+    used = 0
+    real = type(held).complete
+
+    def spy(self: Any, *a: Any) -> Any:
+        nonlocal used
+        out = real(self, *a)
+        used += out is not None
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(held), "complete", spy)
+        for step in range(25):
+            clock.advance(seconds=rng.randint(1, 30))
+            key = f"k{rng.randrange(25):02}"
+            what = rng.random()
+            if what < 0.4:
+                store.put(NS, key, {"text": rng.choice(texts)})
+            elif what < 0.7:
+                store.delete(NS, key)
+            query = " ".join(rng.choice(texts).split()[:2])
+            views = [store, fused, store.as_of(start), fused.as_of(clock())]
+            warm = [_found(v.search(NS, query=query, limit=5)) for v in views]
+            held.clear()
+            cold = [_found(v.search(NS, query=query, limit=5)) for v in views]
+            assert warm == cold, step
+    assert used > 20  # the held rows answered most searches

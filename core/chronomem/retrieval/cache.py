@@ -672,14 +672,73 @@ class TenantMirror:
         self.last = last
 
 
+HELD_ROWS = 8_192  # version rows ``HeldRows`` keeps at most (a prefix search reads <= 2,000)
+
+
+class HeldRows:
+    """Version rows as a search within a prefix read them (``retrieval/within.py``:
+    every column, the indexed text, the stored vector), by tenant and version id.
+    A version never changes but for what a close sets (``reads.CLOSING_COLUMNS``,
+    docs/design.md §2), so a search whose rows are all held reads only those
+    columns and takes the rest from here. Erasure deletes rows (a deleted version
+    is no longer read, so never looked up); the set is dropped whole when full
+    and with the mirrors (``MirrorSet.clear``: erasure, repair, import,
+    re-embedding in this process)."""
+
+    def __init__(self, cap: int = HELD_ROWS):
+        self.cap = cap
+        # (tenant, version id) -> (the row, its values of the closing read's columns)
+        self._rows: dict[tuple[str, str], tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        self._lock = threading.Lock()
+
+    def complete(
+        self, tenant: str, columns: Sequence[str], closing: Sequence[Sequence[Any]]
+    ) -> list[dict[str, Any]] | None:
+        """Each row of ``closing`` (a ``closing_only`` read: ``columns``, the version
+        id first) completed from the held row of its version, its own values
+        winning; None unless every one is held. A row whose values are those held
+        (a current version stays so until it is closed) is the held row itself:
+        callers read the rows, never write them (but for what they derive from
+        the unchanging columns alone: ``within.lexical``'s term counts)."""
+        rows = self._rows
+        out = []
+        for c in closing:
+            found = rows.get((tenant, c[0]))
+            if found is None:
+                return None
+            held, seen = found
+            c = tuple(c)
+            out.append(held if c == seen else {**held, **dict(zip(columns, c, strict=True))})
+        return out
+
+    def hold(self, tenant: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+        """Keep ``rows`` (whole rows, read with the closing read's ``columns``)."""
+        with self._lock:
+            if len(self._rows) + len(rows) > self.cap:
+                self._rows = {}
+            if len(rows) <= self.cap:
+                self._rows.update(
+                    ((tenant, r["id"]), (r, tuple(r[k] for k in columns))) for r in rows
+                )
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 class MirrorSet:
-    """One mirror per tenant, created on first use."""
+    """One mirror per tenant, created on first use; and the rows searches within a
+    prefix hold (``held``)."""
 
     def __init__(self, dim: int, with_vectors: bool = True):
         self.dim = dim
         self.with_vectors = with_vectors
         self._by_tenant: dict[str, TenantMirror] = {}
         self._lock = threading.Lock()
+        self.held = HeldRows()
 
     def get(self, tenant: str) -> TenantMirror:
         with self._lock:
@@ -691,3 +750,4 @@ class MirrorSet:
     def clear(self) -> None:
         with self._lock:
             self._by_tenant.clear()
+        self.held.clear()

@@ -62,6 +62,7 @@ from .querytime import query_terms, time_window, words
 if TYPE_CHECKING:
     from ..engine import Engine
     from ..scope import Scope
+    from .cache import HeldRows
 
 log = logging.getLogger("chronomem.search")
 
@@ -109,7 +110,11 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
         return []
     docs: list[tuple[dict[str, Any], Counter[str], int]] = []
     for row in rows:
-        tf, length = _terms(fact_text(row))
+        # kept on the row (held rows are searched again): derived from its text alone
+        counted = row.get("_terms")
+        if counted is None:
+            counted = row["_terms"] = _terms(fact_text(row))
+        tf, length = counted
         if length:
             docs.append((row, tf, length))
     if not docs:
@@ -195,26 +200,47 @@ def prefix_rows(
     subject_prefix: str,
     predicates: Sequence[str] | None,
     subject_key: str | None,
+    held: HeldRows | None = None,
+    registry_us: list[int | None] | None = None,
 ) -> list[dict[str, Any]] | None:
     """The prefix's rows at the search's instants (one range read of the subject
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
-    more versions than that, from a walk of the index alone)."""
-    size = reads.prefix_size(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
-    if size is None or size > ROW_CAP:
+    more versions than that, from a walk of the index alone; the same statement
+    reads the tenant's registry version into ``registry_us``). With ``held``: the
+    range read takes the closing columns alone and the rest of each row from
+    ``held`` when it holds them all; else the whole rows are read (and held)."""
+    found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
+    if found is None or found[0] > ROW_CAP:
         return None
-    q = reads.facts_query(
-        scope,
-        valid_at=tf.valid_at,
-        known_at=tf.known_at,
-        states=tf.states,
-        subject_key=subject_key,
-        predicates=predicates,
-        subject_prefix=subject_prefix,
-        limit=ROW_CAP + 1,
-        with_text=True,
-    )
-    rows = q.run(conn)
-    return None if len(rows) > ROW_CAP else rows
+    if registry_us is not None:
+        registry_us[:] = [found[1]]
+    kw: dict[str, Any] = {
+        "valid_at": tf.valid_at,
+        "known_at": tf.known_at,
+        "states": tf.states,
+        "subject_key": subject_key,
+        "predicates": predicates,
+        "subject_prefix": subject_prefix,
+        "limit": ROW_CAP + 1,
+    }
+    columns: tuple[str, ...] = ()
+    q = reads.facts_query(scope, closing_only=True, **kw)
+    if not q.shape.inline:  # a long list of predicates: the whole rows, not held
+        held = None
+    if held is not None:
+        columns = q.columns
+        closing = q.tuples(conn)
+        if len(closing) > ROW_CAP:
+            return None
+        completed = held.complete(scope.tenant, columns, closing)
+        if completed is not None:
+            return completed
+    rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
+    if len(rows) > ROW_CAP:
+        return None
+    if held is not None:
+        held.hold(scope.tenant, columns, rows)
+    return rows
 
 
 def _explain(explain: dict[str, Any], tiebreak: str, cosine: float | None) -> dict[str, Any]:
@@ -281,7 +307,8 @@ def search(
                 for p in predicates
             ]
         skey = None if subject is None else subject if exact else fold(subject)
-        rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey)
+        version: list[int | None] = []  # the registry's, read with the prefix's size
+        rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held, version)
         if rows is None:
             return None
 
@@ -313,7 +340,7 @@ def search(
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         by_id = {row["id"]: row for row in rows}
         window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant))
+        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=version[0]))
         for f in fused:
             row = by_id[f.id]
             end = MAX_US if row["valid_to"] is None else row["valid_to"]

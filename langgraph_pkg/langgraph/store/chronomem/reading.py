@@ -164,7 +164,7 @@ class Reader:
             (
                 s
                 for s, r in records.items()
-                if r is not None and filters.matches(r.value(), op.filter)
+                if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
             ),
             key=self._rank(scores),
         )
@@ -289,7 +289,7 @@ class Reader:
                 (
                     s
                     for s, r in records.items()
-                    if r is not None and filters.matches(r.value(), op.filter)
+                    if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
                 ),
                 key=self._rank(best),
             )
