@@ -91,6 +91,37 @@ def read(
 LIVE = frozenset({State.LIVE})
 
 
+def newest(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    predicate: str,
+    limit: int,
+    offset: int,
+    *,
+    exact: bool = False,
+) -> list[Fact]:
+    """``Memory.newest_facts`` (see there) at resolved instants: in one read
+    transaction (the page, then its sources)."""
+    with engine.backend.read() as conn:
+        name = (
+            require_text(predicate, "predicate")
+            if exact
+            else engine.registry.resolve(conn, scope.tenant, predicate).name
+        )
+        return reads.newest_facts(
+            conn,
+            scope,
+            valid_at=valid_at,
+            known_at=known_at,
+            states=LIVE,
+            predicate=name,
+            limit=limit,
+            offset=offset,
+        )
+
+
 def rows(
     engine: Engine,
     scope: Scope,
