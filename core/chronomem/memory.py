@@ -453,6 +453,29 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.newest(self._engine, self.scope, v, k, predicate, n, skip, exact=exact)
 
+    def facts_citing(
+        self,
+        episode_ids: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Fact]:
+        """The live facts of this scope (and the scopes enclosing it) with any of
+        ``episode_ids`` among their sources, with all their sources: the facts read
+        from those episodes, found through the sources' episode index, so the rows
+        read follow the episodes asked, not the store (an adapter forgetting a message
+        and the facts only it supports). Not a served read: the read log does not
+        record it.
+
+        :param episode_ids: the source episodes' ids
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.citing(self._engine, self.scope, v, k, episode_ids)
+
     def history(
         self,
         subject: str,
