@@ -109,15 +109,20 @@ class Transcript:
             for e in self.episodes(known_at=known_at, include_cleared=include_cleared)
         ]
 
-    def recent(self, *, known_at: datetime | None = None) -> Iterator[TranscriptMessage]:
+    def recent(
+        self, *, known_at: datetime | None = None, page: int = PAGE
+    ) -> Iterator[TranscriptMessage]:
         """The visible transcript newest first, read lazily: a caller that stops
-        after the tail it needs (a token window) reads only that tail."""
-        for e in self._recent_episodes(known_at):
+        after the tail it needs (a token window) reads only that tail. ``page``:
+        the first page's size (1 to ``MAX_PAGE``), each further page doubling: a
+        caller that knows about how many messages it will read (its last window)
+        reads them in one statement. The messages are the same whatever it is."""
+        for e in self._recent_episodes(known_at, page):
             yield _to_message(e)
 
-    def _recent_episodes(self, known_at: datetime | None) -> Iterator[Episode]:
+    def _recent_episodes(self, known_at: datetime | None, first: int = PAGE) -> Iterator[Episode]:
         before: Episode | None = None
-        size = PAGE
+        size = max(1, min(first, MAX_PAGE))
         while True:
             page = self.memory.latest_episodes(size, before=before, known_at=known_at)
             for e in page:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import BigInteger, bindparam, or_, select
 
 from . import reads
 from .backends import Backend, of
@@ -106,19 +106,40 @@ def latest(
     """The newest ``limit`` episodes recorded in exactly ``scope`` (not an
     enclosing one), newest first by (transaction time, id); with ``before``
     (a ``(recorded_at µs, id)`` cursor), only those recorded before it. One
-    bounded statement over ``cm_episodes_recent``."""
-    c = episodes_table.c
-    q = select(episodes_table).where(
-        *(c[k] == v for k, v in scope.columns().items()),
-    )
+    bounded statement over ``cm_episodes_recent``, compiled once per shape
+    (``_latest_statement``): a turn reads its transcript's tail a page or more
+    at a time, and building the query cost more than running it."""
+    prepared = _latest_statement(before is not None, known_at is not None)
+    params: dict[str, Any] = {f"s_{k}": v for k, v in scope.columns().items()}
+    params["limit"] = limit
     if before is not None:
-        at, eid = before
-        q = q.where(c.recorded_at <= at, or_(c.recorded_at < at, c.id < eid))
+        params["at"], params["eid"] = before
     if known_at is not None:
-        q = q.where(c.recorded_at <= known_at)
-    q = q.order_by(c.recorded_at.desc(), c.id.desc()).limit(limit)
+        params["known"] = known_at
     with engine.backend.read() as conn:
-        return [reads.to_episode(r) for r in conn.execute(q).mappings()]
+        found = prepared.rows(conn, params)
+    cols = prepared.columns
+    decode = reads.to_episode
+    return [decode(dict(zip(cols, r, strict=True))) for r in found]
+
+
+_LATEST: dict[tuple[bool, bool], PreparedSelect] = {}
+
+
+def _latest_statement(before: bool, known_at: bool) -> PreparedSelect:
+    """``latest``'s statement with (or without) the cursor and ``known_at`` terms."""
+    found = _LATEST.get((before, known_at))
+    if found is not None:
+        return found
+    c = episodes_table.c
+    q = select(episodes_table).where(*(c[k] == bindparam(f"s_{k}") for k in _SCOPE_COLUMNS))
+    if before:
+        at: Any = bindparam("at")
+        q = q.where(c.recorded_at <= at, or_(c.recorded_at < at, c.id < bindparam("eid")))
+    if known_at:
+        q = q.where(c.recorded_at <= bindparam("known"))
+    q = q.order_by(c.recorded_at.desc(), c.id.desc()).limit(bindparam("limit", type_=BigInteger()))
+    return _LATEST.setdefault((before, known_at), PreparedSelect(q))
 
 
 def recorded(

@@ -12,10 +12,12 @@ from sqlalchemy import Connection, select
 
 from . import readlog, reads
 from .arguments import names
+from .batching import chunks
 from .engine import Engine
 from .errors import InvalidInput, InvalidType, NotFound
 from .identity import fold, require_text
 from .model import ALL_STATES, Fact, FactRow, State
+from .schema import sources as sources_table
 from .schema import versions
 from .scope import Scope
 from .writer import missing_fact
@@ -89,6 +91,61 @@ def read(
 
 
 LIVE = frozenset({State.LIVE})
+
+
+def citing(
+    engine: Engine, scope: Scope, valid_at: int, known_at: int | None, episode_ids: object
+) -> list[Fact]:
+    """``Memory.facts_citing`` (see there) at resolved instants: in one read
+    transaction, the sources by their episode index, then those facts by id."""
+    wanted = list(dict.fromkeys(names(episode_ids, "episode_ids")))
+    if not wanted:
+        return []
+    s = sources_table.c
+    with engine.backend.read() as conn:
+        found: list[str] = []
+        for chunk in chunks(wanted):
+            found += conn.execute(
+                select(s.fact_id).where(s.tenant == scope.tenant, s.episode_id.in_(chunk))
+            ).scalars()
+        out: list[Fact] = []
+        for chunk in chunks(list(dict.fromkeys(found))):
+            q = reads.facts_query(
+                scope, valid_at=valid_at, known_at=known_at, states=LIVE, fact_ids=chunk
+            )
+            out += q.facts(conn, valid_at)
+        return out
+
+
+def newest(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    predicate: str,
+    limit: int,
+    offset: int,
+    *,
+    exact: bool = False,
+) -> list[Fact]:
+    """``Memory.newest_facts`` (see there) at resolved instants: in one read
+    transaction (the page, then its sources)."""
+    with engine.backend.read() as conn:
+        name = (
+            require_text(predicate, "predicate")
+            if exact
+            else engine.registry.resolve(conn, scope.tenant, predicate).name
+        )
+        return reads.newest_facts(
+            conn,
+            scope,
+            valid_at=valid_at,
+            known_at=known_at,
+            states=LIVE,
+            predicate=name,
+            limit=limit,
+            offset=offset,
+        )
 
 
 def rows(

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from . import facts as fact_store
-from . import provenance, reading, readlog, writes
+from . import provenance, reading, readlog, reads, writes
 from .arguments import FactRef, SourceLike, assert_op, assert_ops, ref_id
 from .backends import Backend
 from .embedding import Embedder
@@ -413,6 +413,68 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         return fact_store.rows(
             self._engine, self.scope, v, k, subjects, subject_prefix=subject_prefix, exact=exact
         )
+
+    def newest_facts(
+        self,
+        predicate: str,
+        *,
+        limit: int,
+        offset: int = 0,
+        exact: bool = False,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Fact]:
+        """A page of the live facts of one predicate in this scope (and the scopes
+        enclosing it), newest version first: valid from descending, then recorded
+        at descending, then the subject key in code point order (``reads.
+        newest_first``). At most ``limit`` facts after ``offset``, the order and the
+        cut in SQL: the rows returned follow the page, not the store (a caller
+        filling a page reads what it still needs). The same facts as ``facts(
+        predicate=…)`` at the same instants, sorted and cut; with the served-read log
+        on it is served (and logged) as that ``facts`` read, sorted and cut.
+
+        :param predicate: the predicate (a name or alias; as given with ``exact``)
+        :param limit: at most this many facts
+        :param offset: skip this many first
+        :param exact: match the predicate as given, without aliases (default ``False``)
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        n, skip = fact_store.check_limit(limit), fact_store.check_limit(offset)
+        if n is None or skip is None:
+            raise InvalidType("limit and offset must be ints")
+        if self._engine.read_log:
+            found = self.facts(
+                predicate=predicate, exact=exact, valid_at=valid_at, known_at=known_at, as_of=as_of
+            )
+            return sorted(found, key=reads.newest_first)[skip : skip + n]
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.newest(self._engine, self.scope, v, k, predicate, n, skip, exact=exact)
+
+    def facts_citing(
+        self,
+        episode_ids: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Fact]:
+        """The live facts of this scope (and the scopes enclosing it) with any of
+        ``episode_ids`` among their sources, with all their sources: the facts read
+        from those episodes, found through the sources' episode index, so the rows
+        read follow the episodes asked, not the store (an adapter forgetting a message
+        and the facts only it supports). Not a served read: the read log does not
+        record it.
+
+        :param episode_ids: the source episodes' ids
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.citing(self._engine, self.scope, v, k, episode_ids)
 
     def history(
         self,

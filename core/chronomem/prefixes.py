@@ -141,18 +141,26 @@ def live_prefixes(
 def any_live(engine: Engine, scope: Scope, valid_at: int, known_at: int | None) -> bool:
     """Whether any fact visible in ``scope`` is live at ``valid_at`` as believed at
     ``known_at``: one statement that stops at the first such version (``LIMIT 1``),
-    whatever the store holds."""
-    probe = (
+    whatever the store holds, compiled once per shape (``_any_live``)."""
+    levels, params = reads.scope_params(scope)
+    params.update(valid_at=valid_at, known_at=known_at)
+    with engine.backend.point_read() as conn:
+        return bool(_any_live(levels, known_at is not None).rows(conn, params))
+
+
+@functools.lru_cache(maxsize=16)
+def _any_live(levels: tuple[bool, bool, bool], as_of: bool) -> Prepared:
+    valid_at = bindparam("valid_at", type_=BigInteger())
+    known_at = bindparam("known_at", type_=BigInteger()) if as_of else None
+    return Prepared(
         select(literal(1))
         .select_from(versions)
         .where(
-            reads.scope_visible(versions, scope),
+            reads.scope_bound(versions, levels),
             reads.temporal((State.LIVE,), valid_at, known_at),
         )
         .limit(1)
     )
-    with engine.backend.point_read() as conn:
-        return conn.execute(probe).first() is not None
 
 
 # --- index entries: a page of an adapter's own index, each entry probed --------

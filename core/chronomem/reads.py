@@ -52,7 +52,7 @@ from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import vectors as vectors_table
 from .scope import Scope
-from .timeutil import end_dt, from_us, opt_dt
+from .timeutil import end_dt, from_us, opt_dt, to_us
 
 SCOPE_LEVELS = ("user_id", "agent_id", "session_id")  # a scope's levels, as columns
 # An instant in a read predicate: a value, or the bind parameter a cached
@@ -922,6 +922,83 @@ def newest_rows(
         for fid, vid, subj, skey, pred, obj, vf, vt in _newest_prepared(q.shape).rows(
             conn, {**q.params, "offset": offset}
         )
+    ]
+
+
+# A page of facts newest first (``newest_facts``): the order ``NEWEST_FIRST`` sorts in
+def _newest_order() -> tuple[ColumnElement[Any], ...]:
+    c = versions.c
+    return (
+        c.valid_from.desc(),
+        c.recorded_at.desc(),
+        SubjectHead(c.subject_key),
+        c.subject_key,
+        c.predicate,
+        c.id,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _newest_facts_prepared(shape: _FactsShape) -> Prepared:
+    """``shape``'s read (whole facts) in ``_newest_order``, after an offset."""
+    q = (
+        _facts_select(shape)
+        .order_by(None)
+        .order_by(*_newest_order())
+        .offset(bindparam("offset", type_=BigInteger()))
+    )
+    return Prepared(q)
+
+
+def newest_first(f: Fact) -> tuple[int, int, str, str, str, str]:
+    """The sort key of ``newest_facts``' order, for facts read another way (the read
+    log on): valid from descending, then recorded at descending, then the subject
+    key in code point order (its first ``SUBJECT_HEAD`` characters, then the whole
+    key), predicate, version id."""
+    key = f.subject_key
+    return (
+        -to_us(f.valid_from),
+        -to_us(f.recorded_at),
+        key[:SUBJECT_HEAD],
+        key,
+        f.predicate,
+        f.version_id,
+    )
+
+
+def newest_facts(
+    conn: Connection,
+    scope: Scope,
+    *,
+    valid_at: int,
+    known_at: int | None,
+    states: frozenset[State],
+    predicate: str,
+    limit: int,
+    offset: int = 0,
+) -> list[Fact]:
+    """A page of the facts of one predicate (a stored name) in ``scope`` at the
+    instants, newest version first (``newest_first``): at most ``limit`` after
+    ``offset``, the order and the cut in SQL, then one statement for the page's
+    sources. The rows returned follow the page, not the store."""
+    q = facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=states,
+        predicates=[predicate],
+        limit=limit,
+        with_sources=False,
+    )
+    prepared = _newest_facts_prepared(q.shape)
+    names = prepared.columns
+    rows = [
+        dict(zip(names, row, strict=True))
+        for row in prepared.rows(conn, {**q.params, "offset": offset})
+    ]
+    found = sources_of(conn, q.params["tenant"], (r["fact_id"] for r in rows))
+    return [
+        to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows
     ]
 
 

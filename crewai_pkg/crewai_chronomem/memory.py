@@ -521,10 +521,16 @@ class ChronomemMemory(Memory):
                 ),
             ]  # fmt: skip
             receipt = store.apply(ops)
-            fact_id = receipt.fact_ids[-1]
-            found = [f for f in store.facts() if f.id == fact_id]
+            # the new value's live version, looked up by the write's fact ids (the
+            # ended fact's and the new one's, in no set order): not a listing of the store
+            found = [
+                v
+                for fid in reversed(receipt.fact_ids)
+                for v in store.get(fid)
+                if v.state is State.LIVE and v.object == value
+            ]
             if not found:
-                raise NotFound(f"the updated fact {fact_id!r} is not current")
+                raise NotFound(f"the updated fact {receipt.fact_ids!r} is not current")
             return _Reader(store, TimeSelection()).fact_record(found[0])
 
     def erase(self, record_ids: list[str]) -> int:
@@ -698,9 +704,10 @@ class ChronomemMemory(Memory):
                 ]
                 store.apply(ops)
                 n += len(forgotten_eps)
-                # facts read only from forgotten episodes are forgotten with them
+                # facts read only from forgotten episodes are forgotten with them (the
+                # facts citing them, looked up by source: not a listing of the store)
                 gone = set(forgotten_eps)
-                for f in store.facts():
+                for f in store.facts_citing(forgotten_eps):
                     if (
                         not _is_marker(f)
                         and f.source_episode_ids

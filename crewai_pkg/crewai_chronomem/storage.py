@@ -107,6 +107,20 @@ def _meta_of(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
+def _kept(
+    r: MemoryRecord,
+    scope_prefix: str | None,
+    categories: list[str] | None,
+    metadata_filter: dict[str, Any] | None,
+) -> bool:
+    """Whether ``search``'s filters keep the record."""
+    if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
+        return False
+    if categories and not set(categories) & set(r.categories):
+        return False
+    return not (metadata_filter and any(r.metadata.get(k) != v for k, v in metadata_filter.items()))
+
+
 def to_record(fact: Fact) -> MemoryRecord:
     """A stored fact version back as the ``MemoryRecord`` CrewAI saved."""
     m = fact.metadata
@@ -430,29 +444,45 @@ class ChronomemStorage:
             if missing:  # reached through a stale version only: its current record
                 live.update((f.subject, f) for f in self._current(ids=missing))
             scores = {rid: max(0.0, min(1.0, rs.score)) for rid, rs in ranked.items()}
-            if len(hits) < k and min_score <= 0.0:  # every record the vectors reached
-                # is hit: the rest (cosine <= 0, score 0) follow, as CrewAI's own
-                # storage returns the nearest records whatever their similarity
-                rest = unreached(self._current(), live)
-                live.update((f.subject, f) for f in rest)
-                scores.update((f.subject, 0.0) for f in rest)
-        out: list[tuple[MemoryRecord, float]] = []
-        for rid, score in scores.items():
-            fact = live.get(rid)
-            if fact is None:  # ended or deleted: no current record
-                continue
-            if score < min_score:
-                continue
-            r = to_record(fact)
-            if scope_prefix is not None and not paths.within(r.scope, scope_prefix):
-                continue
-            if categories and not set(categories) & set(r.categories):
-                continue
-            if metadata_filter and any(r.metadata.get(k) != v for k, v in metadata_filter.items()):
-                continue
-            out.append((r, score))
-        out.sort(key=lambda p: -p[1])  # stable: equal scores keep their order
+            out: list[tuple[MemoryRecord, float]] = []
+            for rid, score in scores.items():
+                fact = live.get(rid)
+                if fact is None:  # ended or deleted: no current record
+                    continue
+                if score < min_score:
+                    continue
+                r = to_record(fact)
+                if _kept(r, scope_prefix, categories, metadata_filter):
+                    out.append((r, score))
+            out.sort(key=lambda p: -p[1])  # stable: equal scores keep their order
+            if len(hits) < k and min_score <= 0.0 and len(out) < n:
+                # every record the vectors reached is hit: the rest (cosine <= 0,
+                # score 0) follow, as CrewAI's own storage returns the nearest records
+                # whatever their similarity; read as many as the page still needs
+                rest = unreached(
+                    self._newest,
+                    live,
+                    n - len(out),
+                    lambda f: _kept(to_record(f), scope_prefix, categories, metadata_filter),
+                )
+                out.extend((to_record(f), 0.0) for f in rest)
         return out[:n]
+
+    def _newest(self, limit: int, offset: int) -> list[Fact]:
+        """A page of the current record facts, newest version first."""
+        return [
+            f
+            for f in self.chronomem.newest_facts(
+                PREDICATE,
+                limit=limit,
+                offset=offset,
+                exact=True,
+                valid_at=self._time.valid_at,
+                known_at=self._time.known_at,
+                as_of=self._time.as_of,
+            )
+            if f.predicate == PREDICATE
+        ]
 
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0

@@ -207,3 +207,24 @@ def test_valid_at_and_known_at_per_call(cm: ChronomemMemory, store: Memory, cloc
     assert facts(cm.recall("dana live", valid_at=mid)) == ["Paris"]
     assert facts(cm.recall("dana live", known_at=mid)) == ["Paris"]
     assert facts(cm.recall("dana live", known_at=later)) == ["Berlin"]
+
+
+def test_update_returns_the_new_value_of_whichever_fact_it_changes() -> None:
+    """``update`` reads the new value back by the write's fact ids, whatever their
+    order in the receipt (listing them last-first once named the ended fact and
+    raised NotFound for some facts)."""
+    from chronomem_adapters.conformance import KitClock
+
+    from ..conftest import T0
+
+    cm = ChronomemMemory(memory=Memory(clock=KitClock(T0, timedelta(seconds=1))).scoped(user="u"))
+    cm.remember_many([f"I like hobby{i} a lot." for i in range(4)], scope="/crew")
+    facts = [r for r in cm.records("/crew") if r.metadata.get("kind") == "fact"]
+    assert len(facts) == 4
+    for i, f in enumerate(facts):
+        new = cm.update(f.id, content=f"sport{i}")
+        assert new.metadata["object"] == f"sport{i}"
+        assert new.id in {r.id for r in cm.records("/crew")}
+    assert sorted(
+        r.metadata["object"] for r in cm.records("/crew") if r.metadata.get("kind") == "fact"
+    ) == [f"sport{i}" for i in range(4)]

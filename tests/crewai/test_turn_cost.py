@@ -6,12 +6,15 @@ listing (no statement per record). Counted, never timed, on every backend."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from crewai.memory.types import MemoryRecord
 
-from chronomem import Memory
+from chronomem import Memory, reads
 from crewai_chronomem import ChronomemMemory, ChronomemStorage
 from crewai_chronomem.conformance import kit_embedder
 
+from ..langchain.tracing import tracing
 from ..statements import Cost, counting
 
 
@@ -109,3 +112,50 @@ def test_the_storage_backend_runs_as_many_statements_at_50_and_400(url: str | No
         assert _storage_costs(storage, 50) == _storage_costs(storage, 400)
     finally:
         storage.close()
+
+
+def _fact_rows(monkeypatch: Any) -> list[int]:
+    """A counter of the fact rows reads decode (``reads.to_fact`` calls)."""
+    count = [0]
+    decode = reads.to_fact
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "to_fact", counted)
+    return count
+
+
+def _forget_a_message_and_update_a_fact(cm: ChronomemMemory, rows: list[int]) -> list[Any]:
+    recs = cm.records("/crew")
+    facts = [r for r in recs if r.metadata.get("kind") == "fact"]
+    cited = facts[0].metadata["source_episode_ids"]
+    out = []
+    rows[0] = 0
+    with tracing(cm.chronomem) as forget:
+        assert cm.forget(record_ids=list(cited)) >= 1
+    out.append((len(forget.statements), forget.episode_rows, rows[0]))
+    rows[0] = 0
+    with tracing(cm.chronomem) as update:
+        new = cm.update(facts[1].id, content="kayaking")
+    out.append((len(update.statements), update.episode_rows, rows[0]))
+    live = {r.id: r for r in cm.records("/crew")}
+    assert facts[0].id not in live  # read from the forgotten message only: forgotten too
+    assert new.metadata["object"] == "kayaking" and new.id in live
+    return out
+
+
+def test_forgetting_a_message_and_updating_a_fact_read_as_much_at_50_and_400(
+    memory: Memory, monkeypatch: Any
+) -> None:
+    """``forget`` of a message retracts the facts only it supports, looked up by
+    source (``Memory.facts_citing``), and ``update`` of a fact reads back its new
+    value by id: the same statements and fact rows at either size (both listed
+    every live fact of the store before)."""
+    rows = _fact_rows(monkeypatch)
+    short, long = _seeded(memory, "short", 50), _seeded(memory, "long", 400)
+    a = _forget_a_message_and_update_a_fact(short, rows)
+    b = _forget_a_message_and_update_a_fact(long, rows)
+    assert a == b, (a, b)
+    assert all(fact_rows <= 4 for _, _, fact_rows in b), b

@@ -10,9 +10,11 @@ writes) and the virtual machine's instructions, and each read's plan is checked.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from chronomem import Memory
+from chronomem import Memory, reads
 from langchain_chronomem import ChronomemChatMessageHistory, ChronomemMiddleware
 
 from ..statements import Cost, counting, scans_episodes
@@ -166,22 +168,36 @@ def test_the_middleware_stores_a_turn_at_the_same_cost_at_50_and_400(root: Memor
     assert b.episode_rows < 60
 
 
-def _whole_turn(mem: Memory, n: int) -> tuple[Cost, Trace]:
+def _whole_turn(mem: Memory, n: int) -> tuple[Cost, Trace, Trace, int]:
     """The middleware's turn on a thread of ``n`` stored messages: recall for
     the new user message, then store the thread (extraction on); the costs of
-    the two parts of the second turn (the first warms the search mirror)."""
+    the two parts of the second turn (the first warms the search mirror): the
+    recall counted through SQLAlchemy and traced (prepared reads too), and the
+    fact rows the whole turn decodes."""
     mw = ChronomemMiddleware(mem)
     thread = _thread(n, "t")
     ChronomemMiddleware(mem, extract=False).store_turn(thread, "t")
+    decode = reads.to_fact
+    rows = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        rows[0] += 1
+        return decode(*args, **kwargs)
+
     for i in range(2):
-        thread.append(HumanMessage(f"I live in city {i} and like tea.", id=f"q{i}"))
-        with counting(mem) as recall:
-            mw.recall_for(thread)
-        thread.append(AIMessage(f"Noted, city {i}.", id=f"a{i}"))
-        with tracing(mem) as store:
-            receipt = mw.store_turn(thread, "t")
+        rows[0] = 0
+        reads.to_fact = counted  # type: ignore[assignment]
+        try:
+            thread.append(HumanMessage(f"I live in city {i} and like tea.", id=f"q{i}"))
+            with counting(mem) as recall, tracing(mem) as recall_trace:
+                mw.recall_for(thread)
+            thread.append(AIMessage(f"Noted, city {i}.", id=f"a{i}"))
+            with tracing(mem) as store:
+                receipt = mw.store_turn(thread, "t")
+        finally:
+            reads.to_fact = decode  # type: ignore[assignment]
         assert len(receipt.episode_ids) == 2
-    return recall, store
+    return recall, recall_trace, store, rows[0]
 
 
 def test_the_middleware_turn_reads_as_much_at_1k_as_at_10k(root: Memory) -> None:
@@ -190,10 +206,12 @@ def test_the_middleware_turn_reads_as_much_at_1k_as_at_10k(root: Memory) -> None
     up and only the new ones converted. Storing also runs about as many SQLite
     instructions (looking up 9k more ids would run hundreds of thousands more);
     the recall's search-mirror sync is core retrieval's, not counted here."""
-    recall_a, a = _whole_turn(root.scoped(user="short"), 1000)
-    recall_b, b = _whole_turn(root.scoped(user="long"), 10_000)
+    recall_a, traced_a, a, facts_a = _whole_turn(root.scoped(user="short"), 1000)
+    recall_b, traced_b, b, facts_b = _whole_turn(root.scoped(user="long"), 10_000)
     assert a.shape == b.shape, (a.shape, b.shape)
     assert recall_a.shape == recall_b.shape, (recall_a.shape, recall_b.shape)
+    assert len(traced_a.statements) == len(traced_b.statements), (traced_a, traced_b)
+    assert facts_a == facts_b <= 16, (facts_a, facts_b)  # the turn's facts, not the store's
     assert b.episode_rows + recall_b.episode_rows <= 16, (b.episode_rows, recall_b.episode_rows)
     if root.backend.engine.dialect.name == "sqlite":
         assert b.vm_steps < a.vm_steps + 200, (a.vm_steps, b.vm_steps)

@@ -24,7 +24,7 @@ from llama_index.memory.chronomem.block import drop_lines
 from llama_index.memory.chronomem.recall import facts_only
 from tests.conftest import ManualClock
 
-from ..statements import counting
+from ..langchain.tracing import tracing  # every statement, prepared reads too
 
 
 def llama_memory(block: ChronomemMemoryBlock, session: str = "s1") -> LlamaMemory:
@@ -164,9 +164,9 @@ def test_a_question_the_facts_answer_reads_no_message(store: Memory, clock: Manu
     block = ChronomemMemoryBlock(memory=store)
     asked = [ChatMessage(role="user", content="What do I plan to visit?")]
     block.recall(asked)  # the search mirror loaded
-    with counting(store) as plain:
+    with tracing(store) as plain:
         expected = store.recall("What do I plan to visit?")
-    with counting(store) as cost:
+    with tracing(store) as cost:
         got = block.recall(asked)
     assert got == expected and "Peru" in _lines(got)[0]
     assert cost.shape == plain.shape and cost.episode_rows == 0
@@ -185,7 +185,7 @@ def test_the_fallback_reads_as_much_at_20_and_200_messages(memory: Memory) -> No
         block = ChronomemMemoryBlock(memory=store)
         asked = [ChatMessage(role="user", content="Where am I headed?")]
         block.recall(asked)
-        with counting(store) as cost:
+        with tracing(store) as cost:
             got = block.recall(asked)
         assert "Peru" in _lines(got)[0], got
         assert 0 < cost.episode_rows <= block.recall_k
@@ -205,9 +205,9 @@ def test_a_store_without_facts_searches_no_message(memory: Memory) -> None:
         block = ChronomemMemoryBlock(memory=store)
         asked = [ChatMessage(role="user", content="What am I chatting about?")]
         block.recall(asked)
-        with counting(store) as plain:
+        with tracing(store) as plain:
             assert store.recall("What am I chatting about?") == ""
-        with counting(store) as cost:
+        with tracing(store) as cost:
             assert block.recall(asked) == ""
         assert cost.episode_rows == 0
         assert len(cost.statements) == len(plain.statements) + 1  # the probe

@@ -5,6 +5,8 @@ at 50 and 400 stored messages, on every backend."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from llama_index.core.base.llms.types import ChatMessage
 
 from chronomem import Memory
@@ -119,3 +121,40 @@ def test_a_turn_reads_the_same_rows_at_1k_and_10k_messages(memory: Memory) -> No
     if memory.backend.engine.dialect.name == "sqlite":
         steps = (read_short.vm_steps, read_long.vm_steps)
         assert abs(steps[0] - steps[1]) <= 300, steps
+
+
+def _tail_pages(memory: ChronomemMemory, monkeypatch: Any) -> tuple[int, int, list[ChatMessage]]:
+    """How many pages (``latest_episodes`` calls) and episode rows a ``get`` reads."""
+    pages: list[int] = []
+    read = Memory.latest_episodes
+
+    def counted(self: Memory, limit: int, **kw: Any) -> Any:
+        found = read(self, limit, **kw)
+        pages.append(len(found))
+        return found
+
+    monkeypatch.setattr(Memory, "latest_episodes", counted)
+    try:
+        got = memory.get()
+    finally:
+        monkeypatch.setattr(Memory, "latest_episodes", read)
+    return len(pages), sum(pages), got
+
+
+def test_a_get_reads_its_window_in_one_page_at_1k_and_10k(memory: Memory, monkeypatch: Any) -> None:
+    """The first ``get`` pages back from 32 rows, doubling (32 + 64 for a window of
+    about 90 messages); the next reads its last window's length (and slack, in whole
+    pages) in one statement: the same rows, the same window, fewer statements."""
+    for n, tenant in ((1000, "short"), (10_000, "long")):
+        chat = _seeded(memory.scoped(tenant=tenant), tenant, n)
+        chat.token_limit = 3000
+        first, rows, got = _tail_pages(chat, monkeypatch)
+        assert first >= 2 and rows == sum(32 * 2**i for i in range(first)), (first, rows)
+        again, rows_again, same = _tail_pages(chat, monkeypatch)
+        assert again == 1 and rows_again <= rows, (again, rows_again)
+        assert same == got and len(got) > 50
+        chat.put(ChatMessage(role="user", content="short"))
+        after, _, grown = _tail_pages(chat, monkeypatch)
+        body = [m for m in grown if m.role != "system"]
+        assert after == 1 and body[-1].content == "short"
+        assert body == chat.get_all()[-len(body) :]

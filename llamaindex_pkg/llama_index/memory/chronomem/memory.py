@@ -59,7 +59,7 @@ from chronomem_adapters.semantics import (
     UnsupportedSemantics,
 )
 from chronomem_adapters.timeselect import TimeSelection, pop_time, select_time
-from chronomem_adapters.transcript import Transcript
+from chronomem_adapters.transcript import PAGE, Transcript
 
 from . import messages as msgs
 from ._handles import open_scope, scope_fields
@@ -71,6 +71,7 @@ TRANSCRIPT_KIND = "llamaindex"
 
 
 SET_SLACK = 32  # ``set`` compares the given messages with this many more stored ones
+TAIL_SLACK = 8  # ``get`` reads its last window's length and this many more in one page
 
 
 def overlap(stored: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]) -> int:
@@ -131,6 +132,7 @@ class ChronomemMemory(BaseMemory):
     _transcript: Transcript = PrivateAttr()
     _extractor: Extractor | None = PrivateAttr(default=None)
     _count: Any = PrivateAttr(default=None)
+    _tail_read: int = PrivateAttr(default=PAGE)  # the first page ``_tail`` reads
 
     def __init__(
         self,
@@ -335,7 +337,8 @@ class ChronomemMemory(BaseMemory):
         used = 0
         query_seen = not need_user
         opener_seen = False
-        for m in self._transcript.recent(known_at=sel.as_of or sel.known_at):
+        page = self._tail_read
+        for m in self._transcript.recent(known_at=sel.as_of or sel.known_at, page=page):
             message = msgs.from_transcript(m)
             opener_seen = opener_seen or (bool(tail) and msgs.role_of(message) == "user")
             tail.append(message)
@@ -344,6 +347,9 @@ class ChronomemMemory(BaseMemory):
             query_seen = query_seen or msgs.last_user_text([message]) is not None
             if used > tokens and query_seen and opener_seen:
                 break
+        # the next turn's window is about this one's: read it in one page, with slack,
+        # in whole ``PAGE``s (a window a few tokens longer or shorter reads as many rows)
+        self._tail_read = -(-(len(tail) + TAIL_SLACK) // PAGE) * PAGE
         tail.reverse()
         return tail, costs
 
