@@ -2,7 +2,7 @@
 
 A write's statements used to wait for the server one by one: a single
 ``remember`` was seven round trips (``BEGIN``, stamp, slot locks, slot load,
-version insert, vector insert, ``COMMIT``). Two things here cut that to three
+version insert, vector insert, ``COMMIT``). Three things here cut that to two
 (docs/design.md §3, "Following a write"):
 
 * ``send`` runs several statements in one round trip (psycopg's pipeline mode:
@@ -20,6 +20,8 @@ version insert, vector insert, ``COMMIT``). Two things here cut that to three
   ``before_cursor_execute`` listener sends it first: the statements keep their
   order), or with the ``COMMIT`` when it is the last thing
   (``PostgresBackend.write``).
+* ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
+  with the first statements instead of alone.
 
 Every statement still goes through SQLAlchemy's ``Connection._cursor_execute``:
 cursor events (statement counting, the tests' Citus guard) see each one, and a
@@ -47,6 +49,7 @@ ENABLED = os.environ.get("CHRONOMEM_PG_PIPELINE", "1") != "0"
 _QUEUE = "chronomem.queued"  # conn.info: statements waiting to be sent
 _DEFER = "chronomem.defer"  # conn.info: queue instead of run (inside ``deferring``)
 _AT_COMMIT = "chronomem.at_commit"  # conn.info: the transaction's end sends the queue
+_NOTE = "chronomem.queue_note"  # conn.info: a note on the queue (``note``), gone with it
 _DRIVER_SQL: dict[int, tuple[Any, str]] = {}  # id(statement) -> (statement, driver SQL)
 
 
@@ -109,8 +112,31 @@ def enqueue(conn: Connection, stmt: Any, params: Any, check: Check = None) -> No
     conn.info.setdefault(_QUEUE, []).append((driver_sql(conn, stmt), params, check))
 
 
+def note(conn: Connection, value: Any) -> None:
+    """Keep ``value`` with the queue until it is sent or dropped (what a queued
+    statement needs in order to be rebuilt: ``postgres.embed_in_queued_insert``)."""
+    conn.info[_NOTE] = value
+
+
+def noted(conn: Connection) -> Any:
+    """The queue's ``note`` (None: none, or the queue it was kept with is gone)."""
+    return conn.info.get(_NOTE)
+
+
+def last_queued(conn: Connection) -> Queued | None:
+    """The statement queued last (None: nothing is queued)."""
+    queued = conn.info.get(_QUEUE)
+    return queued[-1] if queued else None
+
+
+def replace_last(conn: Connection, item: Queued) -> None:
+    """Put ``item`` in place of the statement queued last."""
+    conn.info[_QUEUE][-1] = item
+
+
 def take(conn: Connection) -> list[Queued]:
     """The queued statements (now no longer queued), to send ahead of others."""
+    conn.info.pop(_NOTE, None)
     queued: list[Queued] = conn.info.pop(_QUEUE, None) or []
     return queued
 
@@ -130,6 +156,7 @@ def deferring(conn: Connection) -> Iterator[None]:
         yield
     except BaseException:
         info.pop(_QUEUE, None)
+        info.pop(_NOTE, None)
         raise
     finally:
         info.pop(_DEFER, None)
@@ -150,14 +177,58 @@ def sent_at_commit(conn: Connection) -> Iterator[None]:
     finally:
         info.pop(_AT_COMMIT, None)
         info.pop(_QUEUE, None)
+        info.pop(_NOTE, None)
         info.pop(_DEFER, None)
+
+
+_BEGIN: Queued = ("BEGIN", None, None)
+
+
+@contextmanager
+def begun_by_queue(conn: Connection) -> Iterator[None]:
+    """Let the transaction's ``BEGIN`` go out with its first statements instead of
+    on its own: psycopg sends the ``BEGIN`` it opens a transaction with alone and
+    waits for it (one round trip, also in pipeline mode). Here the driver
+    connection is put in autocommit (psycopg then opens nothing itself) and a
+    plain ``BEGIN`` is queued, so it goes to the server ahead of whatever the
+    transaction sends first, in the same round trip (``begin_write``'s stamp,
+    locks and load; ``_send_first``'s queue, alone, otherwise: as before). The
+    transaction is then the server's own ``BEGIN`` … ``COMMIT`` (``commit``'s
+    queue ends with it; psycopg's commit and rollback act on the server's
+    transaction status, not on the autocommit flag). Autocommit is switched off
+    again when the block ends (the transaction ended); a connection left in a
+    transaction (broken) is invalidated, never pooled in autocommit. Only for
+    connections psycopg would open with a plain ``BEGIN`` (no isolation level,
+    read-only or deferrable setting of its own); SQLAlchemy still sees an
+    ordinary connection (``Backend.statement_at_a_time`` is False)."""
+    from psycopg import pq
+
+    raw: Any = conn.connection.driver_connection
+    if (
+        not supported()
+        or raw.autocommit
+        or raw.pgconn.transaction_status != pq.TransactionStatus.IDLE
+        or (raw.isolation_level, raw.read_only, raw.deferrable) != (None, None, None)
+    ):
+        yield
+        return
+    raw.autocommit = True
+    conn.info.setdefault(_QUEUE, []).insert(0, _BEGIN)
+    try:
+        yield
+    finally:
+        try:
+            raw.autocommit = False
+        except Exception:  # still in a transaction: the connection is not reusable
+            conn.invalidate()
 
 
 def commit(conn: Connection) -> None:
     """Send the queue with the ``COMMIT`` (one round trip); nothing when it is
-    empty (the caller's commit then runs as usual)."""
+    empty (the caller's commit then runs as usual), nor when it holds only the
+    ``BEGIN`` of a transaction that ran nothing (``begun_by_queue``)."""
     queued = take(conn)
-    if queued:
+    if queued and queued != [_BEGIN]:
         send(conn, queued, commit=True)
 
 
