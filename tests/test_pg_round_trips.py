@@ -405,8 +405,9 @@ def test_write_connections_go_back_to_the_pool_as_they_came(
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
 def test_a_langgraph_put_round_trips(pg_url: str) -> None:
     """A LangGraph put (its namespace read, then a document write: stamp, the
-    subject's live values, locks, load, inserts with the ``COMMIT``) waits for the
-    server at most eight times (nine before the ``BEGIN`` went with the stamp)."""
+    subject's live values, locks sent with the load, inserts with the ``COMMIT``)
+    waits for the server at most seven times (nine before the ``BEGIN`` went with
+    the stamp and the locks with the load)."""
     store_mod = pytest.importorskip("langgraph.store.chronomem")
     store = store_mod.ChronomemStore(pg_url)
     try:
@@ -420,8 +421,41 @@ def test_a_langgraph_put_round_trips(pg_url: str) -> None:
             ]
         finally:
             wire.close()
-        assert max(counts) <= 8
+        assert max(counts) <= 7
         item = store.get(("users", "ada"), "prefs")
         assert item is not None and item.value == {"food": "jam"}
     finally:
         store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_queued_statement_fails_with_the_statement_it_went_with(
+    pg_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An end of every value (the ordinary path: its slot locks are queued and go
+    out with the slots' load) whose queued statements include one that fails:
+    the write fails with the database's error, writes nothing, and the pool's
+    next write and read work (the pipeline the load joined is closed). Without
+    the failure, the same end is one round trip fewer than with its locks alone."""
+    pg_memory.remember_many([{"subject": "ada", "predicate": "likes", "obj": o} for o in "xyz"])
+    wire = Wire(pg_memory)
+    try:
+        pg_memory.remember("bob", "likes", "tea")
+        alone = wire.round_trips(lambda: pg_memory.end("bob", "likes"))
+    finally:
+        wire.close()
+    real = pgpipeline.enqueue
+
+    def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
+        real(conn, stmt, params, check)
+        if "pg_advisory_xact_lock" in pgpipeline.driver_sql(conn, stmt):
+            real(conn, "SELECT 1 / 0", None)
+
+    monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
+    with pytest.raises(DBAPIError, match="division by zero"):
+        pg_memory.end("ada", "likes")
+    monkeypatch.setattr(pgpipeline, "enqueue", real)
+    assert sorted(f.object for f in pg_memory.facts(subject="ada")) == ["x", "y", "z"]
+    pg_memory.end("ada", "likes")
+    assert pg_memory.facts(subject="ada") == []
+    assert alone == 4  # BEGIN + stamp, the subject's values, locks + load, COMMIT

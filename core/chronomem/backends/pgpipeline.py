@@ -103,6 +103,12 @@ def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> 
     return cursors[: len(items)]
 
 
+def queues_at_commit(conn: Connection) -> bool:
+    """Whether a statement queued on ``conn`` is sure to be sent (with the next
+    statement, or the ``COMMIT`` of ``PostgresBackend.write``'s transaction)."""
+    return supported() and bool(conn.info.get(_AT_COMMIT))
+
+
 def queueing(conn: Connection) -> bool:
     """Whether a statement on ``conn`` is to be queued (inside ``deferring``)."""
     return bool(conn.info.get(_DEFER))
@@ -179,6 +185,12 @@ def sent_at_commit(conn: Connection) -> Iterator[None]:
         info.pop(_QUEUE, None)
         info.pop(_NOTE, None)
         info.pop(_DEFER, None)
+        joined = info.pop(_JOINED, None)
+        if joined is not None:  # never expected: a joined statement's events close it
+            try:
+                joined[0].__exit__(None, None, None)
+            except Exception:
+                conn.invalidate()
 
 
 _BEGIN: Queued = ("BEGIN", None, None)
@@ -232,16 +244,84 @@ def commit(conn: Connection) -> None:
         send(conn, queued, commit=True)
 
 
+_JOINED = "chronomem.joined"  # conn.info: the open pipeline a statement joined
+
+
 def _send_first(
     conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
 ) -> None:
-    """Any other statement on a connection with a queue sends the queue first."""
-    if _QUEUE in conn.info:
-        queued = take(conn)
-        if queued:
-            send(conn, queued)
+    """Any other statement on a connection with a queue sends the queue first, in
+    the same round trip as itself: the queue goes out in an open pipeline that
+    the statement joins (``_joined_results`` closes it once the statement is
+    sent, and the results of all come back together). The server runs them in
+    order, one after another, as when the queue went alone first. A statement
+    that cannot join one (an ``executemany``, a server-side cursor) sends the
+    queue alone first."""
+    if _QUEUE not in conn.info:
+        return
+    queued = take(conn)
+    if not queued:
+        return
+    if many or getattr(cursor, "name", None) or conn.info.get(_JOINED) is not None:
+        send(conn, queued)
+        return
+    import psycopg
+
+    raw: Any = conn.connection.driver_connection
+    block = raw.pipeline()
+    block.__enter__()
+    cursors: list[Any] = []
+    try:
+        for sql, params, _ in queued:
+            cur = raw.cursor()
+            cursors.append(cur)
+            conn._cursor_execute(cur, sql, params)
+    except psycopg.Error as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        failed = len(cursors) - 1
+        conn._handle_dbapi_exception(
+            exc, queued[failed][0], queued[failed][1], cursors[failed], None
+        )
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    # set only now, the queued statements' own cursor events done: the next
+    # ``after_cursor_execute`` is the joining statement's
+    conn.info[_JOINED] = (block, queued, cursors)
+
+
+def _joined_results(
+    conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
+) -> None:
+    """The statement that joined the queue's pipeline (``_send_first``) is sent:
+    close the pipeline (one sync; every result comes back, the statement's own
+    included, before SQLAlchemy reads it) and check the queued statements. A
+    failed queued statement raises here, its error the database's (the
+    statement after it did not run; the transaction is aborted)."""
+    joined = conn.info.pop(_JOINED, None)
+    if joined is None:
+        return
+    block, queued, cursors = joined
+    block.__exit__(None, None, None)
+    for (_, _, check), cur in zip(queued, cursors, strict=True):
+        if check is not None:
+            check(cur)
+
+
+def _close_joined(ctx: Any) -> None:
+    """A statement that joined the queue's pipeline failed before it was sent:
+    close the pipeline (the queue's results are read and dropped; the error
+    raised is the statement's)."""
+    conn = ctx.connection
+    joined = conn.info.pop(_JOINED, None) if conn is not None else None
+    if joined is not None:
+        exc = ctx.original_exception
+        joined[0].__exit__(type(exc), exc, exc.__traceback__)
 
 
 def install(engine: Engine) -> None:
-    """Keep queued statements ahead of every other statement on ``engine``."""
+    """Keep queued statements ahead of every other statement on ``engine``, in its
+    round trip."""
     event.listen(engine, "before_cursor_execute", _send_first)
+    event.listen(engine, "after_cursor_execute", _joined_results)
+    event.listen(engine, "handle_error", _close_joined)

@@ -514,9 +514,16 @@ class PostgresBackend(Backend):
         # Slots share SLOT_LOCK_BUCKETS locks per tenant: one lock per slot made a batch
         # of thousands of slots run out of the server's shared lock table ("out of shared
         # memory", max_locks_per_transaction); two slots in one bucket only wait longer.
+        # In a write whose queue goes out with its next statement (``pgpipeline``),
+        # the locks are queued: they go to the server with the slots' load, in its
+        # round trip, and the load still runs (and takes its snapshot) after them.
         if not slots:
             return
-        conn.execute(_LOCK_SLOTS, {"keys": _slot_locks(tenant, slots)})
+        keys = {"keys": _slot_locks(tenant, slots)}
+        if pgpipeline.queues_at_commit(conn):
+            pgpipeline.enqueue(conn, _LOCK_SLOTS, keys)
+        else:
+            conn.execute(_LOCK_SLOTS, keys)
 
     @contextmanager
     def statement_read(self) -> Iterator[Connection]:
