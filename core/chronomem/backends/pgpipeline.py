@@ -16,10 +16,11 @@ version insert, vector insert, ``COMMIT``). Three things here cut that to two
 * ``deferring``: the writer's closes and inserts (``close_versions``,
   ``insert_rows``; the vector insert of the indexer's hook too), whose results
   nothing waits for, are queued instead of run; the queue goes to the server
-  with the transaction's next statement, whatever runs it (an engine
-  ``before_cursor_execute`` listener sends it first: the statements keep their
-  order), or with the ``COMMIT`` when it is the last thing
-  (``PostgresBackend.write``).
+  with the transaction's next statement, whatever runs it, in that statement's
+  round trip (an engine ``before_cursor_execute`` listener puts it in a pipeline
+  the statement joins: the statements keep their order), or with the ``COMMIT``
+  when it is the last thing (``PostgresBackend.write``). A write's slot locks
+  on the ordinary path are queued too, and go with the slots' load.
 * ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
   with the first statements instead of alone.
 
