@@ -464,3 +464,20 @@ def test_a_queued_statement_fails_with_the_statement_it_went_with(
     pg_memory.end("ada", "likes")
     assert pg_memory.facts(subject="ada") == []
     assert alone == 4  # BEGIN + stamp, the subject's values, locks + load, COMMIT
+
+
+def test_vector_literal_is_each_component_at_seven_digits() -> None:
+    """pgvector's text of a vector: every component as ``f"{x:.7g}"`` writes it
+    (the format the stored embeddings and the queries always had), zeros,
+    signs, tiny and huge components included."""
+    import numpy as np
+
+    from chronomem.retrieval.pgvector import vector_literal
+
+    rng = np.random.default_rng(7)
+    vectors = [
+        rng.standard_normal(384).astype(np.float32),
+        np.array([0.0, -0.0, 1e-30, -3.4e38, 0.1, 1 / 3, 123456789.0], dtype=np.float32),
+    ]
+    for v in vectors:
+        assert vector_literal(v) == "[" + ",".join(f"{x:.7g}" for x in v.tolist()) + "]"

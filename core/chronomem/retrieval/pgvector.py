@@ -45,7 +45,10 @@ EXACT_BELOW = 50_000
 
 
 def vector_literal(v: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in v.tolist()) + "]"
+    """``v`` as pgvector's text: each component ``%.7g`` (a list of ``%``
+    formats: the same text as ``f"{x:.7g}"`` per component, a quarter faster;
+    a batch's vector rows format every component of every vector)."""
+    return "[" + ",".join(["%.7g" % x for x in v.tolist()]) + "]"  # noqa: UP031
 
 
 def ensure_column(conn: Connection, dim: int) -> None:
