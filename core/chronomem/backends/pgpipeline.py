@@ -104,10 +104,23 @@ def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> 
     return cursors[: len(items)]
 
 
-def queues_at_commit(conn: Connection) -> bool:
-    """Whether a statement queued on ``conn`` is sure to be sent (with the next
-    statement, or the ``COMMIT`` of ``PostgresBackend.write``'s transaction)."""
-    return supported() and bool(conn.info.get(_AT_COMMIT))
+_STAMPED = "chronomem.stamped"  # conn.info: the writer stamped this transaction
+
+
+def stamped(conn: Connection) -> None:
+    """Mark ``conn``'s transaction as stamped by the writer (``advance_clock``,
+    ``begin_write``): its slot locks may travel with its next statement, the
+    slots' load (``PostgresBackend.lock_slots``). Gone when the transaction ends."""
+    if conn.info.get(_AT_COMMIT):
+        conn.info[_STAMPED] = True
+
+
+def queues_locks(conn: Connection) -> bool:
+    """Whether ``conn``'s slot locks are queued: in ``PostgresBackend.write``'s
+    transaction (its queue is sure to be sent, with the next statement or the
+    ``COMMIT``) once the writer stamped it. A lock taken outside a writer (a
+    caller that expects to hold it when the call returns) runs at once."""
+    return supported() and bool(conn.info.get(_AT_COMMIT)) and bool(conn.info.get(_STAMPED))
 
 
 def queueing(conn: Connection) -> bool:
@@ -183,6 +196,7 @@ def sent_at_commit(conn: Connection) -> Iterator[None]:
         yield
     finally:
         info.pop(_AT_COMMIT, None)
+        info.pop(_STAMPED, None)
         info.pop(_QUEUE, None)
         info.pop(_NOTE, None)
         info.pop(_DEFER, None)

@@ -514,13 +514,14 @@ class PostgresBackend(Backend):
         # Slots share SLOT_LOCK_BUCKETS locks per tenant: one lock per slot made a batch
         # of thousands of slots run out of the server's shared lock table ("out of shared
         # memory", max_locks_per_transaction); two slots in one bucket only wait longer.
-        # In a write whose queue goes out with its next statement (``pgpipeline``),
-        # the locks are queued: they go to the server with the slots' load, in its
-        # round trip, and the load still runs (and takes its snapshot) after them.
+        # In a writer's transaction (stamped, its queue sure to go out with its next
+        # statement: ``pgpipeline.queues_locks``) the locks are queued: they go to the
+        # server with the slots' load, in its round trip, and the load still runs
+        # (and takes its snapshot) after them. Elsewhere they are taken at once.
         if not slots:
             return
         keys = {"keys": _slot_locks(tenant, slots)}
-        if pgpipeline.queues_at_commit(conn):
+        if pgpipeline.queues_locks(conn):
             pgpipeline.enqueue(conn, _LOCK_SLOTS, keys)
         else:
             conn.execute(_LOCK_SLOTS, keys)
@@ -660,6 +661,7 @@ class PostgresBackend(Backend):
             row = pgpipeline.send(conn, items)[-1].fetchone()
         else:
             row = conn.execute(stmt, params).one()
+        pgpipeline.stamped(conn)
         return (at if at is not None else int(row[0])), row[1]
 
     @classmethod
@@ -695,6 +697,7 @@ class PostgresBackend(Backend):
             slots_param = {"tenant": tenant, "slots": list(slots)}
             items.append((pgpipeline.driver_sql(conn, _LOAD_SLOTS), slots_param, None))
         cursors = pgpipeline.send(conn, items)
+        pgpipeline.stamped(conn)
         row = cursors[first].fetchone()
         stamp = at if at is not None else int(row[0])
         procs = _load_processors(conn.dialect)
