@@ -29,8 +29,10 @@ class Cost:
 
 @contextmanager
 def counting(memory: Memory) -> Iterator[Cost]:
-    """Every statement run on ``memory``'s engine meanwhile (``ANALYZE`` and
-    savepoint bookkeeping excluded) and every episode row decoded."""
+    """Every statement run on ``memory``'s engine meanwhile (``ANALYZE``,
+    savepoint bookkeeping and the ``BEGIN`` a PostgreSQL write sends with its
+    first statements, ``pgpipeline.begun_by_queue``, excluded: psycopg's own
+    ``BEGIN`` never passed the cursor events) and every episode row decoded."""
     cost = Cost()
     engine = memory.backend.engine
     decode = reads.to_episode
@@ -43,7 +45,7 @@ def counting(memory: Memory) -> Iterator[Cost]:
         return 0
 
     def note(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if not statement.lstrip().upper().startswith(("ANALYZE", "SAVEPOINT", "RELEASE")):
+        if not statement.lstrip().upper().startswith(("ANALYZE", "SAVEPOINT", "RELEASE", "BEGIN")):
             cost.statements.append(statement)
             cost.params.append(params)
         if sqlite:

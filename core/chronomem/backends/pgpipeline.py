@@ -2,7 +2,7 @@
 
 A write's statements used to wait for the server one by one: a single
 ``remember`` was seven round trips (``BEGIN``, stamp, slot locks, slot load,
-version insert, vector insert, ``COMMIT``). Two things here cut that to three
+version insert, vector insert, ``COMMIT``). Three things here cut that to two
 (docs/design.md §3, "Following a write"):
 
 * ``send`` runs several statements in one round trip (psycopg's pipeline mode:
@@ -16,10 +16,13 @@ version insert, vector insert, ``COMMIT``). Two things here cut that to three
 * ``deferring``: the writer's closes and inserts (``close_versions``,
   ``insert_rows``; the vector insert of the indexer's hook too), whose results
   nothing waits for, are queued instead of run; the queue goes to the server
-  with the transaction's next statement, whatever runs it (an engine
-  ``before_cursor_execute`` listener sends it first: the statements keep their
-  order), or with the ``COMMIT`` when it is the last thing
-  (``PostgresBackend.write``).
+  with the transaction's next statement, whatever runs it, in that statement's
+  round trip (an engine ``before_cursor_execute`` listener puts it in a pipeline
+  the statement joins: the statements keep their order), or with the ``COMMIT``
+  when it is the last thing (``PostgresBackend.write``). A write's slot locks
+  on the ordinary path are queued too, and go with the slots' load.
+* ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
+  with the first statements instead of alone.
 
 Every statement still goes through SQLAlchemy's ``Connection._cursor_execute``:
 cursor events (statement counting, the tests' Citus guard) see each one, and a
@@ -47,6 +50,7 @@ ENABLED = os.environ.get("CHRONOMEM_PG_PIPELINE", "1") != "0"
 _QUEUE = "chronomem.queued"  # conn.info: statements waiting to be sent
 _DEFER = "chronomem.defer"  # conn.info: queue instead of run (inside ``deferring``)
 _AT_COMMIT = "chronomem.at_commit"  # conn.info: the transaction's end sends the queue
+_NOTE = "chronomem.queue_note"  # conn.info: a note on the queue (``note``), gone with it
 _DRIVER_SQL: dict[int, tuple[Any, str]] = {}  # id(statement) -> (statement, driver SQL)
 
 
@@ -100,6 +104,25 @@ def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> 
     return cursors[: len(items)]
 
 
+_STAMPED = "chronomem.stamped"  # conn.info: the writer stamped this transaction
+
+
+def stamped(conn: Connection) -> None:
+    """Mark ``conn``'s transaction as stamped by the writer (``advance_clock``,
+    ``begin_write``): its slot locks may travel with its next statement, the
+    slots' load (``PostgresBackend.lock_slots``). Gone when the transaction ends."""
+    if conn.info.get(_AT_COMMIT):
+        conn.info[_STAMPED] = True
+
+
+def queues_locks(conn: Connection) -> bool:
+    """Whether ``conn``'s slot locks are queued: in ``PostgresBackend.write``'s
+    transaction (its queue is sure to be sent, with the next statement or the
+    ``COMMIT``) once the writer stamped it. A lock taken outside a writer (a
+    caller that expects to hold it when the call returns) runs at once."""
+    return supported() and bool(conn.info.get(_AT_COMMIT)) and bool(conn.info.get(_STAMPED))
+
+
 def queueing(conn: Connection) -> bool:
     """Whether a statement on ``conn`` is to be queued (inside ``deferring``)."""
     return bool(conn.info.get(_DEFER))
@@ -109,8 +132,31 @@ def enqueue(conn: Connection, stmt: Any, params: Any, check: Check = None) -> No
     conn.info.setdefault(_QUEUE, []).append((driver_sql(conn, stmt), params, check))
 
 
+def note(conn: Connection, value: Any) -> None:
+    """Keep ``value`` with the queue until it is sent or dropped (what a queued
+    statement needs in order to be rebuilt: ``postgres.embed_in_queued_insert``)."""
+    conn.info[_NOTE] = value
+
+
+def noted(conn: Connection) -> Any:
+    """The queue's ``note`` (None: none, or the queue it was kept with is gone)."""
+    return conn.info.get(_NOTE)
+
+
+def last_queued(conn: Connection) -> Queued | None:
+    """The statement queued last (None: nothing is queued)."""
+    queued = conn.info.get(_QUEUE)
+    return queued[-1] if queued else None
+
+
+def replace_last(conn: Connection, item: Queued) -> None:
+    """Put ``item`` in place of the statement queued last."""
+    conn.info[_QUEUE][-1] = item
+
+
 def take(conn: Connection) -> list[Queued]:
     """The queued statements (now no longer queued), to send ahead of others."""
+    conn.info.pop(_NOTE, None)
     queued: list[Queued] = conn.info.pop(_QUEUE, None) or []
     return queued
 
@@ -130,6 +176,7 @@ def deferring(conn: Connection) -> Iterator[None]:
         yield
     except BaseException:
         info.pop(_QUEUE, None)
+        info.pop(_NOTE, None)
         raise
     finally:
         info.pop(_DEFER, None)
@@ -149,28 +196,147 @@ def sent_at_commit(conn: Connection) -> Iterator[None]:
         yield
     finally:
         info.pop(_AT_COMMIT, None)
+        info.pop(_STAMPED, None)
         info.pop(_QUEUE, None)
+        info.pop(_NOTE, None)
         info.pop(_DEFER, None)
+        joined = info.pop(_JOINED, None)
+        if joined is not None:  # never expected: a joined statement's events close it
+            try:
+                joined[0].__exit__(None, None, None)
+            except Exception:
+                conn.invalidate()
+
+
+_BEGIN: Queued = ("BEGIN", None, None)
+
+
+@contextmanager
+def begun_by_queue(conn: Connection) -> Iterator[None]:
+    """Let the transaction's ``BEGIN`` go out with its first statements instead of
+    on its own: psycopg sends the ``BEGIN`` it opens a transaction with alone and
+    waits for it (one round trip, also in pipeline mode). Here the driver
+    connection is put in autocommit (psycopg then opens nothing itself) and a
+    plain ``BEGIN`` is queued, so it goes to the server ahead of whatever the
+    transaction sends first, in the same round trip (``begin_write``'s stamp,
+    locks and load; ``_send_first``'s queue, alone, otherwise: as before). The
+    transaction is then the server's own ``BEGIN`` … ``COMMIT`` (``commit``'s
+    queue ends with it; psycopg's commit and rollback act on the server's
+    transaction status, not on the autocommit flag). Autocommit is switched off
+    again when the block ends (the transaction ended); a connection left in a
+    transaction (broken) is invalidated, never pooled in autocommit. Only for
+    connections psycopg would open with a plain ``BEGIN`` (no isolation level,
+    read-only or deferrable setting of its own); SQLAlchemy still sees an
+    ordinary connection (``Backend.statement_at_a_time`` is False)."""
+    from psycopg import pq
+
+    raw: Any = conn.connection.driver_connection
+    if (
+        not supported()
+        or raw.autocommit
+        or raw.pgconn.transaction_status != pq.TransactionStatus.IDLE
+        or (raw.isolation_level, raw.read_only, raw.deferrable) != (None, None, None)
+    ):
+        yield
+        return
+    raw.autocommit = True
+    conn.info.setdefault(_QUEUE, []).insert(0, _BEGIN)
+    try:
+        yield
+    finally:
+        try:
+            raw.autocommit = False
+        except Exception:  # still in a transaction: the connection is not reusable
+            conn.invalidate()
 
 
 def commit(conn: Connection) -> None:
     """Send the queue with the ``COMMIT`` (one round trip); nothing when it is
-    empty (the caller's commit then runs as usual)."""
+    empty (the caller's commit then runs as usual), nor when it holds only the
+    ``BEGIN`` of a transaction that ran nothing (``begun_by_queue``)."""
     queued = take(conn)
-    if queued:
+    if queued and queued != [_BEGIN]:
         send(conn, queued, commit=True)
+
+
+_JOINED = "chronomem.joined"  # conn.info: the open pipeline a statement joined
 
 
 def _send_first(
     conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
 ) -> None:
-    """Any other statement on a connection with a queue sends the queue first."""
-    if _QUEUE in conn.info:
-        queued = take(conn)
-        if queued:
-            send(conn, queued)
+    """Any other statement on a connection with a queue sends the queue first, in
+    the same round trip as itself: the queue goes out in an open pipeline that
+    the statement joins (``_joined_results`` closes it once the statement is
+    sent, and the results of all come back together). The server runs them in
+    order, one after another, as when the queue went alone first. A statement
+    that cannot join one (an ``executemany``, a server-side cursor) sends the
+    queue alone first."""
+    if _QUEUE not in conn.info:
+        return
+    queued = take(conn)
+    if not queued:
+        return
+    if many or getattr(cursor, "name", None) or conn.info.get(_JOINED) is not None:
+        send(conn, queued)
+        return
+    import psycopg
+
+    raw: Any = conn.connection.driver_connection
+    block = raw.pipeline()
+    block.__enter__()
+    cursors: list[Any] = []
+    try:
+        for sql, params, _ in queued:
+            cur = raw.cursor()
+            cursors.append(cur)
+            conn._cursor_execute(cur, sql, params)
+    except psycopg.Error as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        failed = len(cursors) - 1
+        conn._handle_dbapi_exception(
+            exc, queued[failed][0], queued[failed][1], cursors[failed], None
+        )
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    # set only now, the queued statements' own cursor events done: the next
+    # ``after_cursor_execute`` is the joining statement's
+    conn.info[_JOINED] = (block, queued, cursors)
+
+
+def _joined_results(
+    conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
+) -> None:
+    """The statement that joined the queue's pipeline (``_send_first``) is sent:
+    close the pipeline (one sync; every result comes back, the statement's own
+    included, before SQLAlchemy reads it) and check the queued statements. A
+    failed queued statement raises here, its error the database's (the
+    statement after it did not run; the transaction is aborted)."""
+    joined = conn.info.pop(_JOINED, None)
+    if joined is None:
+        return
+    block, queued, cursors = joined
+    block.__exit__(None, None, None)
+    for (_, _, check), cur in zip(queued, cursors, strict=True):
+        if check is not None:
+            check(cur)
+
+
+def _close_joined(ctx: Any) -> None:
+    """A statement that joined the queue's pipeline failed before it was sent:
+    close the pipeline (the queue's results are read and dropped; the error
+    raised is the statement's)."""
+    conn = ctx.connection
+    joined = conn.info.pop(_JOINED, None) if conn is not None else None
+    if joined is not None:
+        exc = ctx.original_exception
+        joined[0].__exit__(type(exc), exc, exc.__traceback__)
 
 
 def install(engine: Engine) -> None:
-    """Keep queued statements ahead of every other statement on ``engine``."""
+    """Keep queued statements ahead of every other statement on ``engine``, in its
+    round trip."""
     event.listen(engine, "before_cursor_execute", _send_first)
+    event.listen(engine, "after_cursor_execute", _joined_results)
+    event.listen(engine, "handle_error", _close_joined)

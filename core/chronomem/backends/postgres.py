@@ -35,10 +35,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 
-from ..batching import chunks
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..schema import INDEX_MAX_CHARS, meta, metadata, txclock, versions
+from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
 from . import pgping, pgpipeline
 from .base import Backend, Run, _simple_path
 
@@ -125,20 +124,27 @@ def _add_i1(columns: str) -> Any:
     )
 
 
-def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[Any, list[Any]]:
+def _setwise_insert(
+    dialect: Any, table: Any, cols: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> tuple[Any, list[Any]]:
     """The statement inserting ``cols`` of a JSON array of row objects (typed by the
     table's own row type), and each column's bind processor. Binary columns (a
     vector's bytes) do not go through the JSON: each is one ``bytea[]`` parameter
     (``:bin_<column>``, which psycopg sends in binary), zipped with the JSON rows
     by position; as hex text inside the JSON they doubled its size and the
-    server's parsing of it was most of a vector insert."""
-    key = (table.name, cols)
+    server's parsing of it was most of a vector insert. ``extra``: columns the
+    table has in the database but not in ``schema`` (pgvector's ``embedding``),
+    taken from the JSON as text, which the row type's own input function reads;
+    their processor is None (passed as given)."""
+    key = (table.name, cols + extra)
     hit = _SETWISE.get(key)
     if hit is None:
         types = [table.c[c].type for c in cols]
         binary = [c for c, t in zip(cols, types, strict=True) if isinstance(t, LargeBinary)]
-        names = ", ".join(cols)
-        picked = ", ".join(f"b.{c}" if c in binary else f"u.{c}" for c in cols)
+        names = ", ".join(cols + extra)
+        picked = ", ".join(
+            [*(f"b.{c}" if c in binary else f"u.{c}" for c in cols), *(f"u.{c}" for c in extra)]
+        )
         rows = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json))"
         stmt: Any
         if binary:
@@ -160,13 +166,24 @@ def _setwise_insert(dialect: Any, table: Any, cols: tuple[str, ...]) -> tuple[An
         # binary columns are passed as bytes, outside the JSON: no processor
         procs = [
             _BINARY if isinstance(t, LargeBinary) else t.bind_processor(dialect) for t in types
-        ]
+        ] + [None] * len(extra)
         hit = _SETWISE[key] = (stmt, procs)
     return hit
 
 
 # ``_setwise_insert``'s marker for a binary column (its own array parameter).
 _BINARY: Any = object()
+_ESCAPES_ONLY: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
+def _escapes_only(table: Any, cols: tuple[str, ...], converted: list[tuple[str, Any]]) -> bool:
+    """Whether the only processing of ``cols`` on the way in is ``SafeText``'s
+    escaping (which leaves text without a backslash or a NUL as it is)."""
+    key = (table.name, cols)
+    hit = _ESCAPES_ONLY.get(key)
+    if hit is None:
+        hit = _ESCAPES_ONLY[key] = all(isinstance(table.c[c].type, SafeText) for c, _ in converted)
+    return hit
 
 
 def _inserted_all(expected: int, cursor: Any) -> None:
@@ -175,6 +192,56 @@ def _inserted_all(expected: int, cursor: Any) -> None:
         raise ChronomemError(
             f"internal error: a write's insert stored {cursor.rowcount} of {expected} rows"
         )
+
+
+class _QueuedVectors:
+    """A vector insert ``insert_rows`` queued (``pgpipeline``): what it needs to be
+    rebuilt with pgvector's ``embedding`` column (``embed_in_queued_insert``)."""
+
+    def __init__(
+        self,
+        item: Any,
+        table: Any,
+        cols: tuple[str, ...],
+        payload: list[dict[str, Any]],
+        params: dict[str, Any],
+        rows: list[dict[str, Any]],
+    ) -> None:
+        self.item, self.table, self.cols = item, table, cols
+        self.payload, self.params, self.rows = payload, params, rows
+
+
+def embed_in_queued_insert(
+    conn: Connection, tenant: str, kind: str, ids: Sequence[str], embeddings: Sequence[str]
+) -> bool:
+    """Set pgvector's ``embedding`` of the vector rows (``tenant``, ``kind``, ``ids``)
+    inside their insert, when that insert is the last statement queued
+    (``insert_rows`` in ``pgpipeline.deferring``) and holds exactly those rows, in
+    that order: the rows are then stored once, with their embedding (``embeddings``:
+    vector literals, read by the column's own input function, as the ``UPDATE``
+    that set it after the insert read them). True when done; False (nothing done)
+    otherwise, and the caller updates the inserted rows. The update wrote every
+    vector row twice: a second heap tuple, a second entry in the primary key
+    (the embedding is indexed, so not a HOT update) and a dead tuple to vacuum."""
+    queued = pgpipeline.noted(conn)
+    if (
+        not isinstance(queued, _QueuedVectors)
+        or not pgpipeline.queueing(conn)
+        or pgpipeline.last_queued(conn) is not queued.item
+        or len(ids) != len(queued.rows)
+        or any(
+            r["tenant"] != tenant or r["kind"] != kind or r["item_id"] != i
+            for r, i in zip(queued.rows, ids, strict=True)
+        )
+    ):
+        return False
+    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, ("embedding",))
+    payload = [{**p, "embedding": e} for p, e in zip(queued.payload, embeddings, strict=True)]
+    params = {**queued.params, "rows": json.dumps(payload, ensure_ascii=False)}
+    check = functools.partial(_inserted_all, len(payload))
+    pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
+    pgpipeline.note(conn, None)
+    return True
 
 
 def _lexical(
@@ -428,11 +495,13 @@ class PostgresBackend(Backend):
     def write(self) -> Iterator[Connection]:
         """``Backend.write``, whose end sends the statements the writer queued
         (``pgpipeline.deferring``: closes, inserts) together with the ``COMMIT``,
-        in one round trip."""
+        in one round trip, and whose ``BEGIN`` goes out with its first statements
+        (``pgpipeline.begun_by_queue``): no round trip of its own."""
         with (
             self._guarded(),
             self._connect_write() as conn,
             pgpipeline.sent_at_commit(conn),
+            pgpipeline.begun_by_queue(conn),
             conn.begin(),
         ):
             yield conn
@@ -445,9 +514,17 @@ class PostgresBackend(Backend):
         # Slots share SLOT_LOCK_BUCKETS locks per tenant: one lock per slot made a batch
         # of thousands of slots run out of the server's shared lock table ("out of shared
         # memory", max_locks_per_transaction); two slots in one bucket only wait longer.
+        # In a writer's transaction (stamped, its queue sure to go out with its next
+        # statement: ``pgpipeline.queues_locks``) the locks are queued: they go to the
+        # server with the slots' load, in its round trip, and the load still runs
+        # (and takes its snapshot) after them. Elsewhere they are taken at once.
         if not slots:
             return
-        conn.execute(_LOCK_SLOTS, {"keys": _slot_locks(tenant, slots)})
+        keys = {"keys": _slot_locks(tenant, slots)}
+        if pgpipeline.queues_locks(conn):
+            pgpipeline.enqueue(conn, _LOCK_SLOTS, keys)
+        else:
+            conn.execute(_LOCK_SLOTS, keys)
 
     @contextmanager
     def statement_read(self) -> Iterator[Connection]:
@@ -576,10 +653,15 @@ class PostgresBackend(Backend):
         commit, re-reading it after a concurrent writer commits) and advances the
         clock row, and returns it: one round trip where the plain form takes three
         per write."""
-        row = conn.execute(
-            _ADVANCE_AT if at is not None else _ADVANCE,
-            {"tenant": tenant, "now": now_us if at is None else at},
-        ).one()
+        stmt = _ADVANCE_AT if at is not None else _ADVANCE
+        params = {"tenant": tenant, "now": now_us if at is None else at}
+        queued = pgpipeline.take(conn) if pgpipeline.supported() else []
+        if queued:  # the transaction's BEGIN (and anything queued): sent with the stamp
+            items = [*queued, (pgpipeline.driver_sql(conn, stmt), params, None)]
+            row = pgpipeline.send(conn, items)[-1].fetchone()
+        else:
+            row = conn.execute(stmt, params).one()
+        pgpipeline.stamped(conn)
         return (at if at is not None else int(row[0])), row[1]
 
     @classmethod
@@ -595,8 +677,8 @@ class PostgresBackend(Backend):
         cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
     ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
         """``advance_clock``, ``lock_slots`` and the slots' current versions read
-        ``FOR UPDATE``, as three statements sent together (one round trip, after
-        any the writer still has queued). Each runs after the one before it
+        ``FOR UPDATE``, as three statements sent together with whatever is queued
+        (the transaction's ``BEGIN``): one round trip. Each runs after the one before it
         returned and takes its own snapshot then (``pgpipeline``), so the load sees
         every version committed before the locks were granted."""
         if not pgpipeline.supported():
@@ -609,10 +691,13 @@ class PostgresBackend(Backend):
         if slots:
             keys = {"keys": _slot_locks(tenant, slots)}
             items.append((pgpipeline.driver_sql(conn, _LOCK_SLOTS), keys, None))
-            load = pgpipeline.driver_sql(conn, _LOAD_SLOTS)
-            for chunk in chunks(list(slots)):
-                items.append((load, {"tenant": tenant, "slots": chunk}, None))
+            # one statement whatever the number of slots (one array parameter):
+            # a batch's statements do not grow with it, and a table small enough
+            # to be scanned is scanned once, not once per 500 slots
+            slots_param = {"tenant": tenant, "slots": list(slots)}
+            items.append((pgpipeline.driver_sql(conn, _LOAD_SLOTS), slots_param, None))
         cursors = pgpipeline.send(conn, items)
+        pgpipeline.stamped(conn)
         row = cursors[first].fetchone()
         stamp = at if at is not None else int(row[0])
         procs = _load_processors(conn.dialect)
@@ -657,22 +742,41 @@ class PostgresBackend(Backend):
         if binary and any(r[c] is None for r in rows for c in binary):
             super().insert_rows(conn, table, rows)  # never expected: the columns are NOT NULL
             return
+        dumped = None
+        if not binary and _escapes_only(table, cols, converted):
+            # The common case in one C call: the rows as given (their ``tenant``
+            # key too, which the statement does not read) when no value holds a
+            # backslash or a NUL (in the JSON text every one of those, and nothing
+            # else of a plain value, writes a backslash). ``SafeText``'s escaping,
+            # the only processing of these columns, then changes nothing.
+            try:
+                dumped = json.dumps(rows, ensure_ascii=False)
+            except (TypeError, ValueError):
+                dumped = None
+            if dumped is not None and "\\" in dumped:
+                dumped = None
         payload = []
-        for r in rows:
-            item = {c: r[c] for c in plain}
-            for c, p in converted:
-                item[c] = p(r[c])
-            payload.append(item)
-        params: dict[str, Any] = {
-            "tenant": tenant,
-            "rows": json.dumps(payload, ensure_ascii=False),
-        }
+        if dumped is None:
+            for r in rows:
+                item = {c: r[c] for c in plain}
+                for c, p in converted:
+                    item[c] = p(r[c])
+                payload.append(item)
+            dumped = json.dumps(payload, ensure_ascii=False)
+        params: dict[str, Any] = {"tenant": tenant, "rows": dumped}
         for c in binary:
             params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
         if pgpipeline.queueing(conn):
             # the writer's flush: the tenant's clock row is stamped (and locked) by
             # this transaction, so every row goes in; a short count is a bug
             pgpipeline.enqueue(conn, stmt, params, functools.partial(_inserted_all, len(rows)))
+            if table.name == "cm_vectors" and binary:
+                pgpipeline.note(
+                    conn,
+                    _QueuedVectors(
+                        pgpipeline.last_queued(conn), table, cols, payload, params, rows
+                    ),
+                )
             return
         run = conn.exec_driver_sql if binary else conn.execute
         if run(stmt, params).rowcount != len(rows):

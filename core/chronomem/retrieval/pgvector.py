@@ -45,7 +45,10 @@ EXACT_BELOW = 50_000
 
 
 def vector_literal(v: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in v.tolist()) + "]"
+    """``v`` as pgvector's text: each component ``%.7g`` (a list of ``%``
+    formats: the same text as ``f"{x:.7g}"`` per component, a quarter faster;
+    a batch's vector rows format every component of every vector)."""
+    return "[" + ",".join(["%.7g" % x for x in v.tolist()]) + "]"  # noqa: UP031
 
 
 def ensure_column(conn: Connection, dim: int) -> None:
@@ -97,15 +100,21 @@ def write_embeddings(conn: Connection, params: list[dict[str, Any]]) -> None:
     """Set ``embedding`` of the given (tenant ``t``, kind ``k``, item ``i``) rows to
     ``e`` (a vector literal): one ``UPDATE … FROM unnest(…)`` per tenant and kind,
     not one statement per row."""
+    from ..backends.postgres import embed_in_queued_insert
+
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for p in params:
         groups.setdefault((p["t"], p["k"]), []).append(p)
     for (tenant, kind), rows in groups.items():
+        ids, es = [r["i"] for r in rows], [r["e"] for r in rows]
+        # the writer's vector rows, still queued: inserted with their embedding
+        if embed_in_queued_insert(conn, tenant, kind, ids, es):
+            continue
         # queued behind the vector rows' insert when the writer queues (no round trip)
         of(conn).run_write(
             conn,
             _SET_EMBEDDINGS,
-            {"t": tenant, "k": kind, "ids": [r["i"] for r in rows], "es": [r["e"] for r in rows]},
+            {"t": tenant, "k": kind, "ids": ids, "es": es},
         )
 
 
