@@ -409,10 +409,13 @@ def test_write_connections_go_back_to_the_pool_as_they_came(
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
 def test_a_langgraph_put_round_trips(pg_url: str) -> None:
-    """A LangGraph put (its namespace read, then a document write: stamp, the
+    """A LangGraph put (its read of the item, then a document write: stamp, the
     subject's live values, locks sent with the load, inserts with the ``COMMIT``)
-    waits for the server at most seven times (nine before the ``BEGIN`` went with
-    the stamp and the locks with the load)."""
+    waits for the server at most five times: the read is one statement in
+    autocommit (``point_read``), not ``BEGIN``/``SELECT``/``COMMIT`` (seven then,
+    nine before the ``BEGIN`` went with the stamp and the locks with the load),
+    and the write after it still sends its ``BEGIN`` with the stamp. A ``get``
+    is one round trip."""
     store_mod = pytest.importorskip("langgraph.store.chronomem")
     store = store_mod.ChronomemStore(pg_url)
     try:
@@ -424,13 +427,50 @@ def test_a_langgraph_put_round_trips(pg_url: str) -> None:
                 wire.round_trips(lambda: store.put(("users", "bob"), "prefs", {"food": "rice"})),
                 wire.round_trips(lambda: store.put(("users", "ada"), "prefs", {"food": "jam"})),
             ]
+            got = wire.round_trips(lambda: store.get(("users", "bob"), "prefs"))
         finally:
             wire.close()
-        assert max(counts) <= 7
+        assert max(counts) <= 5
+        assert got == 1
         item = store.get(("users", "ada"), "prefs")
         assert item is not None and item.value == {"food": "jam"}
     finally:
         store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_write_after_an_autocommit_read_still_queues_its_begin(pg_memory: Memory) -> None:
+    """A connection back from a read in autocommit (a point read, a search) or at
+    another isolation level (an export's snapshot) is reset by the pool to the
+    server's default level: the next write on it still sends its ``BEGIN`` with
+    the stamp (two round trips, not three with a ``BEGIN ISOLATION LEVEL`` of
+    its own), and a point read is one round trip."""
+
+    def snapshot() -> None:
+        with pg_memory.backend.snapshot_read() as conn:
+            conn.execute(text("SELECT 1"))
+
+    wire = Wire(pg_memory)
+    try:
+        pg_memory.remember("ada", "lives_in", "Paris")  # one connection, registry cached
+        reads = [
+            lambda: pg_memory.rows(["ada"]),
+            lambda: pg_memory.search("where does ada live"),
+            snapshot,
+        ]
+        assert wire.round_trips(reads[0]) == 1
+        counts = []
+        for i, read in enumerate(reads):
+            read()
+            counts.append(wire.round_trips(lambda i=i: pg_memory.remember("ada", "likes", f"t{i}")))
+        assert counts == [2, 2, 2]
+    finally:
+        wire.close()
+    assert {f.object for f in pg_memory.facts(subject="ada", predicate="likes")} == {
+        "t0",
+        "t1",
+        "t2",
+    }
 
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")

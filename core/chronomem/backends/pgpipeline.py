@@ -340,3 +340,24 @@ def install(engine: Engine) -> None:
     event.listen(engine, "before_cursor_execute", _send_first)
     event.listen(engine, "after_cursor_execute", _joined_results)
     event.listen(engine, "handle_error", _close_joined)
+    event.listen(engine, "checkin", functools.partial(_plain_begin, engine))
+
+
+def _plain_begin(engine: Engine, dbapi: Any, _record: Any) -> None:
+    """A connection lent to a read in autocommit or at another isolation level
+    (``statement_read``, ``point_read``, ``snapshot_read``) comes back with
+    SQLAlchemy's reset: the dialect's default level set explicitly on the driver
+    connection, so psycopg would open its next transaction with ``BEGIN ISOLATION
+    LEVEL READ COMMITTED`` of its own, and a write on it could not queue its
+    ``BEGIN`` (``begun_by_queue``): one round trip more. That level is the
+    server's default (SQLAlchemy read it from the server), so leaving it unset
+    again changes nothing but the ``BEGIN``'s text."""
+    from psycopg import pq
+
+    if dbapi is None or dbapi.autocommit or dbapi.isolation_level is None:
+        return
+    if dbapi.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+        return  # not reusable as is anyway: the pool's reset deals with it
+    name = getattr(dbapi.isolation_level, "name", "").replace("_", " ")
+    if name == engine.dialect.default_isolation_level:
+        dbapi.isolation_level = None

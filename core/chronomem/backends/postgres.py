@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -536,6 +536,23 @@ class PostgresBackend(Backend):
         are session settings (``retrieval.pgvector``: set once per connection)."""
         conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         with self._guarded(), conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def point_read(
+        self, *, on_end: Callable[[Connection], None] | None = None
+    ) -> Iterator[Connection]:
+        """Autocommit, as ``statement_read``: a point read's one statement sees one
+        snapshot by itself (as it would in a read committed transaction), so it
+        goes out alone, without its ``BEGIN`` and ``COMMIT`` round trips (a
+        LangGraph ``get``, or the read a ``put`` plans against: one round trip,
+        not three). With ``on_end`` (a logged read whose instant lookup must run
+        in the read's transaction) a read transaction, as before."""
+        if on_end is not None:
+            with super().point_read(on_end=on_end) as conn:
+                yield conn
+            return
+        with self.statement_read() as conn:
             yield conn
 
     @classmethod
