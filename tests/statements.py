@@ -90,3 +90,21 @@ def episode_plans(memory: Memory, cost: Cost) -> list[str]:
 def scans_episodes(plan: str) -> bool:
     """Whether a plan reads ``cm_episodes`` whole (not through an index)."""
     return "SCAN cm_episodes" in plan or "Seq Scan on cm_episodes" in plan
+
+
+@contextmanager
+def decoded_facts() -> Iterator[list[int]]:
+    """Counts the fact rows decoded inside the block (``reads.to_fact`` calls): a
+    one-item list, read after the block."""
+    decode = reads.to_fact
+    n = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        n[0] += 1
+        return decode(*args, **kwargs)
+
+    reads.to_fact = counted  # type: ignore[assignment]
+    try:
+        yield n
+    finally:
+        reads.to_fact = decode  # type: ignore[assignment]

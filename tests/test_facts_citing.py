@@ -11,10 +11,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chronomem import Memory, reads
+from chronomem import Memory
 from chronomem_adapters.conformance import KitClock
 
 from .langchain.tracing import tracing
+from .statements import decoded_facts
 
 steps = st.lists(
     st.one_of(
@@ -63,13 +64,6 @@ def test_the_facts_citing_episodes_are_the_live_facts_with_those_sources(
 
 
 def test_facts_citing_costs_the_same_at_50_and_500_facts(memory: Memory) -> None:
-    decoded = [0]
-    decode = reads.to_fact
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        decoded[0] += 1
-        return decode(*args, **kwargs)
-
     costs = []
     for n in (50, 500):
         m = memory.scoped(tenant=f"t{n}")
@@ -81,13 +75,8 @@ def test_facts_citing_costs_the_same_at_50_and_500_facts(memory: Memory) -> None
             for i in range(n)
         )
         m.facts_citing([ep.id])  # warm
-        reads.to_fact = counted  # type: ignore[assignment]
-        decoded[0] = 0
-        try:
-            with tracing(m) as cost:
-                got = m.facts_citing([ep.id])
-        finally:
-            reads.to_fact = decode  # type: ignore[assignment]
+        with decoded_facts() as decoded, tracing(m) as cost:
+            got = m.facts_citing([ep.id])
         assert [(f.subject, f.object) for f in got] == [("ada", "tea")]
         costs.append((len(cost.statements), decoded[0]))
     assert costs[0] == costs[1], costs

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from chronomem import Memory, reads
 from chronomem_adapters.conformance import KitClock
 
-from .statements import counting
+from .statements import counting, decoded_facts
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 SUBJECTS = ["a", "b", "ab", "é", "B", "a b"]
@@ -75,25 +75,13 @@ def test_a_page_is_the_facts_sorted_newest_first_and_cut(
 
 
 def test_a_page_costs_the_same_at_50_and_500_facts(memory: Memory) -> None:
-    decoded = [0]
-    decode = reads.to_fact
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        decoded[0] += 1
-        return decode(*args, **kwargs)
-
     costs = []
     for n in (50, 500):
         m = memory.scoped(tenant=f"t{n}")
         m.remember_many({"subject": f"s{i}", "predicate": "likes", "obj": "tea"} for i in range(n))
         m.newest_facts("likes", limit=5)  # warm: the predicate registry
-        reads.to_fact = counted  # type: ignore[assignment]
-        decoded[0] = 0
-        try:
-            with counting(m) as cost:
-                page = m.newest_facts("likes", limit=5, offset=3)
-        finally:
-            reads.to_fact = decode  # type: ignore[assignment]
+        with decoded_facts() as decoded, counting(m) as cost:
+            page = m.newest_facts("likes", limit=5, offset=3)
         assert page == _page(m, "likes", 5, 3)
         costs.append((cost.shape, decoded[0]))
     assert costs[0] == costs[1], costs
