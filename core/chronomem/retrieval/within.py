@@ -201,19 +201,17 @@ def prefix_rows(
     predicates: Sequence[str] | None,
     subject_key: str | None,
     held: HeldRows | None = None,
-    registry_us: list[int | None] | None = None,
-) -> list[dict[str, Any]] | None:
+) -> tuple[list[dict[str, Any]], int | None] | None:
     """The prefix's rows at the search's instants (one range read of the subject
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
-    more versions than that, from a walk of the index alone; the same statement
-    reads the tenant's registry version into ``registry_us``). With ``held``: the
+    more versions than that, from a walk of the index alone), with the tenant's
+    registry version (read by the same statement). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
     ``held`` when it holds them all; else the whole rows are read (and held)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
     if found is None or found[0] > ROW_CAP:
         return None
-    if registry_us is not None:
-        registry_us[:] = [found[1]]
+    registry_us = found[1]
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
@@ -234,13 +232,13 @@ def prefix_rows(
             return None
         completed = held.complete(scope.tenant, columns, closing)
         if completed is not None:
-            return completed
+            return completed, registry_us
     rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
     if len(rows) > ROW_CAP:
         return None
     if held is not None:
         held.hold(scope.tenant, columns, rows)
-    return rows
+    return rows, registry_us
 
 
 def _explain(explain: dict[str, Any], tiebreak: str, cosine: float | None) -> dict[str, Any]:
@@ -307,10 +305,10 @@ def search(
                 for p in predicates
             ]
         skey = None if subject is None else subject if exact else fold(subject)
-        version: list[int | None] = []  # the registry's, read with the prefix's size
-        rows = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held, version)
-        if rows is None:
+        read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
+        if read is None:
             return None
+        rows, registry_us = read
 
         def run(name: str, fn: Callable[[], Ranking]) -> None:
             # each leg in its own error boundary; none runs SQL (the rows are read)
@@ -340,7 +338,7 @@ def search(
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
         by_id = {row["id"]: row for row in rows}
         window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=version[0]))
+        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
         for f in fused:
             row = by_id[f.id]
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
