@@ -253,6 +253,24 @@ def test_one_by_one_gives_the_same_history(pg_url: str) -> None:
     assert history(True) == history(False)
 
 
+@contextmanager
+def _failing_queue(monkeypatch: pytest.MonkeyPatch, after: str = "") -> Iterator[None]:
+    """Inside the block, a failing statement is queued behind each queued statement
+    whose SQL contains ``after`` (every one by default); the real queue after it."""
+    real = pgpipeline.enqueue
+
+    def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
+        real(conn, stmt, params, check)
+        if after in pgpipeline.driver_sql(conn, stmt):
+            real(conn, "SELECT 1 / 0", None)
+
+    monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(pgpipeline, "enqueue", real)
+
+
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
 def test_a_failing_queued_statement_writes_nothing(
     pg_memory: Memory, monkeypatch: pytest.MonkeyPatch
@@ -261,16 +279,8 @@ def test_a_failing_queued_statement_writes_nothing(
     write at its commit with the database's error; nothing of it is stored, and
     the next write on the same pool works."""
     pg_memory.remember("ada", "lives_in", "Paris")
-    real = pgpipeline.enqueue
-
-    def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
-        real(conn, stmt, params, check)
-        real(conn, "SELECT 1 / 0", None)
-
-    monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
-    with pytest.raises(DBAPIError, match="division by zero"):
+    with _failing_queue(monkeypatch), pytest.raises(DBAPIError, match="division by zero"):
         pg_memory.remember("ada", "lives_in", "Berlin")
-    monkeypatch.setattr(pgpipeline, "enqueue", real)
     assert [f.object for f in pg_memory.facts(subject="ada")] == ["Paris"]
     pg_memory.remember("ada", "lives_in", "Rome")
     assert [f.object for f in pg_memory.facts(subject="ada")] == ["Rome"]
@@ -382,16 +392,8 @@ def test_write_connections_go_back_to_the_pool_as_they_came(
     event.listen(engine, "checkin", back)
     try:
         pg_memory.remember("ada", "lives_in", "Paris")
-        real = pgpipeline.enqueue
-
-        def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
-            real(conn, stmt, params, check)
-            real(conn, "SELECT 1 / 0", None)
-
-        monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
-        with pytest.raises(DBAPIError):
+        with _failing_queue(monkeypatch), pytest.raises(DBAPIError):
             pg_memory.remember("ada", "lives_in", "Berlin")
-        monkeypatch.setattr(pgpipeline, "enqueue", real)
         pg_memory.remember("ada", "likes", "tea")
     finally:
         event.remove(engine, "checkin", back)
@@ -489,17 +491,11 @@ def test_a_queued_statement_fails_with_the_statement_it_went_with(
         alone = wire.round_trips(lambda: pg_memory.end("bob", "likes"))
     finally:
         wire.close()
-    real = pgpipeline.enqueue
-
-    def and_fail(conn: Any, stmt: Any, params: Any, check: Any = None) -> None:
-        real(conn, stmt, params, check)
-        if "pg_advisory_xact_lock" in pgpipeline.driver_sql(conn, stmt):
-            real(conn, "SELECT 1 / 0", None)
-
-    monkeypatch.setattr(pgpipeline, "enqueue", and_fail)
-    with pytest.raises(DBAPIError, match="division by zero"):
+    with (
+        _failing_queue(monkeypatch, after="pg_advisory_xact_lock"),
+        pytest.raises(DBAPIError, match="division by zero"),
+    ):
         pg_memory.end("ada", "likes")
-    monkeypatch.setattr(pgpipeline, "enqueue", real)
     assert sorted(f.object for f in pg_memory.facts(subject="ada")) == ["x", "y", "z"]
     pg_memory.end("ada", "likes")
     assert pg_memory.facts(subject="ada") == []

@@ -44,7 +44,7 @@ def unreached(
             if f.subject in seen:
                 continue
             seen.add(f.subject)
-            if f.subject in pending or f.subject in reached:
+            if f.subject in reached:
                 pending.discard(f.subject)
                 continue
             if accept(f):
