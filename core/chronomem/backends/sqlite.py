@@ -11,6 +11,7 @@ import logging
 import operator
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -32,6 +33,26 @@ if TYPE_CHECKING:
 # FTS5 refuses a structure deeper than 2000 levels; each optimize adds up to 2.
 REBUILD_AT_LEVELS = 500
 BUSY_TIMEOUT_S = 30.0
+
+
+def _to_wal(cur: sqlite3.Cursor) -> None:
+    """Puts the database in WAL mode unless it is already (the mode persists in the
+    file). The switch needs the database to itself, and SQLite may answer "database
+    is locked" at once, without its busy handler, while another connection opens the
+    same fresh file (workers starting together): that answer is retried until the
+    busy timeout, as the handler would have waited."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 POINT_KEEP = 4  # pooled connections a file store keeps between point reads (_take)
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
@@ -247,10 +268,10 @@ class SqliteBackend(Backend):
         def _on_connect(dbapi_conn: Any, _record: Any) -> None:
             dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
             cur = dbapi_conn.cursor()
-            if not memory and not self.read_only:
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            if not memory and not self.read_only:
+                _to_wal(cur)
+                cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA secure_delete=ON")
             cur.close()
 
