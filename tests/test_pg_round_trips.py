@@ -517,3 +517,95 @@ def test_vector_literal_is_each_component_at_seven_digits() -> None:
     ]
     for v in vectors:
         assert vector_literal(v) == "[" + ",".join(f"{x:.7g}" for x in v.tolist()) + "]"
+
+
+class _Embedder:
+    """The hashing embedder, calling ``before`` first (a test's look at the wire)."""
+
+    def __init__(self, before: Any) -> None:
+        from chronomem.embedding import HashingEmbedder
+
+        self.inner = HashingEmbedder()
+        self.name, self.dim = self.inner.name, self.inner.dim
+        self.before = before
+
+    def embed(self, texts: Any) -> Any:
+        self.before()
+        return self.inner.embed(texts)
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_the_version_insert_is_on_its_way_before_the_batch_is_embedded(
+    pg_url: str, clock: ManualClock
+) -> None:
+    """A batch's closes and version insert go to the server as soon as they are
+    queued (``pgpipeline.launch``), while the client embeds the batch: when the
+    embedder runs, the insert is on the wire, and no result was waited for
+    (its results come back with the ``COMMIT``'s). Still two round trips."""
+    seen: list[bool] = []
+    wire: Wire | None = None
+
+    def look() -> None:
+        if wire is None:
+            return
+        for c in wire.conns:
+            c.untrace()  # flushes the trace so far
+        with open(wire.path, "rb") as f:
+            sent = f.read().decode("utf-8", "replace")
+        for c in wire.conns:
+            wire._on(c)
+        tail = sent[sent.rfind("INSERT INTO cm_txclock") :]  # this write's, from its stamp on
+        seen.append("INSERT INTO cm_versions" in tail and "UPDATE cm_versions" in tail)
+
+    m = Memory(pg_url, clock=clock, embedder=_Embedder(look))
+    try:
+        m.remember_many(_lives(30, "Paris"))  # the registry is cached from here
+        wire = Wire(m)
+        try:
+            assert wire.round_trips(lambda: m.remember_many(_lives(30, "Rome"))) == 2
+        finally:
+            wire.close()
+        assert seen == [True]
+        assert {f.object for f in m.facts(predicate="lives_in")} == {"Rome"}
+    finally:
+        m.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_write_failing_after_its_insert_went_out_writes_nothing(
+    pg_url: str, clock: ManualClock
+) -> None:
+    """An embedder that fails once the batch's version insert is on its way
+    (``pgpipeline.launch``) fails the write with its own error: nothing of it is
+    stored, the connection goes back to the pool out of pipeline mode and out of
+    autocommit, and the next write and read work."""
+    import psycopg
+
+    fail = {"on": False}
+
+    def boom() -> None:
+        if fail["on"]:
+            raise RuntimeError("embedder down")
+
+    m = Memory(pg_url, clock=clock, embedder=_Embedder(boom))
+    back: list[tuple[bool, Any]] = []
+
+    def checkin(dbapi: Any, _record: Any) -> None:
+        back.append((dbapi.autocommit, dbapi.pgconn.pipeline_status))
+
+    event.listen(m.backend.engine, "checkin", checkin)
+    try:
+        m.remember_many(_lives(20, "Paris"))
+        fail["on"] = True
+        with pytest.raises(RuntimeError, match="embedder down"):
+            m.remember_many(_lives(20, "Rome"))
+        fail["on"] = False
+        assert {f.object for f in m.facts(predicate="lives_in")} == {"Paris"}
+        m.remember_many(_lives(20, "Oslo"))
+        assert {f.object for f in m.facts(predicate="lives_in")} == {"Oslo"}
+        assert m.check().i1_violations == 0
+    finally:
+        event.remove(m.backend.engine, "checkin", checkin)
+        m.close()
+    off = psycopg.pq.PipelineStatus.OFF
+    assert back and all(ac is False and status == off for ac, status in back)

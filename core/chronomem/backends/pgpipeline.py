@@ -23,6 +23,10 @@ version insert, vector insert, ``COMMIT``). Three things here cut that to two
   on the ordinary path are queued too, and go with the slots' load.
 * ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
   with the first statements instead of alone.
+* ``launch``: a batch's closes and version insert are sent as soon as they are
+  queued, in a pipeline left open (no sync, nothing waited for), so the server
+  inserts while the client embeds the batch; the pipeline's results come back
+  in the round trip of the next statement, which joins it (the ``COMMIT``).
 
 Every statement still goes through SQLAlchemy's ``Connection._cursor_execute``:
 cursor events (statement counting, the tests' Citus guard) see each one, and a
@@ -79,29 +83,52 @@ def driver_sql(conn: Connection, stmt: Any) -> str:
 
 def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> list[Any]:
     """Run ``items`` (and then ``COMMIT`` when ``commit``) in one round trip; their
-    cursors, in order, results read. A failing statement raises as it would have
-    alone (the ones after it did not run; the transaction is aborted)."""
+    cursors, in order, results read. Statements already on their way (``launch``)
+    go first: ``items`` join their pipeline, whose results come back with theirs.
+    A failing statement raises as it would have alone (the ones after it did not
+    run; the transaction is aborted)."""
     import psycopg
 
     raw: Any = conn.connection.driver_connection
     run = [*items, ("COMMIT", None, None)] if commit else list(items)
-    cursors: list[Any] = []
+    launched = conn.info.pop(_LAUNCHED, None)
+    if launched is None:
+        block, before, cursors = raw.pipeline(), [], []
+        block.__enter__()
+    else:
+        block, before, cursors = launched
+    sent = [*before, *run]
     try:
-        # one sync when the block ends (``raw.commit()`` would add one of its own)
-        with raw.pipeline():
-            for sql, params, _ in run:
-                cur = raw.cursor()
-                cursors.append(cur)
-                conn._cursor_execute(cur, sql, params)
+        for sql, params, _ in run:
+            cur = raw.cursor()
+            cursors.append(cur)
+            conn._cursor_execute(cur, sql, params)
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, psycopg.Error):
+            _raise_failed(conn, exc, sent, cursors)
+        raise
+    # one sync (``raw.commit()`` would add one of its own)
+    try:
+        block.__exit__(None, None, None)
     except psycopg.Error as exc:
-        # the error arrives with the results: the failed statement is the first
-        # without a result (the ones after it were skipped)
-        failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(run) - 1)
-        conn._handle_dbapi_exception(exc, run[failed][0], run[failed][1], cursors[failed], None)
-    for (_, _, check), cur in zip(items, cursors, strict=False):
+        _raise_failed(conn, exc, sent, cursors)
+    for (_, _, check), cur in zip(sent, cursors, strict=False):
         if check is not None:
             check(cur)
-    return cursors[: len(items)]
+    return cursors[len(before) : len(before) + len(items)]
+
+
+def _raise_failed(
+    conn: Connection, exc: Exception, sent: Sequence[Queued], cursors: list[Any]
+) -> None:
+    """Raise ``exc`` (a driver error that arrived with a pipeline's results) as
+    SQLAlchemy's, naming the failed statement: the first without a result (the
+    ones after it were skipped)."""
+    failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(cursors) - 1)
+    failed = max(0, min(failed, len(sent) - 1))
+    cur = cursors[failed] if cursors else None
+    conn._handle_dbapi_exception(exc, sent[failed][0], sent[failed][1], cur, None)
 
 
 _STAMPED = "chronomem.stamped"  # conn.info: the writer stamped this transaction
@@ -154,6 +181,75 @@ def replace_last(conn: Connection, item: Queued) -> None:
     conn.info[_QUEUE][-1] = item
 
 
+_LAUNCHED = "chronomem.launched"  # conn.info: a pipeline sent but not synced (``launch``)
+
+
+def launch(conn: Connection) -> None:
+    """Send the queue now, in a pipeline left open: the server starts on it (a
+    batch's version insert, tens of milliseconds of index upkeep) while the
+    client goes on (the batch's embeddings and vector rows); its results come
+    back with the next statement's, whose round trip it joins (``send``,
+    ``_send_first``). No round trip of its own: nothing is waited for here.
+    Only in ``PostgresBackend.write``'s transaction (``sent_at_commit``), whose
+    end is sure to close the pipeline, with the ``COMMIT`` or before the
+    rollback (``closed_on_error``)."""
+    if not (supported() and conn.info.get(_AT_COMMIT)) or conn.info.get(_JOINED) is not None:
+        return
+    queued = take(conn)
+    if not queued:
+        return
+    raw: Any = conn.connection.driver_connection
+    launched = conn.info.pop(_LAUNCHED, None)
+    if launched is None:
+        block = raw.pipeline()
+        block.__enter__()
+        launched = (block, [], [])
+    block, sent, cursors = launched
+    try:
+        for item in queued:
+            cur = raw.cursor()
+            cursors.append(cur)
+            sent.append(item)
+            conn._cursor_execute(cur, item[0], item[1])
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            _raise_failed(conn, exc, sent, cursors)
+        raise
+    conn.info[_LAUNCHED] = launched
+
+
+def launched(conn: Connection) -> bool:
+    """Whether statements ``launch`` sent still wait for their results."""
+    return _LAUNCHED in conn.info
+
+
+def _close_launched(conn: Connection, exc: BaseException | None) -> None:
+    """Close a pipeline ``launch`` left open (its results read and dropped): an
+    error ends the transaction, which then rolls back."""
+    hit = conn.info.pop(_LAUNCHED, None)
+    if hit is None:
+        return
+    try:
+        hit[0].__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+    except Exception:
+        if exc is None:
+            raise
+
+
+@contextmanager
+def closed_on_error(conn: Connection) -> Iterator[None]:
+    """On an error in the block, close a launched pipeline before the
+    transaction's rollback."""
+    try:
+        yield
+    except BaseException as exc:
+        _close_launched(conn, exc)
+        raise
+
+
 def take(conn: Connection) -> list[Queued]:
     """The queued statements (now no longer queued), to send ahead of others."""
     conn.info.pop(_NOTE, None)
@@ -200,6 +296,9 @@ def sent_at_commit(conn: Connection) -> Iterator[None]:
         info.pop(_QUEUE, None)
         info.pop(_NOTE, None)
         info.pop(_DEFER, None)
+        if _LAUNCHED in info:  # never expected: the COMMIT or ``closed_on_error`` closed it
+            _close_launched(conn, RuntimeError("a launched pipeline outlived its transaction"))
+            conn.invalidate()
         joined = info.pop(_JOINED, None)
         if joined is not None:  # never expected: a joined statement's events close it
             try:
@@ -255,7 +354,7 @@ def commit(conn: Connection) -> None:
     empty (the caller's commit then runs as usual), nor when it holds only the
     ``BEGIN`` of a transaction that ran nothing (``begun_by_queue``)."""
     queued = take(conn)
-    if queued and queued != [_BEGIN]:
+    if launched(conn) or (queued and queued != [_BEGIN]):
         send(conn, queued, commit=True)
 
 
@@ -272,10 +371,10 @@ def _send_first(
     order, one after another, as when the queue went alone first. A statement
     that cannot join one (an ``executemany``, a server-side cursor) sends the
     queue alone first."""
-    if _QUEUE not in conn.info:
+    if _QUEUE not in conn.info and _LAUNCHED not in conn.info:
         return
     queued = take(conn)
-    if not queued:
+    if not queued and _LAUNCHED not in conn.info:
         return
     if many or getattr(cursor, "name", None) or conn.info.get(_JOINED) is not None:
         send(conn, queued)
@@ -283,9 +382,13 @@ def _send_first(
     import psycopg
 
     raw: Any = conn.connection.driver_connection
-    block = raw.pipeline()
-    block.__enter__()
-    cursors: list[Any] = []
+    launched = conn.info.pop(_LAUNCHED, None)
+    if launched is None:
+        block, sent, cursors = raw.pipeline(), [], []
+        block.__enter__()
+    else:
+        block, sent, cursors = launched
+    sent = [*sent, *queued]
     try:
         for sql, params, _ in queued:
             cur = raw.cursor()
@@ -293,16 +396,13 @@ def _send_first(
             conn._cursor_execute(cur, sql, params)
     except psycopg.Error as exc:
         block.__exit__(type(exc), exc, exc.__traceback__)
-        failed = len(cursors) - 1
-        conn._handle_dbapi_exception(
-            exc, queued[failed][0], queued[failed][1], cursors[failed], None
-        )
+        _raise_failed(conn, exc, sent, cursors)
     except BaseException as exc:
         block.__exit__(type(exc), exc, exc.__traceback__)
         raise
     # set only now, the queued statements' own cursor events done: the next
     # ``after_cursor_execute`` is the joining statement's
-    conn.info[_JOINED] = (block, queued, cursors)
+    conn.info[_JOINED] = (block, sent, cursors)
 
 
 def _joined_results(

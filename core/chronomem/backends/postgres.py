@@ -503,6 +503,7 @@ class PostgresBackend(Backend):
             pgpipeline.sent_at_commit(conn),
             pgpipeline.begun_by_queue(conn),
             conn.begin(),
+            pgpipeline.closed_on_error(conn),
         ):
             yield conn
             pgpipeline.commit(conn)
@@ -787,6 +788,9 @@ class PostgresBackend(Backend):
             # the writer's flush: the tenant's clock row is stamped (and locked) by
             # this transaction, so every row goes in; a short count is a bug
             pgpipeline.enqueue(conn, stmt, params, functools.partial(_inserted_all, len(rows)))
+            if table.name == "cm_versions":
+                # on its way now: the server inserts while the client embeds
+                pgpipeline.launch(conn)
             if table.name == "cm_vectors" and binary:
                 pgpipeline.note(
                     conn,
