@@ -5,6 +5,7 @@ fills the top k (pgvector >= 0.8)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,10 +46,16 @@ EXACT_BELOW = 50_000
 
 
 def vector_literal(v: np.ndarray) -> str:
-    """``v`` as pgvector's text: each component ``%.7g`` (a list of ``%``
-    formats: the same text as ``f"{x:.7g}"`` per component, a quarter faster;
-    a batch's vector rows format every component of every vector)."""
-    return "[" + ",".join(["%.7g" % x for x in v.tolist()]) + "]"  # noqa: UP031
+    """``v`` as pgvector's text: each component ``%.7g`` (the same text as
+    ``f"{x:.7g}"`` per component), by one ``%`` format of every component at once
+    (a quarter faster than a format per component, itself a quarter faster than
+    f-strings; a batch's vector rows format every component of every vector)."""
+    return _literal_format(len(v)) % tuple(v.tolist())
+
+
+@functools.cache
+def _literal_format(dim: int) -> str:
+    return "[" + ",".join(["%.7g"] * dim) + "]"
 
 
 def ensure_column(conn: Connection, dim: int) -> None:
