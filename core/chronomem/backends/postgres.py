@@ -125,7 +125,7 @@ def _add_i1(columns: str) -> Any:
 
 
 def _setwise_insert(
-    dialect: Any, table: Any, cols: tuple[str, ...], extra: tuple[str, ...] = ()
+    dialect: Any, table: Any, cols: tuple[str, ...], extra: tuple[tuple[str, str], ...] = ()
 ) -> tuple[Any, list[Any]]:
     """The statement inserting ``cols`` of a JSON array of row objects (typed by the
     table's own row type), and each column's bind processor. Binary columns (a
@@ -134,16 +134,24 @@ def _setwise_insert(
     by position; as hex text inside the JSON they doubled its size and the
     server's parsing of it was most of a vector insert. ``extra``: columns the
     table has in the database but not in ``schema`` (pgvector's ``embedding``),
-    taken from the JSON as text, which the row type's own input function reads;
-    their processor is None (passed as given)."""
-    key = (table.name, cols + extra)
+    as (column, SQL type) pairs, only beside a binary column: each one ``text[]``
+    parameter (``:text_<column>``, sent in binary: no quoting) zipped with the
+    binary arrays, its text read by the type's own input function; their
+    processor is None (passed as given). As strings inside the JSON,
+    pgvector's literals (2-3 kB each) were most of its text: encoded a second
+    time by the client and scanned by the server's JSON parser."""
+    key = (table.name, cols + tuple(c for c, _ in extra))
     hit = _SETWISE.get(key)
     if hit is None:
         types = [table.c[c].type for c in cols]
         binary = [c for c, t in zip(cols, types, strict=True) if isinstance(t, LargeBinary)]
-        names = ", ".join(cols + extra)
+        assert binary or not extra, "extra columns are zipped with a binary column"
+        names = ", ".join(cols + tuple(c for c, _ in extra))
         picked = ", ".join(
-            [*(f"b.{c}" if c in binary else f"u.{c}" for c in cols), *(f"u.{c}" for c in extra)]
+            [
+                *(f"b.{c}" if c in binary else f"u.{c}" for c in cols),
+                *(f"CAST(b.{c} AS {t})" for c, t in extra),
+            ]
         )
         rows = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json))"
         stmt: Any
@@ -151,11 +159,17 @@ def _setwise_insert(
             # psycopg's own placeholders (run by ``exec_driver_sql``): ``%(…)b`` sends
             # the arrays in binary, where its automatic choice quoted every byte as text
             rows = f"json_populate_recordset(NULL::{table.name}, CAST(%(rows)s AS json))"
-            arrays = ", ".join(f"%(bin_{c})b::bytea[]" for c in binary)
+            arrays = ", ".join(
+                [
+                    *(f"%(bin_{c})b::bytea[]" for c in binary),
+                    *(f"%(text_{c})b::text[]" for c, _ in extra),
+                ]
+            )
+            zipped = ", ".join([*binary, *(c for c, _ in extra)])
             stmt = (
                 f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
                 f"FROM {txclock.name} AS k, ROWS FROM ({rows}) WITH ORDINALITY AS u, "
-                f"unnest({arrays}) WITH ORDINALITY AS b({', '.join(binary)}, n) "
+                f"unnest({arrays}) WITH ORDINALITY AS b({zipped}, n) "
                 "WHERE k.tenant = %(tenant)s AND b.n = u.ordinality"
             )
         else:
@@ -203,12 +217,15 @@ class _QueuedVectors:
         item: Any,
         table: Any,
         cols: tuple[str, ...],
-        payload: list[dict[str, Any]],
         params: dict[str, Any],
         rows: list[dict[str, Any]],
     ) -> None:
         self.item, self.table, self.cols = item, table, cols
-        self.payload, self.params, self.rows = payload, params, rows
+        self.params, self.rows = params, rows
+
+
+# pgvector's column, set inside the vector rows' insert (``embed_in_queued_insert``)
+_EMBEDDING = (("embedding", "vector"),)
 
 
 def embed_in_queued_insert(
@@ -235,10 +252,9 @@ def embed_in_queued_insert(
         )
     ):
         return False
-    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, ("embedding",))
-    payload = [{**p, "embedding": e} for p, e in zip(queued.payload, embeddings, strict=True)]
-    params = {**queued.params, "rows": json.dumps(payload, ensure_ascii=False)}
-    check = functools.partial(_inserted_all, len(payload))
+    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING)
+    params = {**queued.params, "text_embedding": list(embeddings)}
+    check = functools.partial(_inserted_all, len(ids))
     pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
     pgpipeline.note(conn, None)
     return True
@@ -794,9 +810,7 @@ class PostgresBackend(Backend):
             if table.name == "cm_vectors" and binary:
                 pgpipeline.note(
                     conn,
-                    _QueuedVectors(
-                        pgpipeline.last_queued(conn), table, cols, payload, params, rows
-                    ),
+                    _QueuedVectors(pgpipeline.last_queued(conn), table, cols, params, rows),
                 )
             return
         run = conn.exec_driver_sql if binary else conn.execute
