@@ -23,9 +23,9 @@ import bisect
 import contextlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
@@ -34,6 +34,8 @@ from .. import backends
 from ..prepared import Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
+
+T = TypeVar("T")
 
 MAX = np.iinfo(np.int64).max
 BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
@@ -673,6 +675,7 @@ class TenantMirror:
 
 
 HELD_ROWS = 8_192  # version rows ``HeldRows`` keeps at most (a prefix search reads <= 2,000)
+HELD_VIEWS = 64  # row sets ``HeldRows.view`` keeps what it derived from, at most
 
 
 class HeldRows:
@@ -683,13 +686,46 @@ class HeldRows:
     columns and takes the rest from here. Erasure deletes rows (a deleted version
     is no longer read, so never looked up); the set is dropped whole when full
     and with the mirrors (``MirrorSet.clear``: erasure, repair, import,
-    re-embedding in this process)."""
+    re-embedding in this process).
 
-    def __init__(self, cap: int = HELD_ROWS):
+    ``view`` keeps, beside the rows, what a caller derives from a whole row set
+    (``within.Rows``: term counts, the entity index, the vector matrix), keyed by
+    the closing read's values: the same values name the same rows (the held
+    columns never change while they are held), so a search of a namespace nothing
+    was written to since derives nothing again. Views go with the rows."""
+
+    def __init__(self, cap: int = HELD_ROWS, views: int = HELD_VIEWS):
         self.cap = cap
+        self.views = views
         # (tenant, version id) -> (the row, its values of the closing read's columns)
         self._rows: dict[tuple[str, str], tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        # (tenant, columns, the closing read's rows) -> what ``view``'s ``derive`` built
+        self._views: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
+
+    def view(
+        self,
+        tenant: str,
+        columns: Sequence[str],
+        closing: Sequence[Sequence[Any]],
+        derive: Callable[[list[dict[str, Any]]], T],
+    ) -> T | None:
+        """``derive`` of the rows ``complete`` gives for ``closing``, kept by the
+        closing read's values (the same values: the same rows, the value derived
+        before); None unless every row is held."""
+        key = (tenant, tuple(columns), tuple(map(tuple, closing)))
+        found = self._views.get(key)
+        if found is not None:
+            return cast(T, found)
+        rows = self.complete(tenant, columns, closing)
+        if rows is None:
+            return None
+        out = derive(rows)
+        with self._lock:
+            if len(self._views) >= self.views:
+                self._views = {}
+            self._views[key] = out
+        return out
 
     def complete(
         self, tenant: str, columns: Sequence[str], closing: Sequence[Sequence[Any]]
@@ -716,6 +752,7 @@ class HeldRows:
         with self._lock:
             if len(self._rows) + len(rows) > self.cap:
                 self._rows = {}
+                self._views = {}
             if len(rows) <= self.cap:
                 self._rows.update(
                     ((tenant, r["id"]), (r, tuple(r[k] for k in columns))) for r in rows
@@ -724,6 +761,7 @@ class HeldRows:
     def clear(self) -> None:
         with self._lock:
             self._rows = {}
+            self._views = {}
 
     def __len__(self) -> int:
         return len(self._rows)
