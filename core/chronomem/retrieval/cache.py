@@ -747,16 +747,28 @@ class HeldRows:
             out.append(held if c == seen else {**held, **dict(zip(columns, c, strict=True))})
         return out
 
-    def hold(self, tenant: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
-        """Keep ``rows`` (whole rows, read with the closing read's ``columns``)."""
+    def hold(
+        self,
+        tenant: str,
+        columns: Sequence[str],
+        rows: Sequence[dict[str, Any]],
+        view: Any = None,
+    ) -> None:
+        """Keep ``rows`` (whole rows, read with the closing read's ``columns``), and
+        ``view`` (what ``view``'s ``derive`` gives for them) if given."""
+        closing = [tuple(r[k] for k in columns) for r in rows]
         with self._lock:
             if len(self._rows) + len(rows) > self.cap:
                 self._rows = {}
                 self._views = {}
             if len(rows) <= self.cap:
                 self._rows.update(
-                    ((tenant, r["id"]), (r, tuple(r[k] for k in columns))) for r in rows
+                    ((tenant, r["id"]), (r, seen)) for r, seen in zip(rows, closing, strict=True)
                 )
+                if view is not None:
+                    if len(self._views) >= self.views:
+                        self._views = {}
+                    self._views[(tenant, tuple(columns), tuple(closing))] = view
 
     def clear(self) -> None:
         with self._lock:
