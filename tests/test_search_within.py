@@ -356,3 +356,31 @@ def test_a_namespace_searched_again_derives_nothing_again(
     assert len(built) == 6 and hits("chess") and len(built) == 6  # the rows changed: once
     m._retrieval.mirrors.held.clear()
     assert hits("tea paris") == after and len(built) == 9
+
+
+def test_held_views_are_bounded_by_the_rows_they_were_derived_from() -> None:
+    """``HeldRows.view`` derives once per closing read's values, keeps views of at
+    most ``cap`` rows in all (dropping every view when a new one would pass it),
+    and drops them with the rows (``clear``)."""
+    from chronomem.retrieval.cache import HeldRows
+
+    held = HeldRows(cap=6)
+    cols = ("id", "superseded_at")
+    rows = [{"id": f"v{i}", "superseded_at": None, "text": f"t{i}"} for i in range(6)]
+    held.hold("t", cols, rows[:3])
+    derived: list[int] = []
+
+    def derive(got: list[dict[str, object]]) -> list[str]:
+        derived.append(len(got))
+        return [str(r["text"]) for r in got]
+
+    open_ = [(r["id"], None) for r in rows]
+    assert held.view("t", cols, open_[:3], derive) == ["t0", "t1", "t2"]
+    assert held.view("t", cols, open_[:3], derive) == ["t0", "t1", "t2"] and derived == [3]
+    assert held.view("t", cols, open_[:4], derive) is None  # v3 is not held
+    closed = [("v0", 5), *open_[1:3]]  # v0 closed since: its own row, derived again
+    assert held.view("t", cols, closed, derive) == ["t0", "t1", "t2"] and derived == [3, 3]
+    assert held.view("t", cols, closed[:1], derive) and derived == [3, 3, 1]  # 7 rows > 6
+    assert held.view("t", cols, open_[:3], derive) and derived == [3, 3, 1, 3]  # dropped
+    held.clear()
+    assert held.view("t", cols, open_[:1], derive) is None

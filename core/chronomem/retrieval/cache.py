@@ -675,7 +675,6 @@ class TenantMirror:
 
 
 HELD_ROWS = 8_192  # version rows ``HeldRows`` keeps at most (a prefix search reads <= 2,000)
-HELD_VIEWS = 64  # row sets ``HeldRows.view`` keeps what it derived from, at most
 
 
 class HeldRows:
@@ -694,13 +693,14 @@ class HeldRows:
     columns never change while they are held), so a search of a namespace nothing
     was written to since derives nothing again. Views go with the rows."""
 
-    def __init__(self, cap: int = HELD_ROWS, views: int = HELD_VIEWS):
+    def __init__(self, cap: int = HELD_ROWS):
         self.cap = cap
-        self.views = views
         # (tenant, version id) -> (the row, its values of the closing read's columns)
         self._rows: dict[tuple[str, str], tuple[dict[str, Any], tuple[Any, ...]]] = {}
-        # (tenant, columns, the closing read's rows) -> what ``view``'s ``derive`` built
+        # (tenant, columns, the closing read's rows) -> what ``view``'s ``derive`` built,
+        # and how many rows those views were derived from (at most ``cap``, as held)
         self._views: dict[tuple[Any, ...], Any] = {}
+        self._view_rows = 0
         self._lock = threading.Lock()
 
     def view(
@@ -722,10 +722,19 @@ class HeldRows:
             return None
         out = derive(rows)
         with self._lock:
-            if len(self._views) >= self.views:
-                self._views = {}
-            self._views[key] = out
+            self._keep_view(key, len(rows), out)
         return out
+
+    def _keep_view(self, key: tuple[Any, ...], size: int, view: Any) -> None:
+        """Keep ``view`` (of ``size`` rows), dropping every view first when the
+        views would be of more than ``cap`` rows in all (a row closed since it was
+        held is a copy of its own in each view holding it). Under the lock."""
+        if self._view_rows + size > self.cap:
+            self._views = {}
+            self._view_rows = 0
+        if size <= self.cap and key not in self._views:
+            self._views[key] = view
+            self._view_rows += size
 
     def complete(
         self, tenant: str, columns: Sequence[str], closing: Sequence[Sequence[Any]]
@@ -761,19 +770,19 @@ class HeldRows:
             if len(self._rows) + len(rows) > self.cap:
                 self._rows = {}
                 self._views = {}
+                self._view_rows = 0
             if len(rows) <= self.cap:
                 self._rows.update(
                     ((tenant, r["id"]), (r, seen)) for r, seen in zip(rows, closing, strict=True)
                 )
                 if view is not None:
-                    if len(self._views) >= self.views:
-                        self._views = {}
-                    self._views[(tenant, tuple(columns), tuple(closing))] = view
+                    self._keep_view((tenant, tuple(columns), tuple(closing)), len(rows), view)
 
     def clear(self) -> None:
         with self._lock:
             self._rows = {}
             self._views = {}
+            self._view_rows = 0
 
     def __len__(self) -> int:
         return len(self._rows)
