@@ -236,3 +236,151 @@ def test_held_rows_give_the_facts_a_full_read_gives(
         warm = searches()
         held.clear()
         assert warm == searches()
+
+
+def test_within_facts_equal_what_reads_to_fact_builds(memory: Memory, clock: ManualClock) -> None:
+    """``within.to_fact`` (fixed fields kept on the row, the instance filled in
+    directly) gives the ``Fact`` ``reads.to_fact`` gives, field for field: live,
+    ended and replaced versions, metadata, sources, a user scope, a bounded
+    validity; and twice over one row (its kept fields, each fact its own dicts)."""
+    import dataclasses
+
+    from chronomem.model import Fact, State
+    from chronomem.timeutil import to_us
+
+    assert not hasattr(Fact, "__slots__") and not hasattr(Fact, "__post_init__")
+    m = memory.scoped(tenant=f"w{next(counter)}", user="u1")
+    until = clock() + timedelta(days=365)
+    m.apply([m.assertion("ns.a", "likes", "tea", metadata={"k": [1, "x"]}, exact=True)])
+    m.apply([m.assertion("ns.b", "lives_in", "paris", valid_to=until, exact=True)])
+    ep = m.add_episode("a note on botany", role="user")
+    m.apply([m.assertion("ns.c", "studies", "botany", source=ep, exact=True)])
+    clock.advance(seconds=5)
+    m.apply([m.assertion("ns.b", "lives_in", "berlin", exact=True, cardinality="one")])
+    _end(m, "ns.a", "likes", "tea")
+    clock.advance(seconds=5)
+    valid_at = to_us(clock())
+    tf = TimeFilter(valid_at, None, frozenset({State.LIVE, State.ENDED}))
+    engine = m._engine
+    with engine.backend.read() as conn:
+        kw = {"valid_at": valid_at, "known_at": None, "states": tf.states, "subject_prefix": "ns."}
+        rows = reads.facts_query(m.scope, with_text=True, **kw).run(conn)
+        src = reads.sources_of(conn, m.scope.tenant, (r["fact_id"] for r in rows))
+    assert len(rows) >= 4 and any(src.values())
+    names = [f.name for f in dataclasses.fields(Fact)]
+    for row in rows:
+        want = reads.to_fact(row, valid_at, src.get(row["fact_id"], ()))
+        for _ in range(2):
+            got = within.to_fact(row, valid_at, src.get(row["fact_id"], ()))
+            assert got == want and sorted(vars(got)) == sorted(names)
+            assert got.scope is not want.scope and got.metadata is not want.metadata
+    assert {f.state for f in (within.to_fact(r, valid_at, ()) for r in rows)} == {
+        State.LIVE,
+        State.ENDED,
+    }
+
+
+def _bm25(rows: list[dict[str, object]], terms: list[str], n: int) -> list[tuple[str, float]]:
+    """BM25 as ``within.lexical`` computed it before its postings: every row scored."""
+    import math
+
+    wanted = list(dict.fromkeys(within.light_stem(t) for t in terms))
+    docs = [(r, *within._terms(str(r["index_text"]))) for r in rows]
+    docs = [d for d in docs if d[2]]
+    if not wanted or not docs:
+        return []
+    avg = sum(length for _, _, length in docs) / len(docs)
+    idf = {}
+    for t in wanted:
+        df = sum(1 for _, tf, _ in docs if t in tf)
+        idf[t] = max(1e-6, math.log((len(docs) - df + 0.5) / (df + 0.5)))
+    scored = []
+    for row, tf, length in docs:
+        norm = within.BM25_K1 * (1.0 - within.BM25_B + within.BM25_B * length / avg)
+        score = sum(
+            idf[t] * tf[t] * (within.BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf
+        )
+        if score > 0:
+            scored.append((score, str(row["content_hash"]), str(row["id"])))
+    scored.sort(key=lambda x: (-x[0], x[1], x[2]))
+    return [(i, s) for s, _, i in scored[:n]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.lists(st.sampled_from([*WORDS, ""]), max_size=5).map(" ".join), max_size=12),
+    terms=st.lists(st.sampled_from([*WORDS, "nothing"]), max_size=4),
+    n=st.integers(1, 8),
+)
+def test_lexical_with_postings_scores_what_scoring_every_row_scores(
+    texts: list[str], terms: list[str], n: int
+) -> None:
+    """The lexicon's postings score only the rows holding a query term: the same
+    ranking, scores and ties as scoring every row (``_bm25``), from one ``Rows``
+    searched again and from the module function."""
+    rows = [
+        {"id": f"v{i}", "content_hash": f"h{i % 3}", "index_text": t} for i, t in enumerate(texts)
+    ]
+    want = _bm25(rows, terms, n)
+    view = within.Rows(rows)
+    assert view.lexical(terms, n) == want
+    assert view.lexical(terms, n) == want
+    assert within.lexical(rows, terms, n) == want
+
+
+def test_a_namespace_searched_again_derives_nothing_again(
+    memory: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexicon, entity index and vector matrix of a prefix's rows are built
+    once while its rows stay the same (``HeldRows.view``), again after a write to
+    it, and with nothing held; the hits are those a cold search gives."""
+    m = memory.scoped(tenant=f"w{next(counter)}")
+    for i, w in enumerate(WORDS):
+        _put(m, f"ns.{i}", "likes", f"{w} {WORDS[(i + 3) % len(WORDS)]}")
+    clock.advance(seconds=10)
+    clock.tick = timedelta(0)  # the searches at one instant (recency alike)
+    built: list[str] = []
+    for name in ("lexicon", "entities", "vector_matrix"):
+        real = getattr(within, name)
+        monkeypatch.setattr(within, name, lambda *a, _r=real, _n=name: built.append(_n) or _r(*a))
+
+    def hits(q: str) -> list[tuple[str, float]]:
+        return [(h.fact.version_id, h.score) for h in m.search(q, k=5, subject_prefix="ns.")]
+
+    first = hits("tea paris")
+    assert sorted(built) == ["entities", "lexicon", "vector_matrix"]
+    assert hits("tea paris") == first and hits("chess") and len(built) == 3
+    _put(m, "ns.new", "likes", "tea tea")
+    clock.advance(seconds=10)
+    after = hits("tea paris")
+    assert len(built) == 6 and hits("chess") and len(built) == 6  # the rows changed: once
+    m._retrieval.mirrors.held.clear()
+    assert hits("tea paris") == after and len(built) == 9
+
+
+def test_held_views_are_bounded_by_the_rows_they_were_derived_from() -> None:
+    """``HeldRows.view`` derives once per closing read's values, keeps views of at
+    most ``cap`` rows in all (dropping every view when a new one would pass it),
+    and drops them with the rows (``clear``)."""
+    from chronomem.retrieval.cache import HeldRows
+
+    held = HeldRows(cap=6)
+    cols = ("id", "superseded_at")
+    rows = [{"id": f"v{i}", "superseded_at": None, "text": f"t{i}"} for i in range(6)]
+    held.hold("t", cols, rows[:3])
+    derived: list[int] = []
+
+    def derive(got: list[dict[str, object]]) -> list[str]:
+        derived.append(len(got))
+        return [str(r["text"]) for r in got]
+
+    open_ = [(r["id"], None) for r in rows]
+    assert held.view("t", cols, open_[:3], derive) == ["t0", "t1", "t2"]
+    assert held.view("t", cols, open_[:3], derive) == ["t0", "t1", "t2"] and derived == [3]
+    assert held.view("t", cols, open_[:4], derive) is None  # v3 is not held
+    closed = [("v0", 5), *open_[1:3]]  # v0 closed since: its own row, derived again
+    assert held.view("t", cols, closed, derive) == ["t0", "t1", "t2"] and derived == [3, 3]
+    assert held.view("t", cols, closed[:1], derive) and derived == [3, 3, 1]  # 7 rows > 6
+    assert held.view("t", cols, open_[:3], derive) and derived == [3, 3, 1, 3]  # dropped
+    held.clear()
+    assert held.view("t", cols, open_[:1], derive) is None

@@ -260,3 +260,53 @@ def test_held_rows_give_what_a_full_read_gives(
             cold = [_found(v.search(NS, query=query, limit=5)) for v in views]
             assert warm == cold, step
     assert used > 20  # the held rows answered most searches
+
+
+def test_a_query_search_decodes_the_pages_documents_only(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hits (30 for a page of 10) are ranked before their records are built:
+    with no filter only the page's documents are decoded; with filters that
+    reject some of the best, the rest in one more step. The pages are those of
+    building every hit's record first and ranking those that pass (as before)."""
+    from langgraph.store.chronomem import filters, reading, records
+
+    store = _indexed(make_store)
+    texts = _texts(100, 4)
+    store.batch([PutOp(NS, f"k{i:03}", {"text": t}) for i, t in enumerate(texts)])
+    store.search(NS, query="green apple", limit=10)  # warm
+    decoded = 0
+    real = records.Marker.decode.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[records.Marker], text: str) -> records.Marker:
+        nonlocal decoded
+        decoded += 1
+        return real(cls, text)  # type: ignore[no-any-return]
+
+    with monkeypatch.context() as mp:
+        mp.setattr(records.Marker, "decode", classmethod(counted))
+        found = store.search(NS, query="blue river", limit=10)
+    assert len(found) == 10 and decoded <= 10
+
+    def every_hit(
+        self: reading.Reader, op: Any, best: dict[str, float], end: int
+    ) -> tuple[list[str], dict[str, Any]]:
+        found = self._hit_records(best)
+        ok = [
+            s
+            for s, r in found.items()
+            if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
+        ]
+        return sorted(ok, key=self._rank(best)), found
+
+    top = found[0].value["text"]
+    cases = [None, {"text": {"$ne": top}}, {"text": {"$gt": "m"}}, {"text": {"$lt": "g"}}]
+    for query in ("blue river", "red apple pie", "tea"):
+        for filter_ in cases:
+            for limit, offset in ((1, 0), (3, 0), (10, 0), (5, 2)):
+                kw = {"query": query, "limit": limit, "offset": offset, "filter": filter_}
+                got = _found(store.search(NS, **kw))  # type: ignore[arg-type]
+                with monkeypatch.context() as mp:
+                    mp.setattr(reading.Reader, "_ranked_hits", every_hit)
+                    want = _found(store.search(NS, **kw))  # type: ignore[arg-type]
+                assert got == want, (query, filter_, limit, offset)

@@ -23,9 +23,9 @@ import bisect
 import contextlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
@@ -34,6 +34,8 @@ from .. import backends
 from ..prepared import Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
+
+T = TypeVar("T")
 
 MAX = np.iinfo(np.int64).max
 BLOCK = 65_536  # vectors per block of int8 codes (column-major: dim x BLOCK)
@@ -683,13 +685,56 @@ class HeldRows:
     columns and takes the rest from here. Erasure deletes rows (a deleted version
     is no longer read, so never looked up); the set is dropped whole when full
     and with the mirrors (``MirrorSet.clear``: erasure, repair, import,
-    re-embedding in this process)."""
+    re-embedding in this process).
+
+    ``view`` keeps, beside the rows, what a caller derives from a whole row set
+    (``within.Rows``: term counts, the entity index, the vector matrix), keyed by
+    the closing read's values: the same values name the same rows (the held
+    columns never change while they are held), so a search of a namespace nothing
+    was written to since derives nothing again. Views go with the rows."""
 
     def __init__(self, cap: int = HELD_ROWS):
         self.cap = cap
         # (tenant, version id) -> (the row, its values of the closing read's columns)
         self._rows: dict[tuple[str, str], tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        # (tenant, columns, the closing read's rows) -> what ``view``'s ``derive`` built,
+        # and how many rows those views were derived from (at most ``cap``, as held)
+        self._views: dict[tuple[Any, ...], Any] = {}
+        self._view_rows = 0
         self._lock = threading.Lock()
+
+    def view(
+        self,
+        tenant: str,
+        columns: Sequence[str],
+        closing: Sequence[Sequence[Any]],
+        derive: Callable[[list[dict[str, Any]]], T],
+    ) -> T | None:
+        """``derive`` of the rows ``complete`` gives for ``closing``, kept by the
+        closing read's values (the same values: the same rows, the value derived
+        before); None unless every row is held."""
+        key = (tenant, tuple(columns), tuple(map(tuple, closing)))
+        found = self._views.get(key)
+        if found is not None:
+            return cast(T, found)
+        rows = self.complete(tenant, columns, closing)
+        if rows is None:
+            return None
+        out = derive(rows)
+        with self._lock:
+            self._keep_view(key, len(rows), out)
+        return out
+
+    def _keep_view(self, key: tuple[Any, ...], size: int, view: Any) -> None:
+        """Keep ``view`` (of ``size`` rows), dropping every view first when the
+        views would be of more than ``cap`` rows in all (a row closed since it was
+        held is a copy of its own in each view holding it). Under the lock."""
+        if self._view_rows + size > self.cap:
+            self._views = {}
+            self._view_rows = 0
+        if size <= self.cap and key not in self._views:
+            self._views[key] = view
+            self._view_rows += size
 
     def complete(
         self, tenant: str, columns: Sequence[str], closing: Sequence[Sequence[Any]]
@@ -711,19 +756,33 @@ class HeldRows:
             out.append(held if c == seen else {**held, **dict(zip(columns, c, strict=True))})
         return out
 
-    def hold(self, tenant: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
-        """Keep ``rows`` (whole rows, read with the closing read's ``columns``)."""
+    def hold(
+        self,
+        tenant: str,
+        columns: Sequence[str],
+        rows: Sequence[dict[str, Any]],
+        view: Any = None,
+    ) -> None:
+        """Keep ``rows`` (whole rows, read with the closing read's ``columns``), and
+        ``view`` (what ``view``'s ``derive`` gives for them) if given."""
+        closing = [tuple(r[k] for k in columns) for r in rows]
         with self._lock:
             if len(self._rows) + len(rows) > self.cap:
                 self._rows = {}
+                self._views = {}
+                self._view_rows = 0
             if len(rows) <= self.cap:
                 self._rows.update(
-                    ((tenant, r["id"]), (r, tuple(r[k] for k in columns))) for r in rows
+                    ((tenant, r["id"]), (r, seen)) for r, seen in zip(rows, closing, strict=True)
                 )
+                if view is not None:
+                    self._keep_view((tenant, tuple(columns), tuple(closing)), len(rows), view)
 
     def clear(self) -> None:
         with self._lock:
             self._rows = {}
+            self._views = {}
+            self._view_rows = 0
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -38,6 +38,7 @@ them can differ (the lexical statistics and stemming above)."""
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 from collections import Counter
@@ -53,7 +54,7 @@ from ..embedding import embed_query_checked
 from ..identity import fold
 from ..model import Fact, State
 from ..schema import INDEX_MAX_CHARS
-from ..timeutil import MAX_US
+from ..timeutil import MAX_US, end_dt, from_us, opt_dt
 from .fusion import GRAPH_CAP, HalfLives, HitKind, finish, fuse, in_window, leg_weights, recency
 from .indexing import fact_text
 from .legs import STOPWORDS, TimeFilter
@@ -99,15 +100,17 @@ def _terms(text: str) -> tuple[Counter[str], int]:
     return Counter(tokens), len(tokens)
 
 
-def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
-    """BM25 of ``terms`` over the rows' indexed text (a row whose text is '' is not
-    indexed), the rows being the collection; best first, ties by content hash. As
-    the text indexes, only a text's first ``INDEX_MAX_CHARS`` characters count:
-    one huge item costs no more than that, and a word past the cap is found here
-    no more than anywhere else."""
-    wanted = list(dict.fromkeys(light_stem(t) for t in terms))
-    if not wanted:
-        return []
+@dataclass
+class Lexicon:
+    """The rows' indexed texts as BM25 reads them: each indexed row with its term
+    counts and length in terms, the mean length, and which of them hold each term."""
+
+    docs: list[tuple[dict[str, Any], Counter[str], int]]
+    avg: float
+    postings: dict[str, list[int]]  # term -> positions in ``docs`` of the rows holding it
+
+
+def lexicon(rows: Sequence[dict[str, Any]]) -> Lexicon:
     docs: list[tuple[dict[str, Any], Counter[str], int]] = []
     for row in rows:
         # kept on the row (held rows are searched again): derived from its text alone
@@ -117,18 +120,33 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
         tf, length = counted
         if length:
             docs.append((row, tf, length))
-    if not docs:
+    postings: dict[str, list[int]] = {}
+    for i, (_, tf, _) in enumerate(docs):
+        for t in tf:
+            postings.setdefault(t, []).append(i)
+    avg = sum(length for _, _, length in docs) / len(docs) if docs else 0.0
+    return Lexicon(docs, avg, postings)
+
+
+def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
+    """BM25 of ``terms`` over ``lex`` (see ``lexical``): only the rows holding a
+    term are scored (a row holding none scores 0 and is left out)."""
+    wanted = list(dict.fromkeys(light_stem(t) for t in terms))
+    if not wanted or not lex.docs:
         return []
+    docs = lex.docs
     total = len(docs)
-    avg = sum(length for _, _, length in docs) / total
+    avg = lex.avg
     idf = {}
+    holding: set[int] = set()
     for t in wanted:
-        df = sum(1 for _, tf, _ in docs if t in tf)
+        found = lex.postings.get(t, ())
+        df = len(found)
         idf[t] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
+        holding.update(found)
     scored: list[tuple[float, str, str]] = []
-    for row, tf, length in docs:
-        if not any(t in tf for t in wanted):
-            continue
+    for i in holding:
+        row, tf, length = docs[i]
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
         score = sum(idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf)
         if score > 0:
@@ -137,17 +155,36 @@ def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ran
     return [(i, s) for s, _, i in scored[:n]]
 
 
+def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
+    """BM25 of ``terms`` over the rows' indexed text (a row whose text is '' is not
+    indexed), the rows being the collection; best first, ties by content hash. As
+    the text indexes, only a text's first ``INDEX_MAX_CHARS`` characters count:
+    one huge item costs no more than that, and a word past the cap is found here
+    no more than anywhere else."""
+    return rank_lexical(lexicon(rows), terms, n)
+
+
+def vector_matrix(rows: Sequence[dict[str, Any]], size: int) -> tuple[list[str], np.ndarray]:
+    """The version ids of the rows whose stored vector is ``size`` bytes, and those
+    vectors as the rows of one matrix."""
+    have = [r for r in rows if r["_vec"] is not None and len(r["_vec"]) == size]
+    if not have:
+        return [], np.zeros((0, size // 4), dtype="<f4")
+    matrix = np.frombuffer(b"".join(r["_vec"] for r in have), dtype="<f4").reshape(len(have), -1)
+    return [r["id"] for r in have], matrix
+
+
+def matrix_cosines(ids: list[str], matrix: np.ndarray, q: np.ndarray) -> dict[str, float]:
+    if not ids:
+        return {}
+    return dict(zip(ids, (matrix @ q.astype(np.float32)).tolist(), strict=True))
+
+
 def cosines(rows: Sequence[dict[str, Any]], q: np.ndarray) -> dict[str, float]:
     """The exact cosine of ``q`` with each row's stored vector (``_vec``: unit
     vectors, as the mirror holds them), by version id, in one matrix product;
     rows without a vector (or of another dimension) are left out."""
-    q32 = q.astype(np.float32)
-    size = 4 * q32.shape[0]
-    have = [r for r in rows if r["_vec"] is not None and len(r["_vec"]) == size]
-    if not have:
-        return {}
-    matrix = np.frombuffer(b"".join(r["_vec"] for r in have), dtype="<f4").reshape(len(have), -1)
-    return {r["id"]: float(s) for r, s in zip(have, (matrix @ q32).tolist(), strict=True)}
+    return matrix_cosines(*vector_matrix(rows, 4 * q.shape[0]), q)
 
 
 def vector(rows: Sequence[dict[str, Any]], cos: dict[str, float], n: int) -> Ranking:
@@ -166,14 +203,18 @@ def _ngrams(words_: list[str], max_len: int = 4) -> list[str]:
     ]
 
 
-def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
-    """``legs.graph_leg`` over the rows: facts naming (as subject or object key) an
-    entity the query names score 1, facts one more hop away 0.5; by content hash."""
+def entities(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows naming each entity (as subject or object key)."""
     by_entity: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         for key in {r["subject_key"], r["object_key"]}:
             if key:
                 by_entity.setdefault(key, []).append(r)
+    return by_entity
+
+
+def walk(by_entity: dict[str, list[dict[str, Any]]], query: str, n: int) -> Ranking:
+    """``graph`` over the rows ``entities`` indexed."""
     named = [g for g in dict.fromkeys(_ngrams(fold(query).split(" "))) if g not in STOPWORDS]
     named = [g for g in named if g in by_entity]
     if not named:
@@ -193,6 +234,55 @@ def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
     return ranked
 
 
+def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
+    """``legs.graph_leg`` over the rows: facts naming (as subject or object key) an
+    entity the query names score 1, facts one more hop away 0.5; by content hash."""
+    return walk(entities(rows), query, n)
+
+
+class Rows:
+    """A prefix's rows and what the legs derive from them alone (the lexicon, the
+    entity index, the vector matrix), each built when a search first needs it.
+    Kept with the held rows (``HeldRows.view``) while the prefix's rows stay the
+    same, so a namespace searched again derives nothing again; never written
+    after it is built but for those lazily built parts (two threads building one
+    build the same)."""
+
+    def __init__(self, rows: list[dict[str, Any]]):
+        self.rows = rows
+        self.by_id = {row["id"]: row for row in rows}
+        self._lexicon: Lexicon | None = None
+        self._entities: dict[str, list[dict[str, Any]]] | None = None
+        self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def lexical(self, terms: Sequence[str], n: int) -> Ranking:
+        if self._lexicon is None:
+            self._lexicon = lexicon(self.rows)
+        return rank_lexical(self._lexicon, terms, n)
+
+    def cosines(self, q: np.ndarray) -> dict[str, float]:
+        size = 4 * q.shape[0]
+        found = self._matrices.get(size)
+        if found is None:
+            found = self._matrices[size] = vector_matrix(self.rows, size)
+        return matrix_cosines(*found, q)
+
+    def vector(self, cos: dict[str, float], n: int) -> Ranking:
+        """``vector`` over these rows (``cos``: ``cosines`` of them)."""
+        by_id = self.by_id
+        scored = [(c, by_id[i]["content_hash"], i) for i, c in cos.items() if c > 0]
+        scored.sort(key=lambda x: (-x[0], x[1], x[2]))
+        return [(i, s) for s, _, i in scored[:n]]
+
+    def graph(self, query: str, n: int) -> Ranking:
+        if self._entities is None:
+            self._entities = entities(self.rows)
+        return walk(self._entities, query, n)
+
+
 def prefix_rows(
     conn: Connection,
     scope: Scope,
@@ -201,13 +291,14 @@ def prefix_rows(
     predicates: Sequence[str] | None,
     subject_key: str | None,
     held: HeldRows | None = None,
-) -> tuple[list[dict[str, Any]], int | None] | None:
+) -> tuple[Rows, int | None] | None:
     """The prefix's rows at the search's instants (one range read of the subject
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
     more versions than that, from a walk of the index alone), with the tenant's
     registry version (read by the same statement). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
-    ``held`` when it holds them all; else the whole rows are read (and held)."""
+    ``held`` when it holds them all (with what earlier searches derived from the
+    same rows: ``HeldRows.view``); else the whole rows are read (and held)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
     if found is None or found[0] > ROW_CAP:
         return None
@@ -230,15 +321,59 @@ def prefix_rows(
         closing = q.tuples(conn)
         if len(closing) > ROW_CAP:
             return None
-        completed = held.complete(scope.tenant, columns, closing)
+        completed = held.view(scope.tenant, columns, closing, Rows)
         if completed is not None:
             return completed, registry_us
     rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
     if len(rows) > ROW_CAP:
         return None
+    view = Rows(rows)
     if held is not None:
-        held.hold(scope.tenant, columns, rows)
-    return rows, registry_us
+        held.hold(scope.tenant, columns, rows, view)
+    return view, registry_us
+
+
+def _fixed(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a version's ``Fact`` that no close changes (every column but
+    ``reads.CLOSING_COLUMNS``), converted once."""
+    return {
+        "id": row["fact_id"],
+        "version_id": row["id"],
+        "subject": row["subject"],
+        "predicate": row["predicate"],
+        "object": row["object"],
+        "valid_from": from_us(row["valid_from"]),
+        "valid_to": end_dt(row["valid_to"]),  # past 9999: never ends
+        "recorded_at": from_us(row["recorded_at"]),
+        "extractor": row["extractor"],
+        "scope": reads.scope_of(row),
+        "subject_key": row["subject_key"],
+        "object_key": row["object_key"],
+    }
+
+
+def to_fact(row: dict[str, Any], valid_at: int, sources: Sequence[str]) -> Fact:
+    """``reads.to_fact`` of a row within a prefix (never a retracted one:
+    ``applies``), equal to it field for field (tests/test_search_within.py). The
+    fields no close changes are converted once and kept on the row (``_fixed``:
+    held rows are searched again; a row completed with newer closing columns
+    copies them, rightly); the instance is filled in directly, as the frozen
+    dataclass's ``__init__`` would fill it, for a sixth of its cost: the rows a
+    search keeps (30 for a LangGraph page of 10) are each built as a ``Fact``."""
+    fixed = row.get("_fixed")
+    if fixed is None:
+        fixed = row["_fixed"] = _fixed(row)
+    fact = object.__new__(Fact)
+    fields = vars(fact)
+    fields.update(fixed)
+    fields["scope"] = dict(fixed["scope"])  # each fact its own, as to_fact gives
+    fields["superseded_at"] = opt_dt(row["superseded_at"])
+    fields["state"] = reads.state_of(row, valid_at)
+    fields["closed_reason"] = row["closed_reason"]
+    fields["superseded_by"] = row["superseded_by"]
+    fields["metadata"] = {} if row["metadata"] == "{}" else json.loads(row["metadata"])
+    fields["source_episode_ids"] = tuple(sources)
+    return fact
 
 
 def _explain(explain: dict[str, Any], tiebreak: str, cosine: float | None) -> dict[str, Any]:
@@ -308,7 +443,8 @@ def search(
         read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
         if read is None:
             return None
-        rows, registry_us = read
+        view, registry_us = read
+        rows = view.rows
 
         def run(name: str, fn: Callable[[], Ranking]) -> None:
             # each leg in its own error boundary; none runs SQL (the rows are read)
@@ -326,17 +462,17 @@ def search(
         cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
 
         def vector_leg() -> Ranking:
-            cos.update(cosines(rows, embed_query_checked(r.embedder, query)))
-            return vector(rows, cos, n)
+            cos.update(view.cosines(embed_query_checked(r.embedder, query)))
+            return view.vector(cos, n)
 
         if rows:
-            run("fact_lexical", lambda: lexical(rows, terms, n))
+            run("fact_lexical", lambda: view.lexical(terms, n))
             run("fact_vector", vector_leg)
-            run("entity_graph", lambda: graph(rows, query, min(n, GRAPH_CAP)))
+            run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
             if not rankings and failed:
                 return Within([], failed, every_leg_failed=True)
         fused = list(fuse(rankings, leg_weights(r.embedder)).values())
-        by_id = {row["id"]: row for row in rows}
+        by_id = view.by_id
         window = time_window(query, tf.valid_at if asked_us is None else asked_us)
         half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
         for f in fused:
@@ -355,7 +491,7 @@ def search(
         src = reads.sources_of(conn, scope.tenant, (row["fact_id"] for row in kept))
         found = [
             (
-                reads.to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
+                to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
                 f.score,
                 _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
             )

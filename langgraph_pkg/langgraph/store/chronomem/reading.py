@@ -284,15 +284,7 @@ class Reader:
             n_hits, best = self._best_per_item(op, k)
             if n_hits < k and len(best) < end:
                 return best  # every hit there is names fewer items than the page holds
-            records = self._hit_records(best)
-            ranked = sorted(
-                (
-                    s
-                    for s, r in records.items()
-                    if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
-                ),
-                key=self._rank(best),
-            )
+            ranked, records = self._ranked_hits(op, best, end)
             if len(ranked) >= end:
                 page = [(records[s], best[s]) for s in ranked[op.offset : end]]
                 return [to_search_item(r, sc) for r, sc in page if r], [r for r, _ in page if r]
@@ -300,6 +292,30 @@ class Reader:
                 return best  # exhausted: the page needs unmatched items too
             k *= 4
         return None
+
+    def _ranked_hits(
+        self, op: SearchOp, best: dict[str, float], end: int
+    ) -> tuple[list[str], dict[str, Record | None]]:
+        """The hit items that are live and pass the filter, best first (``_rank``),
+        as far as the first ``end`` of them, and the records resolved on the way:
+        the ``end`` best hits first (most pages hold them all), then, if some of
+        them fell out, every other hit at once (one more read at most). Only the
+        records resolved have their documents decoded."""
+        order = sorted(best, key=self._rank(best))
+        records: dict[str, Record | None] = {}
+        ranked: list[str] = []
+        for chunk in (order[:end], order[end:]):
+            if len(ranked) >= end or not chunk:
+                break
+            found = self._hit_records(chunk)
+            records.update(found)
+            ranked += [
+                s
+                for s in chunk
+                if (r := found[s]) is not None
+                and (not op.filter or filters.matches(r.value(), op.filter))
+            ]
+        return ranked, records
 
     def _hit_records(self, subjects: Iterable[str]) -> dict[str, Record | None]:
         """The records of hit items: from the document version the search returned
