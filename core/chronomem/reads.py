@@ -47,7 +47,7 @@ from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
 from .prepared import Prepared, PreparedIn
-from .schema import SUBJECT_HEAD, SubjectHead, txclock, versions
+from .schema import NEWEST_KEY, SUBJECT_HEAD, SubjectHead, txclock, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import vectors as vectors_table
@@ -927,15 +927,11 @@ def newest_rows(
 
 # A page of facts newest first (``newest_facts``): the order ``NEWEST_FIRST`` sorts in
 def _newest_order() -> tuple[ColumnElement[Any], ...]:
+    """Valid from and recorded at descending (negated: ``NEWEST_KEY``, what
+    ``cm_versions_newest`` indexes), then the subject key in code point order (its
+    head, then the key), predicate, version id."""
     c = versions.c
-    return (
-        c.valid_from.desc(),
-        c.recorded_at.desc(),
-        SubjectHead(c.subject_key),
-        c.subject_key,
-        c.predicate,
-        c.id,
-    )
+    return (*NEWEST_KEY, c.subject_key, c.predicate, c.id)
 
 
 @functools.lru_cache(maxsize=64)
