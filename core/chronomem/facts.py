@@ -20,6 +20,7 @@ from .model import ALL_STATES, Fact, FactRow, State
 from .schema import sources as sources_table
 from .schema import versions
 from .scope import Scope
+from .slotkeys import slot_key
 from .writer import missing_fact
 
 MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
@@ -115,6 +116,27 @@ def citing(
             )
             out += q.facts(conn, valid_at)
         return out
+
+
+def with_values(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subject: object,
+    predicate: object,
+    objects: object,
+) -> list[Fact]:
+    """``Memory.facts_with_values`` (see there) at resolved instants: the slot of each
+    value in each scope ``scope`` sees, read by slot key in one read transaction."""
+    s = require_text(subject, "subject")
+    p = require_text(predicate, "predicate")
+    wanted = list(dict.fromkeys(names(objects, "objects")))
+    if not wanted:
+        return []
+    slots = [slot_key(sc, s, p, o) for sc in reads.enclosing_scopes(scope) for o in wanted]
+    with engine.backend.read() as conn:
+        return reads.slot_facts(conn, scope, valid_at=valid_at, known_at=known_at, slots=slots)
 
 
 def newest(

@@ -476,6 +476,34 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.citing(self._engine, self.scope, v, k, episode_ids)
 
+    def facts_with_values(
+        self,
+        subject: str,
+        predicate: str,
+        objects: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Fact]:
+        """The live facts ``(subject, predicate, o)`` of this scope (and the scopes
+        enclosing it) for each ``o`` in ``objects``, all matched as given (written
+        ``exact``) and many-valued (each value its own slot): what ``facts(subject=,
+        predicate=, exact=True)`` returns with those objects, found by their slot keys
+        (``cm_versions_slot_current``), so the rows read follow the values asked, not
+        the subject's other values (an adapter's markers: which of these messages were
+        forgotten). Not a served read: the read log does not record it.
+
+        :param subject: the subject, as stored
+        :param predicate: the predicate, as stored (no alias)
+        :param objects: the values asked
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.with_values(self._engine, self.scope, v, k, subject, predicate, objects)
+
     def history(
         self,
         subject: str,

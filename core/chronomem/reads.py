@@ -1000,3 +1000,41 @@ def newest_facts(
 
 def episodes_query(scope: Scope) -> Select[Any]:
     return select(episodes_table).where(scope_visible(episodes_table, scope))
+
+
+def enclosing_scopes(scope: Scope) -> list[Scope]:
+    """``scope`` and every scope enclosing it in its tenant: the scopes whose rows
+    ``scope_visible`` admits (each level the scope sets, set or unset)."""
+    user, agent, session = scope_values(scope)
+    return [
+        Scope(scope.tenant, u, a, s)
+        for u in dict.fromkeys((user, None))
+        for a in dict.fromkeys((agent, None))
+        for s in dict.fromkeys((session, None))
+    ]
+
+
+def slot_facts(
+    conn: Connection, scope: Scope, *, valid_at: int, known_at: int | None, slots: Sequence[str]
+) -> list[Fact]:
+    """The live facts visible in ``scope`` at the instants whose versions sit in one
+    of ``slots`` (slot keys), through the slot index (``cm_versions_slot_current``),
+    so the rows read follow the slots asked; then one statement for their sources."""
+    c = versions.c
+    live = frozenset({State.LIVE})
+    rows: list[dict[str, Any]] = []
+    for chunk in chunks(list(dict.fromkeys(slots))):
+        q = (
+            select(*_READ_COLUMNS, _retracted_by(known_at).label("_r"))
+            .where(
+                scope_visible(versions, scope),
+                c.slot.in_(chunk),
+                temporal(live, valid_at, known_at),
+            )
+            .order_by(*_VERSION_ORDER)
+        )
+        rows += [dict(r) for r in conn.execute(q).mappings()]
+    found = sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
+    return [
+        to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows
+    ]

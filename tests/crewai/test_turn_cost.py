@@ -13,6 +13,7 @@ from crewai.memory.types import MemoryRecord
 from chronomem import Memory, reads
 from crewai_chronomem import ChronomemMemory, ChronomemStorage
 from crewai_chronomem.conformance import kit_embedder
+from crewai_chronomem.memory import FORGOTTEN, MARK
 
 from ..langchain.tracing import tracing
 from ..statements import Cost, counting
@@ -159,3 +160,35 @@ def test_forgetting_a_message_and_updating_a_fact_read_as_much_at_50_and_400(
     b = _forget_a_message_and_update_a_fact(long, rows)
     assert a == b, (a, b)
     assert all(fact_rows <= 4 for _, _, fact_rows in b), b
+
+
+def _recall_after_forgets(root: Memory, n: int, rows: list[int]) -> tuple[Any, ...]:
+    """A memory of 30 texts, one of them forgotten, beside ``n`` other forget markers."""
+    cm = ChronomemMemory(memory=root.scoped(tenant=f"forgets{n}", user="u"))
+    said = cm.remember_many([f"I like hobby{i} a lot." for i in range(30)], scope="/crew")
+    store = cm.chronomem
+    store.apply(
+        [store.assertion(MARK, FORGOTTEN, f"gone{i}", exact=True, index_text="") for i in range(n)]
+    )
+    gone = said[3].id
+    assert cm.forget(record_ids=[gone]) >= 1
+    cm.recall("Which hobby3 do I like?", limit=5)  # warm: the search mirror, the registry
+    rows[0] = 0
+    with tracing(store) as cost:
+        got = cm.recall("Which hobby3 do I like?", limit=5)
+    assert got and gone not in {m.record.id for m in got}
+    episodes = [m for m in got if m.record.metadata.get("kind") == "episode"]
+    assert episodes  # the recall checked its messages against the forget markers
+    return (len(_without_rescores(cost)), cost.episode_rows, rows[0])
+
+
+def test_a_recall_reads_the_forget_markers_of_its_messages_at_200_and_2000_forgets(
+    memory: Memory, monkeypatch: Any
+) -> None:
+    """Whether a message found was forgotten is looked up by its marker's slot
+    (``Memory.facts_with_values``), not by reading every forget marker of the scope:
+    the same statements, episode rows and fact rows beside 200 or 2,000 markers."""
+    rows = _fact_rows(monkeypatch)
+    a = _recall_after_forgets(memory, 200, rows)
+    b = _recall_after_forgets(memory, 2000, rows)
+    assert a == b, (a, b)
