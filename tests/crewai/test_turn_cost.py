@@ -179,16 +179,24 @@ def _recall_after_forgets(root: Memory, n: int, rows: list[int]) -> tuple[Any, .
     assert got and gone not in {m.record.id for m in got}
     episodes = [m for m in got if m.record.metadata.get("kind") == "episode"]
     assert episodes  # the recall checked its messages against the forget markers
-    return (len(_without_rescores(cost)), cost.episode_rows, rows[0])
+    return (len(_without_rescores(cost)), cost.episode_rows, rows[0], cost.vm_steps)
 
 
 def test_a_recall_reads_the_forget_markers_of_its_messages_at_200_and_2000_forgets(
-    memory: Memory, monkeypatch: Any
+    url: str | None, clock: Any, monkeypatch: Any
 ) -> None:
     """Whether a message found was forgotten is looked up by its marker's slot
-    (``Memory.facts_with_values``), not by reading every forget marker of the scope:
-    the same statements, episode rows and fact rows beside 200 or 2,000 markers."""
+    (``Memory.facts_with_values``), not by reading every forget marker of the scope,
+    and the facts citing the messages found are looked up through their sources (not
+    by a walk of the tenant's versions): the same statements, episode rows and fact
+    rows beside 200 or 2,000 markers, and on SQLite about as many instructions (a
+    store each there, so the shared text index holds the same texts)."""
     rows = _fact_rows(monkeypatch)
-    a = _recall_after_forgets(memory, 200, rows)
-    b = _recall_after_forgets(memory, 2000, rows)
-    assert a == b, (a, b)
+    costs = []
+    for n in (200, 2000):
+        with Memory(url, clock=clock) as root:
+            costs.append(_recall_after_forgets(root, n, rows))
+    assert [c[:3] for c in costs[:1]] == [c[:3] for c in costs[1:]], costs
+    # SQLite: a handful of instructions apart (a deeper btree), never a walk of the
+    # markers (before: 68,277 and 514,840 instructions)
+    assert costs[1][3] <= costs[0][3] * 1.02 + 10, costs
