@@ -68,6 +68,8 @@ def test_a_page_is_the_facts_sorted_newest_first_and_cut(
         got = m.newest_facts(p, limit=limit, offset=offset)
         assert got == _page(m, p, limit, offset)
         past = marks[len(marks) // 2]
+        assert m.count_facts(p) == len(m.facts(predicate=p))
+        assert m.count_facts(p, as_of=past) == len(m.facts(predicate=p, as_of=past))
         assert m.newest_facts(p, limit=limit, offset=offset, as_of=past) == _page(
             m, p, limit, offset, as_of=past
         )
@@ -161,3 +163,19 @@ def test_an_older_store_gets_the_newest_index(durable_url: str) -> None:
             text("SELECT value FROM cm_meta WHERE key = 'schema_version'")
         ).scalar()
         assert version == str(SCHEMA_VERSION)
+
+
+def test_a_count_is_one_statement_and_decodes_no_fact_at_200_and_2000_facts(
+    memory: Memory,
+) -> None:
+    costs = []
+    for n in (200, 2000):
+        m = memory.scoped(tenant=f"c{n}")
+        m.remember_many({"subject": f"s{i}", "predicate": "likes", "obj": "tea"} for i in range(n))
+        m.remember_many({"subject": f"o{i}", "predicate": "city", "obj": "x"} for i in range(50))
+        m.count_facts("likes")  # warm: the predicate registry
+        with decoded_facts() as decoded, counting(m) as cost:
+            assert m.count_facts("likes") == n
+        costs.append((len(cost.statements), decoded[0]))
+    assert costs[0] == costs[1], costs
+    assert costs[0][1] == 0 and costs[0][0] <= 2, costs  # PostgreSQL: the registry's check too

@@ -170,6 +170,25 @@ def newest(
         )
 
 
+def count(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    predicate: str,
+    *,
+    exact: bool = False,
+) -> int:
+    """``Memory.count_facts`` (see there) at resolved instants."""
+    with engine.backend.read() as conn:
+        name = (
+            require_text(predicate, "predicate")
+            if exact
+            else engine.registry.resolve(conn, scope.tenant, predicate).name
+        )
+        return reads.count_facts(conn, scope, valid_at=valid_at, known_at=known_at, predicate=name)
+
+
 def rows(
     engine: Engine,
     scope: Scope,

@@ -1038,3 +1038,21 @@ def slot_facts(
     return [
         to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows
     ]
+
+
+def count_facts(
+    conn: Connection, scope: Scope, *, valid_at: int, known_at: int | None, predicate: str
+) -> int:
+    """How many rows ``newest_facts`` (every page) or ``facts(predicate=…)`` would
+    return for one predicate (a stored name) at the instants: one ``count(*)`` over
+    the same statement, no row sent back or decoded."""
+    q = facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=frozenset({State.LIVE}),
+        predicates=[predicate],
+        light=True,
+    )
+    rows = _facts_select(q.shape).order_by(None).subquery()
+    return int(conn.execute(select(func.count()).select_from(rows), q.params).scalar_one())

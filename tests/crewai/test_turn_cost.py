@@ -200,3 +200,37 @@ def test_a_recall_reads_the_forget_markers_of_its_messages_at_200_and_2000_forge
     # SQLite: a handful of instructions apart (a deeper btree), never a walk of the
     # markers (before: 68,277 and 514,840 instructions)
     assert costs[1][3] <= costs[0][3] * 1.02 + 10, costs
+
+
+def test_the_storage_counts_its_records_in_sql_at_200_and_2000(
+    url: str | None, clock: Any, monkeypatch: Any
+) -> None:
+    """``ChronomemStorage.count()`` (no prefix, or the root) is ``Memory.count_facts``:
+    the number of records ``list_records`` lists, with no record read back."""
+    rows = _fact_rows(monkeypatch)
+    root = ChronomemStorage(url, embedder=kit_embedder, clock=clock)
+    try:
+        costs = []
+        for n in (200, 2000):
+            storage = root.scoped(tenant=f"count{n}")
+            for at in range(0, n, 500):
+                storage.save(
+                    [
+                        MemoryRecord(id=f"r{i}", content=f"note {i}", scope=f"/s{i % 3}")
+                        for i in range(at, min(n, at + 500))
+                    ]
+                )
+            saved = clock.advance(seconds=1)
+            storage.delete(record_ids=["r0"])
+            storage.count()  # warm: the registry
+            rows[0] = 0
+            with counting(storage.chronomem) as cost:
+                got = [storage.count(), storage.count("/")]
+            costs.append((len(cost.statements), rows[0]))
+            assert got == [n - 1, n - 1] == [len(storage.list_records(limit=10_000))] * 2
+            then = storage.as_of(saved)
+            assert then.count() == n == len(then.list_records(limit=10_000))
+            assert storage.count("/s1") == len(storage.list_records("/s1", limit=10_000))
+        assert costs[0] == costs[1] and costs[0][1] == 0, costs
+    finally:
+        root.close()
