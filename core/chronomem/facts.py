@@ -135,7 +135,9 @@ def with_values(
     if not wanted:
         return []
     slots = [slot_key(sc, s, p, o) for sc in reads.enclosing_scopes(scope) for o in wanted]
-    with engine.backend.read() as conn:
+    # one prepared statement, and the sources' only when a fact is found (a marker
+    # has none): a point read, no read transaction around it
+    with engine.backend.point_read() as conn:
         return reads.slot_facts(conn, scope, valid_at=valid_at, known_at=known_at, slots=slots)
 
 
