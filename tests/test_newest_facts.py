@@ -11,10 +11,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 from chronomem import Memory, reads
+from chronomem.schema import SCHEMA_VERSION
 from chronomem_adapters.conformance import KitClock
 
+from .langchain.tracing import tracing
+from .reliability._support import raw
 from .statements import counting, decoded_facts
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -64,6 +68,8 @@ def test_a_page_is_the_facts_sorted_newest_first_and_cut(
         got = m.newest_facts(p, limit=limit, offset=offset)
         assert got == _page(m, p, limit, offset)
         past = marks[len(marks) // 2]
+        assert m.count_facts(p) == len(m.facts(predicate=p))
+        assert m.count_facts(p, as_of=past) == len(m.facts(predicate=p, as_of=past))
         assert m.newest_facts(p, limit=limit, offset=offset, as_of=past) == _page(
             m, p, limit, offset, as_of=past
         )
@@ -86,3 +92,90 @@ def test_a_page_costs_the_same_at_50_and_500_facts(memory: Memory) -> None:
         costs.append((cost.shape, decoded[0]))
     assert costs[0] == costs[1], costs
     assert costs[0][1] == 5
+
+
+def _page_plan(m: Memory, sql: str, params: Any) -> str:
+    """The database's plan for the page's statement (``EXPLAIN QUERY PLAN`` of the
+    statement as run on SQLite, ``EXPLAIN`` after ``ANALYZE`` on PostgreSQL)."""
+    engine = m.backend.engine
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if not sqlite:
+            conn.exec_driver_sql("ANALYZE cm_versions")
+        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
+        rows = conn.exec_driver_sql(explain + sql, params or ()).all()
+    return "\n".join(str(r[-1]) for r in rows)
+
+
+def _walk(m: Memory) -> tuple[int, int, str]:
+    m.newest_facts("likes", limit=5)  # warm: the predicate registry, the prepared page
+    with decoded_facts() as decoded, tracing(m) as trace:
+        page = m.newest_facts("likes", limit=5, offset=3)
+    assert page == _page(m, "likes", 5, 3)
+    (sql, params), *_ = (
+        (s, p) for s, p in zip(trace.statements, trace.params, strict=True) if "ORDER BY" in s
+    )
+    return decoded[0], trace.vm_steps, _page_plan(m, sql, params)
+
+
+def test_a_page_walks_the_newest_index_at_200_and_2000_facts(memory: Memory) -> None:
+    """Schema v11's ``cm_versions_newest``: the page is read in the index's order
+    (valid from, recorded at, the subject key's head), not by sorting every current
+    version of the predicate; facts written in one batch (one valid from, one
+    recorded at: ties to the head) included. SQLite runs as many instructions at
+    either size (the rows examined follow the page); PostgreSQL's plan scans the
+    index, sorting only ties within it (``Incremental Sort``)."""
+    walks = []
+    for n in (200, 2000):
+        m = memory.scoped(tenant=f"t{n}")
+        for at in range(0, n, 500):
+            m.remember_many(
+                {"subject": f"s{i}", "predicate": "likes", "obj": "tea"}
+                for i in range(at, min(n, at + 500))
+            )
+        m.remember_many({"subject": f"o{i}", "predicate": "city", "obj": "x"} for i in range(n))
+        walks.append(_walk(m))
+    for decoded, _, plan in walks:
+        assert decoded == 5
+        assert "cm_versions_newest" in plan, plan
+        assert "USE TEMP B-TREE FOR ORDER BY" not in plan, plan  # SQLite: no whole sort
+        assert "Sort  (" not in plan.replace("Incremental Sort  (", ""), plan  # PostgreSQL
+    if memory.backend.engine.dialect.name == "sqlite":
+        assert walks[0][1] == walks[1][1], (walks[0][1], walks[1][1])
+
+
+def test_an_older_store_gets_the_newest_index(durable_url: str) -> None:
+    with Memory(durable_url) as m:
+        m.remember_many({"subject": f"s{i}", "predicate": "likes", "obj": "tea"} for i in range(20))
+    with raw(durable_url) as conn:  # what a v10 store looks like
+        conn.execute(text("DROP INDEX cm_versions_newest"))
+        conn.execute(text("UPDATE cm_meta SET value = '10' WHERE key = 'schema_version'"))
+    with Memory(durable_url) as m:
+        assert [f.subject for f in m.newest_facts("likes", limit=2)] == ["s0", "s1"]
+    with raw(durable_url) as conn:
+        names = (
+            "SELECT name FROM sqlite_master WHERE type = 'index'"
+            if conn.dialect.name == "sqlite"
+            else "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        )
+        assert "cm_versions_newest" in set(conn.exec_driver_sql(names).scalars())
+        version = conn.execute(
+            text("SELECT value FROM cm_meta WHERE key = 'schema_version'")
+        ).scalar()
+        assert version == str(SCHEMA_VERSION)
+
+
+def test_a_count_is_one_statement_and_decodes_no_fact_at_200_and_2000_facts(
+    memory: Memory,
+) -> None:
+    costs = []
+    for n in (200, 2000):
+        m = memory.scoped(tenant=f"c{n}")
+        m.remember_many({"subject": f"s{i}", "predicate": "likes", "obj": "tea"} for i in range(n))
+        m.remember_many({"subject": f"o{i}", "predicate": "city", "obj": "x"} for i in range(50))
+        m.count_facts("likes")  # warm: the predicate registry
+        with decoded_facts() as decoded, counting(m) as cost:
+            assert m.count_facts("likes") == n
+        costs.append((len(cost.statements), decoded[0]))
+    assert costs[0] == costs[1], costs
+    assert costs[0][1] == 0 and costs[0][0] <= 2, costs  # PostgreSQL: the registry's check too

@@ -20,6 +20,7 @@ from .model import ALL_STATES, Fact, FactRow, State
 from .schema import sources as sources_table
 from .schema import versions
 from .scope import Scope
+from .slotkeys import slot_key
 from .writer import missing_fact
 
 MAX_LIMIT = 2**62  # larger limits mean "all" (and would not fit a SQL BIGINT)
@@ -117,6 +118,29 @@ def citing(
         return out
 
 
+def with_values(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subject: object,
+    predicate: object,
+    objects: object,
+) -> list[Fact]:
+    """``Memory.facts_with_values`` (see there) at resolved instants: the slot of each
+    value in each scope ``scope`` sees, read by slot key in one read transaction."""
+    s = require_text(subject, "subject")
+    p = require_text(predicate, "predicate")
+    wanted = list(dict.fromkeys(names(objects, "objects")))
+    if not wanted:
+        return []
+    slots = [slot_key(sc, s, p, o) for sc in reads.enclosing_scopes(scope) for o in wanted]
+    # one prepared statement, and the sources' only when a fact is found (a marker
+    # has none): a point read, no read transaction around it
+    with engine.backend.point_read() as conn:
+        return reads.slot_facts(conn, scope, valid_at=valid_at, known_at=known_at, slots=slots)
+
+
 def newest(
     engine: Engine,
     scope: Scope,
@@ -146,6 +170,25 @@ def newest(
             limit=limit,
             offset=offset,
         )
+
+
+def count(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    predicate: str,
+    *,
+    exact: bool = False,
+) -> int:
+    """``Memory.count_facts`` (see there) at resolved instants."""
+    with engine.backend.read() as conn:
+        name = (
+            require_text(predicate, "predicate")
+            if exact
+            else engine.registry.resolve(conn, scope.tenant, predicate).name
+        )
+        return reads.count_facts(conn, scope, valid_at=valid_at, known_at=known_at, predicate=name)
 
 
 def rows(

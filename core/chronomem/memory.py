@@ -453,6 +453,29 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.newest(self._engine, self.scope, v, k, predicate, n, skip, exact=exact)
 
+    def count_facts(
+        self,
+        predicate: str,
+        *,
+        exact: bool = False,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> int:
+        """How many live facts of one predicate this scope (and the scopes enclosing
+        it) holds at the instants: ``len(facts(predicate=…))`` counted in SQL, no fact
+        read back (an adapter's ``count``). Not a served read: the read log does not
+        record it.
+
+        :param predicate: the predicate (a name or alias; as given with ``exact``)
+        :param exact: match the predicate as given, without aliases (default ``False``)
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.count(self._engine, self.scope, v, k, predicate, exact=exact)
+
     def facts_citing(
         self,
         episode_ids: Sequence[str],
@@ -475,6 +498,34 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         self._check_open()
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.citing(self._engine, self.scope, v, k, episode_ids)
+
+    def facts_with_values(
+        self,
+        subject: str,
+        predicate: str,
+        objects: Sequence[str],
+        *,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Fact]:
+        """The live facts ``(subject, predicate, o)`` of this scope (and the scopes
+        enclosing it) for each ``o`` in ``objects``, all matched as given (written
+        ``exact``) and many-valued (each value its own slot): what ``facts(subject=,
+        predicate=, exact=True)`` returns with those objects, found by their slot keys
+        (``cm_versions_slot_current``), so the rows read follow the values asked, not
+        the subject's other values (an adapter's markers: which of these messages were
+        forgotten). Not a served read: the read log does not record it.
+
+        :param subject: the subject, as stored
+        :param predicate: the predicate, as stored (no alias)
+        :param objects: the values asked
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)"""
+        self._check_open()
+        v, k = self._engine.times(valid_at, known_at, as_of)
+        return fact_store.with_values(self._engine, self.scope, v, k, subject, predicate, objects)
 
     def history(
         self,

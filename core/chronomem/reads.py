@@ -47,7 +47,7 @@ from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
 from .prepared import Prepared, PreparedIn
-from .schema import SUBJECT_HEAD, SubjectHead, txclock, versions
+from .schema import NEWEST_KEY, SUBJECT_HEAD, SubjectHead, txclock, versions
 from .schema import episodes as episodes_table
 from .schema import sources as sources_table
 from .schema import vectors as vectors_table
@@ -927,15 +927,11 @@ def newest_rows(
 
 # A page of facts newest first (``newest_facts``): the order ``NEWEST_FIRST`` sorts in
 def _newest_order() -> tuple[ColumnElement[Any], ...]:
+    """Valid from and recorded at descending (negated: ``NEWEST_KEY``, what
+    ``cm_versions_newest`` indexes), then the subject key in code point order (its
+    head, then the key), predicate, version id."""
     c = versions.c
-    return (
-        c.valid_from.desc(),
-        c.recorded_at.desc(),
-        SubjectHead(c.subject_key),
-        c.subject_key,
-        c.predicate,
-        c.id,
-    )
+    return (*NEWEST_KEY, c.subject_key, c.predicate, c.id)
 
 
 @functools.lru_cache(maxsize=64)
@@ -1004,3 +1000,76 @@ def newest_facts(
 
 def episodes_query(scope: Scope) -> Select[Any]:
     return select(episodes_table).where(scope_visible(episodes_table, scope))
+
+
+def enclosing_scopes(scope: Scope) -> list[Scope]:
+    """``scope`` and every scope enclosing it in its tenant: the scopes whose rows
+    ``scope_visible`` admits (each level the scope sets, set or unset)."""
+    user, agent, session = scope_values(scope)
+    return [
+        Scope(scope.tenant, u, a, s)
+        for u in dict.fromkeys((user, None))
+        for a in dict.fromkeys((agent, None))
+        for s in dict.fromkeys((session, None))
+    ]
+
+
+@functools.lru_cache(maxsize=16)
+def _slots_prepared(levels: tuple[bool, bool, bool], as_of: bool) -> PreparedIn:
+    """The live versions in a list of slots, visible in a scope of ``levels``,
+    compiled once per list length (``PreparedIn``)."""
+    valid_at = bindparam("valid_at", type_=BigInteger())
+    known_at = bindparam("known_at", type_=BigInteger()) if as_of else None
+    live = frozenset({State.LIVE})
+
+    def make(binds: list[Any]) -> Select[Any]:
+        return (
+            select(*_READ_COLUMNS, _retracted_by(known_at).label("_r"))
+            .where(
+                scope_bound(versions, levels),
+                versions.c.slot.in_(binds),
+                temporal(live, valid_at, known_at),
+            )
+            .order_by(*_VERSION_ORDER)
+        )
+
+    return PreparedIn(make, "slot")
+
+
+def slot_facts(
+    conn: Connection, scope: Scope, *, valid_at: int, known_at: int | None, slots: Sequence[str]
+) -> list[Fact]:
+    """The live facts visible in ``scope`` at the instants whose versions sit in one
+    of ``slots`` (slot keys), through the slot index (``cm_versions_slot_current``),
+    so the rows read follow the slots asked: one prepared statement (per 512 slots),
+    then one for the sources when a fact is found."""
+    levels, params = scope_params(scope)
+    params.update(valid_at=valid_at, known_at=known_at)
+    prepared = _slots_prepared(levels, known_at is not None)
+    names = prepared.columns
+    rows = [
+        dict(zip(names, row, strict=True))
+        for row in prepared.rows(conn, params, list(dict.fromkeys(slots)))
+    ]
+    found = sources_of(conn, scope.tenant, (r["fact_id"] for r in rows))
+    return [
+        to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"])) for r in rows
+    ]
+
+
+def count_facts(
+    conn: Connection, scope: Scope, *, valid_at: int, known_at: int | None, predicate: str
+) -> int:
+    """How many rows ``newest_facts`` (every page) or ``facts(predicate=…)`` would
+    return for one predicate (a stored name) at the instants: one ``count(*)`` over
+    the same statement, no row sent back or decoded."""
+    q = facts_query(
+        scope,
+        valid_at=valid_at,
+        known_at=known_at,
+        states=frozenset({State.LIVE}),
+        predicates=[predicate],
+        light=True,
+    )
+    rows = _facts_select(q.shape).order_by(None).subquery()
+    return int(conn.execute(select(func.count()).select_from(rows), q.params).scalar_one())

@@ -182,6 +182,26 @@ subject_head_index = Index(
 Index("cm_versions_subject", versions.c.tenant, versions.c.subject_hash, versions.c.predicate)
 Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
 Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
+# A predicate's current versions newest first (``reads.newest_facts``: CrewAI's storage
+# fills a search page with them, issue #32), in that read's order as far as a btree can
+# hold it (the subject key's head, not the key), so its page is an index walk, not a sort
+# of every current version of the predicate. Valid from and recorded at are negated (the
+# order descends), so no other read's ``valid_from`` range can use this index: SQLite
+# without statistics would otherwise prefer it to a subject's own index for the
+# subject's current value (two equalities and a range over three equalities).
+NEWEST_KEY = (
+    -versions.c.valid_from,
+    -versions.c.recorded_at,
+    SubjectHead(versions.c.subject_key),
+)
+newest_index = Index(
+    "cm_versions_newest",
+    versions.c.tenant,
+    versions.c.predicate,
+    *NEWEST_KEY,
+    sqlite_where=versions.c.superseded_at.is_(None),
+    postgresql_where=versions.c.superseded_at.is_(None),
+)
 
 episodes = Table(
     "cm_episodes",
@@ -283,7 +303,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -454,6 +474,16 @@ def _v10(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(episodes_recorded_index, if_not_exists=True))
 
 
+def _v11(conn: Connection, backend: type[Backend]) -> None:
+    """A page of a predicate's current facts newest first reads that page (issue #32):
+    an index on the current versions by predicate, valid from and recorded at
+    descending, then the subject key's head (``newest_index``, ``NEWEST_KEY``), so
+    ``Memory.newest_facts`` walks it instead of sorting the predicate's current
+    versions. A store created at this version has it already (``_v1`` creates the
+    whole metadata)."""
+    conn.execute(CreateIndex(newest_index, if_not_exists=True))
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -465,6 +495,7 @@ MIGRATIONS: dict[int, Migration] = {
     8: _v8,
     9: _v9,
     10: _v10,
+    11: _v11,
 }
 
 

@@ -140,7 +140,9 @@ class _Reader:
         self.sel = sel
         self.known = sel.as_of or sel.known_at  # None: as currently believed
         self._eps: dict[str, Episode | None] = {}
-        self._forgotten: set[str] | None = None
+        # which episodes were forgotten: those asked so far, or (``_all``) every one
+        self._forgotten: dict[str, bool] = {}
+        self._all = False
         self._resets: list[tuple[str, datetime]] | None = None
 
     def episode(self, episode_id: str) -> Episode | None:
@@ -172,19 +174,48 @@ class _Reader:
             as_of=self.sel.as_of,
         )
 
+    def note(self, episode_ids: Iterable[str]) -> None:
+        """Look up which of these episodes were forgotten, in one statement: their
+        forget markers by slot (``Memory.facts_with_values``), not every marker."""
+        asked = [i for i in dict.fromkeys(episode_ids) if i not in self._forgotten]
+        if not asked or self._all:
+            return
+        gone = {
+            f.object
+            for f in self.store.facts_with_values(
+                MARK,
+                FORGOTTEN,
+                asked,
+                valid_at=self.sel.valid_at,
+                known_at=self.sel.known_at,
+                as_of=self.sel.as_of,
+            )
+        }
+        self._forgotten.update((i, i in gone) for i in asked)
+
+    def note_all(self) -> None:
+        """Every forget marker in one statement: for a listing of every episode."""
+        if not self._all:
+            gone = {f.object for f in self._markers(FORGOTTEN)}
+            self._forgotten = dict.fromkeys(gone, True)
+            self._all = True
+
+    def _was_forgotten(self, episode_id: str) -> bool:
+        if not self._all:
+            self.note([episode_id])
+        return self._forgotten.get(episode_id, False)
+
     def visible(self, episode: Episode) -> bool:
         if self.known is not None and episode.recorded_at > self.known:
             return False
-        if self._forgotten is None:
-            self._forgotten = {f.object for f in self._markers(FORGOTTEN)}
+        if self._was_forgotten(episode.id):
+            return False
+        if self._resets is None:
             self._resets = [
                 (paths.normalize(f.metadata.get("path")), f.valid_from)
                 for f in self._markers(RESET)
             ]
-        if episode.id in self._forgotten:
-            return False
         path = paths.normalize(crew_info(episode).get("scope"))
-        assert self._resets is not None
         return not any(
             paths.within(path, p) and episode.recorded_at <= at for p, at in self._resets
         )
@@ -600,6 +631,7 @@ class ChronomemMemory(Memory):
                 as_of=sel.as_of,
             )
             reader = _Reader(store, sel)
+            reader.note(h.episode.id for h in hits if h.episode is not None)
             out: list[MemoryMatch] = []
             shown: dict[str, float] = {}  # the facts' scores, by version id
             for hit in without_internal(hits):
@@ -675,6 +707,8 @@ class ChronomemMemory(Memory):
                 for f in store.facts(valid_at=sel.valid_at, known_at=sel.known_at, as_of=sel.as_of)
                 if not _is_marker(f)
             ]
+            if eps:
+                reader.note_all()  # every episode's visibility: every forget marker, once
             out += [episode_record(e) for e in eps if reader.visible(e)]
         if prefix is not None:
             out = [r for r in out if paths.within(r.scope, prefix)]

@@ -491,6 +491,18 @@ class ChronomemStorage:
         return self._select(scope_prefix)[start : start + _int(limit, "limit")]
 
     def count(self, scope_prefix: str | None = None) -> int:
+        """The current records (under ``scope_prefix``): every one (no prefix, or the
+        root) counted in SQL (``Memory.count_facts``); a prefix is record metadata,
+        matched on the records read."""
+        if scope_prefix is None or scope_prefix in ("", paths.ROOT):
+            with self._handle.lock:
+                return self.chronomem.count_facts(
+                    PREDICATE,
+                    exact=True,
+                    valid_at=self._time.valid_at,
+                    known_at=self._time.known_at,
+                    as_of=self._time.as_of,
+                )
         return len(self._select(scope_prefix))
 
     def get_scope_info(self, scope: str) -> ScopeInfo:

@@ -13,6 +13,7 @@ from crewai.memory.types import MemoryRecord
 from chronomem import Memory, reads
 from crewai_chronomem import ChronomemMemory, ChronomemStorage
 from crewai_chronomem.conformance import kit_embedder
+from crewai_chronomem.memory import FORGOTTEN, MARK
 
 from ..langchain.tracing import tracing
 from ..statements import Cost, counting
@@ -159,3 +160,77 @@ def test_forgetting_a_message_and_updating_a_fact_read_as_much_at_50_and_400(
     b = _forget_a_message_and_update_a_fact(long, rows)
     assert a == b, (a, b)
     assert all(fact_rows <= 4 for _, _, fact_rows in b), b
+
+
+def _recall_after_forgets(root: Memory, n: int, rows: list[int]) -> tuple[Any, ...]:
+    """A memory of 30 texts, one of them forgotten, beside ``n`` other forget markers."""
+    cm = ChronomemMemory(memory=root.scoped(tenant=f"forgets{n}", user="u"))
+    said = cm.remember_many([f"I like hobby{i} a lot." for i in range(30)], scope="/crew")
+    store = cm.chronomem
+    store.apply(
+        [store.assertion(MARK, FORGOTTEN, f"gone{i}", exact=True, index_text="") for i in range(n)]
+    )
+    gone = said[3].id
+    assert cm.forget(record_ids=[gone]) >= 1
+    cm.recall("Which hobby3 do I like?", limit=5)  # warm: the search mirror, the registry
+    rows[0] = 0
+    with tracing(store) as cost:
+        got = cm.recall("Which hobby3 do I like?", limit=5)
+    assert got and gone not in {m.record.id for m in got}
+    episodes = [m for m in got if m.record.metadata.get("kind") == "episode"]
+    assert episodes  # the recall checked its messages against the forget markers
+    return (len(_without_rescores(cost)), cost.episode_rows, rows[0], cost.vm_steps)
+
+
+def test_a_recall_reads_the_forget_markers_of_its_messages_at_200_and_2000_forgets(
+    url: str | None, clock: Any, monkeypatch: Any
+) -> None:
+    """Whether a message found was forgotten is looked up by its marker's slot
+    (``Memory.facts_with_values``), not by reading every forget marker of the scope,
+    and the facts citing the messages found are looked up through their sources (not
+    by a walk of the tenant's versions): the same statements, episode rows and fact
+    rows beside 200 or 2,000 markers, and on SQLite about as many instructions (a
+    store each there, so the shared text index holds the same texts)."""
+    rows = _fact_rows(monkeypatch)
+    costs = []
+    for n in (200, 2000):
+        with Memory(url, clock=clock) as root:
+            costs.append(_recall_after_forgets(root, n, rows))
+    assert [c[:3] for c in costs[:1]] == [c[:3] for c in costs[1:]], costs
+    # SQLite: a handful of instructions apart (a deeper btree), never a walk of the
+    # markers (before: 68,277 and 514,840 instructions)
+    assert costs[1][3] <= costs[0][3] * 1.02 + 10, costs
+
+
+def test_the_storage_counts_its_records_in_sql_at_200_and_2000(
+    url: str | None, clock: Any, monkeypatch: Any
+) -> None:
+    """``ChronomemStorage.count()`` (no prefix, or the root) is ``Memory.count_facts``:
+    the number of records ``list_records`` lists, with no record read back."""
+    rows = _fact_rows(monkeypatch)
+    root = ChronomemStorage(url, embedder=kit_embedder, clock=clock)
+    try:
+        costs = []
+        for n in (200, 2000):
+            storage = root.scoped(tenant=f"count{n}")
+            for at in range(0, n, 500):
+                storage.save(
+                    [
+                        MemoryRecord(id=f"r{i}", content=f"note {i}", scope=f"/s{i % 3}")
+                        for i in range(at, min(n, at + 500))
+                    ]
+                )
+            saved = clock.advance(seconds=1)
+            storage.delete(record_ids=["r0"])
+            storage.count()  # warm: the registry
+            rows[0] = 0
+            with counting(storage.chronomem) as cost:
+                got = [storage.count(), storage.count("/")]
+            costs.append((len(cost.statements), rows[0]))
+            assert got == [n - 1, n - 1] == [len(storage.list_records(limit=10_000))] * 2
+            then = storage.as_of(saved)
+            assert then.count() == n == len(then.list_records(limit=10_000))
+            assert storage.count("/s1") == len(storage.list_records("/s1", limit=10_000))
+        assert costs[0] == costs[1] and costs[0][1] == 0, costs
+    finally:
+        root.close()

@@ -97,6 +97,10 @@ def _sources_of_episodes(
         )
         .where(
             *cited,
+            # the cited facts' ids, as a condition the versions' fact index serves:
+            # SQLite (no statistics) otherwise walks every version of the tenant
+            # and probes the sources of each
+            versions.c.fact_id.in_(select(sources.c.fact_id).where(*cited)),
             reads.scope_visible(versions, scope),
             or_(reads.known(known_at), retracted_by),
         )
