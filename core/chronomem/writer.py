@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -95,16 +96,25 @@ def _calendar_end() -> InvalidInput:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Target:
     """An operation resolved to the slots it touches."""
 
     op: WriteOp
-    slots: list[str]
+    # a tuple: a batch holds one per operation until it is written, and a tuple of
+    # strings is one the garbage collector stops tracking (a list never is)
+    slots: tuple[str, ...]
     subject_key: str = ""
     predicate: str = ""
     object_key: str | None = None
     new_slot: str = ""  # correct: where the replacement goes
+
+
+# A slot's trivial plan: one new version (its ``cm_versions`` row, then the fact
+# id and None), or the stored one left unchanged (None, its fact id, its version
+# id). A plain tuple: the garbage collector stops tracking it (its row holds only
+# strings and numbers), where an object stays tracked until the batch is written.
+_Direct = tuple[dict[str, Any] | None, str, str | None]
 
 
 _EXTRA = (
@@ -158,21 +168,19 @@ _AT_VERSION = tuple(
 )
 
 
+_EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
+_VERSION_OF = operator.itemgetter(*_AT_VERSION)
+
+
 def _slot_versions(rows: Iterable[Any], out: dict[str, list[SlotVersion]]) -> None:
     """Add current version rows (tuples in ``cm_versions``' column order) to
     ``out`` as each slot's ``SlotVersion``s."""
     at_slot = _COL["slot"]
-    i, f, o, k, vf, vt = _AT_VERSION
     for r in rows:
+        vid, fid, obj, key, vf, vt = _VERSION_OF(r)
         out.setdefault(r[at_slot], []).append(
             SlotVersion(
-                r[i],
-                r[f],
-                r[o],
-                r[k],
-                r[vf],
-                r[vt],
-                extra=dict(zip(_EXTRA, [r[j] for j in _AT_EXTRA], strict=True)),
+                vid, fid, obj, key, vf, vt, extra=dict(zip(_EXTRA, _EXTRA_OF(r), strict=True))
             )
         )
 
@@ -422,7 +430,9 @@ class Writer:
             skey = op.subject if op.exact else fold(op.subject)
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
             live = found.live.get(skey, ())
-            return _Target(op, sorted({slot for slot, pred in live if pred not in keep}), skey)
+            return _Target(
+                op, tuple(sorted({slot for slot, pred in live if pred not in keep})), skey
+            )
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
                 name, skey = op.predicate, op.subject
@@ -440,14 +450,14 @@ class Writer:
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
                 live = found.live.get(skey, ())
-                slots = sorted({slot for slot, pred in live if pred == name})
+                slots = tuple(sorted({slot for slot, pred in live if pred == name}))
             else:
-                slots = [slot_key(scope, skey, name, okey if many else None)]
+                slots = (slot_key(scope, skey, name, okey if many else None),)
             return _Target(op, slots, skey, name, okey)
         rows = found.by_fact.get(op.fact_id, [])
         if not rows:
             raise found.missing(op.fact_id)
-        current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
+        current = tuple(sorted({r["slot"] for r in rows if r["superseded_at"] is None}))
         if isinstance(op, RetractOp):
             return _Target(op, current)  # retracting what is gone already: nothing to do
         if not current:
@@ -463,7 +473,7 @@ class Writer:
         new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey) if many else one_slot
         return _Target(
             op,
-            [*current, new_slot] if new_slot not in current else current,
+            (*current, new_slot) if new_slot not in current else current,
             r["subject_key"],
             r["predicate"],
             okey,
@@ -553,18 +563,21 @@ class Writer:
             return None
         if found is NEW:
             fid = new_id()
-            row = SlotVersion(
-                new_id(), fid, op.obj, key, vf, op.valid_to if op.bounded else None,
-                planned=True, extra=_assert_extra(t, op, scope),
-            )  # fmt: skip
-            done = _Direct(row, fid)
+            # the version's row straight away (what ``_version_row`` makes of the
+            # ``SlotVersion`` a plan would insert, without the version or its extra)
+            row = _new_row(
+                t, op, scope, new_id(), fid, key, vf, op.valid_to if op.bounded else None, tx
+            )
+            done: _Direct = (row, fid, None)
         else:
             assert isinstance(found, SlotVersion)
-            done = _Direct(None, found.fact_id, found.id)
-        new_sources += [
-            {"fact_id": done.fact_id, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
-            for e in op.sources
-        ]
+            fid = found.fact_id
+            done = (None, fid, found.id)
+        if op.sources:
+            new_sources += [
+                {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
+                for e in op.sources
+            ]
         return done
 
     def _plan(
@@ -641,14 +654,15 @@ class Writer:
         for slot in slots:  # in slot order, planned or not
             d = direct.get(slot)
             if d is not None:
-                if d.version is not None:
-                    inserts.append(_version_row(tenant, d.version, tx))
-                    receipt.added.append(d.version.id)
+                row, fid, unchanged = d
+                if row is not None:
+                    inserts.append(row)
+                    receipt.added.append(row["id"])
                 else:
-                    assert d.unchanged is not None
-                    receipt.unchanged.append(d.unchanged)
-                    stored.add(d.fact_id)
-                fact_ids[d.fact_id] = None
+                    assert unchanged is not None
+                    receipt.unchanged.append(unchanged)
+                    stored.add(fid)
+                fact_ids[fid] = None
                 continue
             plan = plans.get(slot)
             if plan is None:
@@ -722,17 +736,6 @@ class Writer:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
 
 
-class _Direct:
-    """A slot's trivial plan: one new version, or the stored one left unchanged."""
-
-    __slots__ = ("fact_id", "unchanged", "version")
-
-    def __init__(self, version: SlotVersion | None, fact_id: str, unchanged: str | None = None):
-        self.version = version
-        self.fact_id = fact_id
-        self.unchanged = unchanged
-
-
 def _interval(op: AssertOp, tx: int) -> tuple[AssertOp, int]:
     """The assert with ``valid_for`` resolved to a bounded ``valid_to``, and its
     ``valid_from`` (the transaction time when not given); a bad interval raises."""
@@ -764,6 +767,48 @@ def _assert_extra(t: _Target, op: AssertOp, scope: Scope) -> dict[str, Any]:
         "extractor": op.extractor,
         "metadata": _metadata_json(op.metadata),
         "index_text": op.index_text,
+    }
+
+
+def _new_row(
+    t: _Target,
+    op: AssertOp,
+    scope: Scope,
+    vid: str,
+    fid: str,
+    key: str,
+    vf: int,
+    vt: int | None,
+    tx: int,
+) -> dict[str, Any]:
+    """The ``cm_versions`` row of an assert's new version in an empty slot: what
+    ``_version_row`` gives for the ``SlotVersion`` a plan inserts there (the
+    assert's ``_assert_extra``), in the same key order."""
+    skey, pred = t.subject_key, t.predicate
+    return {
+        "tenant": scope.tenant,
+        "id": vid,
+        "fact_id": fid,
+        "user_id": scope.user or "",
+        "agent_id": scope.agent or "",
+        "session_id": scope.session or "",
+        "slot": t.slots[0],
+        "subject": op.subject,
+        "subject_key": skey,
+        "subject_hash": key_hash(skey),
+        "predicate": pred,
+        "object": op.obj,
+        "object_key": key,
+        "valid_from": vf,
+        "valid_to": vt,
+        "recorded_at": tx,
+        "superseded_at": None,
+        "superseded_by": None,
+        "closed_reason": None,
+        "extractor": op.extractor,
+        "metadata": _metadata_json(op.metadata),
+        "index_text": op.index_text,
+        "content_hash": content_hash(skey, pred, key, vf),
     }
 
 
