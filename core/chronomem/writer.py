@@ -36,7 +36,7 @@ from .registry import Registry
 from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
-from .slotkeys import slot_key
+from .slotkeys import scoped_slot_key, slot_key
 from .statemachine import NEW, SlotPlan, SlotVersion, new_id, trivial_assert
 from .timeutil import MAX_US, from_us
 
@@ -57,9 +57,21 @@ def fold(text: str) -> str:
     return fold_text(text)
 
 
+# A batch asserts the same slots again and again (an adapter's index entries,
+# re-put items): their keys (a join and a digest each) are memoised too.
+_slot_memo = functools.lru_cache(maxsize=1 << 14)(scoped_slot_key)
+
+
+def _slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | None) -> str:
+    """``slot_key``, memoised for short keys."""
+    if len(subject_key) + len(object_key or "") <= _MEMO_CHARS:
+        return _slot_memo(scope.key, subject_key, predicate, object_key)
+    return slot_key(scope, subject_key, predicate, object_key)
+
+
 def content_hash(*parts: object) -> str:
     """A digest of the parts (injective join: no two part lists share a raw form)."""
-    raw = keycodec.join((str(p) for p in parts), keycodec.SEP_FIELD)
+    raw = keycodec.join([str(p) for p in parts], keycodec.SEP_FIELD)
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -110,11 +122,11 @@ class _Target:
     new_slot: str = ""  # correct: where the replacement goes
 
 
-# A slot's trivial plan: one new version (its ``cm_versions`` row, then the fact
-# id and None), or the stored one left unchanged (None, its fact id, its version
-# id). A plain tuple: the garbage collector stops tracking it (its row holds only
-# strings and numbers), where an object stays tracked until the batch is written.
-_Direct = tuple[dict[str, Any] | None, str, str | None]
+# A slot's trivial plan: one new version (its ``cm_versions`` row), or the stored
+# one left unchanged (its fact id and version id). A dict of strings and numbers
+# and a tuple of strings are objects the garbage collector does not track; a batch
+# holds one per slot until it is written.
+_Direct = dict[str, Any] | tuple[str, str]
 
 
 _EXTRA = (
@@ -172,17 +184,37 @@ _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
 
 
-def _slot_versions(rows: Iterable[Any], out: dict[str, list[SlotVersion]]) -> None:
-    """Add current version rows (tuples in ``cm_versions``' column order) to
-    ``out`` as each slot's ``SlotVersion``s."""
+# A slot's current versions as the writer loaded them: ``SlotVersion``s, or the
+# stored rows themselves (tuples in ``cm_versions``' column order, from the
+# prepared reads), made ``SlotVersion``s only where they are used (``_versions_of``):
+# a batch holds every loaded slot until it is written, and a tuple of strings and
+# numbers is an object the garbage collector stops tracking.
+Loaded = dict[str, Sequence[SlotVersion | tuple[Any, ...]]]
+
+
+def _slot_versions(rows: Iterable[Any], out: Loaded) -> None:
+    """Add current version rows (sequences in ``cm_versions``' column order) to
+    ``out``, kept as tuples per slot."""
     at_slot = _COL["slot"]
     for r in rows:
-        vid, fid, obj, key, vf, vt = _VERSION_OF(r)
-        out.setdefault(r[at_slot], []).append(
-            SlotVersion(
-                vid, fid, obj, key, vf, vt, extra=dict(zip(_EXTRA, _EXTRA_OF(r), strict=True))
-            )
-        )
+        row = r if type(r) is tuple else tuple(r)
+        slot = row[at_slot]
+        had = out.get(slot)
+        # a slot holds a version or a few: a tuple grown per row, no list per slot
+        out[slot] = (row,) if had is None else (*had, row)
+
+
+def _stored_version(r: tuple[Any, ...]) -> SlotVersion:
+    """The ``SlotVersion`` of a stored row (``_slot_versions``)."""
+    vid, fid, obj, key, vf, vt = _VERSION_OF(r)
+    return SlotVersion(
+        vid, fid, obj, key, vf, vt, extra=dict(zip(_EXTRA, _EXTRA_OF(r), strict=True))
+    )
+
+
+def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
+    """A slot's loaded current versions as ``SlotVersion``s."""
+    return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
 
 
 class _Found:
@@ -202,7 +234,7 @@ class _Found:
         # (in the writer's own scope) then needs no read of its own (``covers``)
         self.whole = whole
         self.subjects: set[str] = set()
-        self.current: dict[str, list[SlotVersion]] = {}
+        self.current: Loaded = {}
 
     @classmethod
     def load(
@@ -348,13 +380,15 @@ class Writer:
         new_sources: list[dict[str, Any]] = []
         for t in targets:
             if isinstance(t.op, AssertOp) and touches[t.slots[0]] == 1:
-                done = self._direct(t, current.get(t.slots[0]), scope, tx, new_sources)
+                done = self._direct(
+                    t, _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources
+                )
                 if done is not None:
                     direct[t.slots[0]] = done
                     continue
             for s in t.slots:
                 if s not in plans:
-                    plans[s] = SlotPlan(current.get(s, []))
+                    plans[s] = SlotPlan(_versions_of(current.get(s, ())))
             self._plan(t, plans, scope, tx, new_sources)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
 
@@ -392,7 +426,7 @@ class Writer:
         early: tuple[dict[str, Any] | None, list[_Target]],
         lock: Callable[[Connection, str, Sequence[str]], None],
         for_update: bool,
-    ) -> tuple[int, list[_Target], list[str], dict[str, list[SlotVersion]]]:
+    ) -> tuple[int, list[_Target], list[str], Loaded]:
         """The stamp, the slot locks and the slots' load in one round trip
         (``Backend.begin_write``) for targets resolved before the stamp (``_early``),
         in the same order as the ordinary path: clock row, then locks, then load.
@@ -410,7 +444,7 @@ class Writer:
         tx, registry_version, rows = began
         if tx > MAX_US:
             raise _calendar_end()
-        current = self._versions(rows)
+        current: Loaded = {**self._versions(rows)}
         if index is not None:
             fresh = self.registry.load(conn, tenant, version=registry_version)
             if fresh is not index:
@@ -426,6 +460,14 @@ class Writer:
 
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
+        if type(op) is AssertOp and op.exact:  # an adapter's assert: its names are its keys
+            if len(op.predicate) > 255:
+                raise InvalidInput(
+                    f"predicate names are at most 255 characters; got {len(op.predicate)}"
+                )
+            many = op.cardinality is not Cardinality.ONE
+            slot = _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
+            return _Target(op, (slot,), op.subject, op.predicate, op.obj)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
@@ -452,7 +494,7 @@ class Writer:
                 live = found.live.get(skey, ())
                 slots = tuple(sorted({slot for slot, pred in live if pred == name}))
             else:
-                slots = (slot_key(scope, skey, name, okey if many else None),)
+                slots = (_slot_key(scope, skey, name, okey if many else None),)
             return _Target(op, slots, skey, name, okey)
         rows = found.by_fact.get(op.fact_id, [])
         if not rows:
@@ -480,10 +522,8 @@ class Writer:
             new_slot=new_slot,
         )
 
-    def _load(
-        self, conn: Connection, tenant: str, slots: list[str], for_update: bool
-    ) -> dict[str, list[SlotVersion]]:
-        out: dict[str, list[SlotVersion]] = {}
+    def _load(self, conn: Connection, tenant: str, slots: list[str], for_update: bool) -> Loaded:
+        out: Loaded = {}
         if not slots:
             return out
         if not for_update:
@@ -498,7 +538,7 @@ class Writer:
             if for_update:
                 q = q.with_for_update()
             for slot, found in self._versions(conn.execute(q).mappings()).items():
-                out.setdefault(slot, []).extend(found)
+                out[slot] = [*out.get(slot, ()), *found]
         return out
 
     @staticmethod
@@ -568,11 +608,11 @@ class Writer:
             row = _new_row(
                 t, op, scope, new_id(), fid, key, vf, op.valid_to if op.bounded else None, tx
             )
-            done: _Direct = (row, fid, None)
+            done: _Direct = row
         else:
             assert isinstance(found, SlotVersion)
             fid = found.fact_id
-            done = (None, fid, found.id)
+            done = (fid, found.id)
         if op.sources:
             new_sources += [
                 {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
@@ -654,15 +694,15 @@ class Writer:
         for slot in slots:  # in slot order, planned or not
             d = direct.get(slot)
             if d is not None:
-                row, fid, unchanged = d
-                if row is not None:
-                    inserts.append(row)
-                    receipt.added.append(row["id"])
-                else:
-                    assert unchanged is not None
+                if isinstance(d, dict):  # a new version's row
+                    inserts.append(d)
+                    receipt.added.append(d["id"])
+                    fact_ids[d["fact_id"]] = None
+                else:  # the stored version, unchanged
+                    fid, unchanged = d
                     receipt.unchanged.append(unchanged)
                     stored.add(fid)
-                fact_ids[fid] = None
+                    fact_ids[fid] = None
                 continue
             plan = plans.get(slot)
             if plan is None:
