@@ -122,6 +122,25 @@ class _Target:
     new_slot: str = ""  # correct: where the replacement goes
 
 
+# An operation's target as a batch holds it until it is written: a ``_Target``, or
+# for an exact assert (an adapter's: its names are its keys) only its slot key, a
+# string the garbage collector does not track (``_full`` makes its ``_Target``
+# where one is used). The targets of a batch are in the order of its operations.
+Held = _Target | str
+
+
+def _slots_of(t: Held) -> tuple[str, ...]:
+    return (t,) if isinstance(t, str) else t.slots
+
+
+def _full(op: WriteOp, t: Held) -> _Target:
+    """The ``_Target`` of ``op`` held as ``t``."""
+    if isinstance(t, str):
+        assert isinstance(op, AssertOp) and op.exact
+        return _Target(op, (t,), op.subject, op.predicate, op.obj)
+    return t
+
+
 # A slot's trivial plan: one new version (its ``cm_versions`` row), or the stored
 # one left unchanged (its fact id and version id). A dict of strings and numbers
 # and a tuple of strings are objects the garbage collector does not track; a batch
@@ -256,16 +275,18 @@ class _Found:
         found._load_facts(sorted(facts))
         return found
 
-    def covers(self, target: _Target) -> bool:
+    def covers(self, op: WriteOp, target: Held) -> bool:
         """Whether the live read already holds every current version of the
         target's slots: an assert's or end's slot is keyed by the writer's scope
         and the subject key (``slot_key``), so all its current versions are rows
         of that subject in that scope, which the live read took whole."""
         if not self.whole:
             return False
-        if isinstance(target.op, EndOthersOp):
+        if isinstance(op, EndOthersOp):
             return True  # its slots are live slots of a subject read whole
-        return isinstance(target.op, AssertOp | EndOp) and target.subject_key in self.subjects
+        if isinstance(target, str):  # an exact assert: its subject is its key
+            return isinstance(op, AssertOp) and op.subject in self.subjects
+        return isinstance(op, AssertOp | EndOp) and target.subject_key in self.subjects
 
     def _load_live(self, subjects: list[str]) -> None:
         if not subjects:
@@ -359,9 +380,14 @@ class Writer:
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
             targets = [self._target(scope, op, index, found) for op in ops]
-            slots = sorted({s for t in targets for s in t.slots})
+            slots = sorted({s for t in targets for s in _slots_of(t)})
             lock(conn, tenant, slots)
-            covered = {s for t in targets if found.covers(t) for s in t.slots}
+            covered = {
+                s
+                for op, t in zip(ops, targets, strict=True)
+                if found.covers(op, t)
+                for s in _slots_of(t)
+            }
             current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
             for s in covered:
                 if s in found.current:
@@ -373,13 +399,14 @@ class Writer:
         # it is written directly, without a ``SlotPlan``. Any other slot is planned.
         touches: dict[str, int] = {}
         for t in targets:
-            for s in t.slots:
+            for s in _slots_of(t):
                 touches[s] = touches.get(s, 0) + 1
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
-        for t in targets:
-            if isinstance(t.op, AssertOp) and touches[t.slots[0]] == 1:
+        for op, held in zip(ops, targets, strict=True):
+            t = _full(op, held)
+            if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
                 done = self._direct(
                     t, _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources
                 )
@@ -395,7 +422,7 @@ class Writer:
     # -- stamping, locking and loading in one round trip --------------------------
     def _early(
         self, conn: Connection, scope: Scope, ops: Sequence[WriteOp]
-    ) -> tuple[dict[str, Any] | None, list[_Target]] | None:
+    ) -> tuple[dict[str, Any] | None, list[Held]] | None:
         """The targets of ``ops`` resolved before the stamp, with the registry index
         they used (None: every op is exact and needs none), when that needs no read:
         every op is an assert or an end naming its object (so its slots follow from
@@ -423,10 +450,10 @@ class Writer:
         ops: Sequence[WriteOp],
         now_us: int,
         recorded_at: int | None,
-        early: tuple[dict[str, Any] | None, list[_Target]],
+        early: tuple[dict[str, Any] | None, list[Held]],
         lock: Callable[[Connection, str, Sequence[str]], None],
         for_update: bool,
-    ) -> tuple[int, list[_Target], list[str], Loaded]:
+    ) -> tuple[int, list[Held], list[str], Loaded]:
         """The stamp, the slot locks and the slots' load in one round trip
         (``Backend.begin_write``) for targets resolved before the stamp (``_early``),
         in the same order as the ordinary path: clock row, then locks, then load.
@@ -438,7 +465,7 @@ class Writer:
         if recorded_at is not None and recorded_at > MAX_US:
             raise _calendar_end()
         index, targets = early
-        slots = sorted({s for t in targets for s in t.slots})
+        slots = sorted({s for t in targets for s in _slots_of(t)})
         began = of(conn).begin_write(conn, tenant, now_us, recorded_at, slots)
         assert began is not None  # sends_together() said so
         tx, registry_version, rows = began
@@ -450,7 +477,7 @@ class Writer:
             if fresh is not index:
                 found = _Found(conn, scope)
                 targets = [self._target(scope, op, fresh, found) for op in ops]
-                moved = sorted({s for t in targets for s in t.slots})
+                moved = sorted({s for t in targets for s in _slots_of(t)})
                 gained = sorted(set(moved) - set(slots))
                 if gained:
                     lock(conn, tenant, gained)
@@ -459,15 +486,14 @@ class Writer:
         return tx, targets, slots, current
 
     # -- resolving ------------------------------------------------------------
-    def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
+    def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> Held:
         if type(op) is AssertOp and op.exact:  # an adapter's assert: its names are its keys
             if len(op.predicate) > 255:
                 raise InvalidInput(
                     f"predicate names are at most 255 characters; got {len(op.predicate)}"
                 )
             many = op.cardinality is not Cardinality.ONE
-            slot = _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
-            return _Target(op, (slot,), op.subject, op.predicate, op.obj)
+            return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
