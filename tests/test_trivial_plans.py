@@ -16,7 +16,10 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronomem import Memory
+from chronomem import Memory, writer
+from chronomem.ops import AssertOp
+from chronomem.scope import Scope
+from chronomem.slotkeys import slot_key
 from chronomem.statemachine import NEW, SlotPlan, SlotVersion, trivial_assert
 
 from .conftest import T0, ManualClock
@@ -132,3 +135,56 @@ def test_batched_outcome_matches() -> None:
         out.append(_facts(m))
         m.close()
     assert out[0] == out[1]
+
+
+@given(
+    st.sampled_from(["Paris", "London"]),
+    st.one_of(st.none(), st.integers(0, 30)),
+    st.one_of(st.none(), st.integers(31, 60)),
+    st.one_of(st.none(), st.sampled_from(["", "text to index"])),
+    st.sampled_from([{}, {"k": "v"}]),
+    st.one_of(st.none(), st.sampled_from(["llm"])),
+)
+def test_direct_row_is_the_plans_row(
+    obj: str,
+    start: int | None,
+    end: int | None,
+    index_text: str | None,
+    metadata: dict[str, str],
+    extractor: str | None,
+) -> None:
+    """A trivial assert's new version goes straight to its ``cm_versions`` row
+    (``writer._new_row``): the row ``_version_row`` makes of the version
+    ``SlotPlan.assert_`` inserts in an empty slot, key for key and in the same
+    order (the batch's rows share one prepared INSERT)."""
+    scope = Scope("t", "u")
+    op = AssertOp(
+        "Ada Lovelace",
+        "lives_in",
+        obj,
+        None if start is None else start * DAY,
+        None if end is None else end * DAY,
+        bounded=end is not None,
+        metadata=metadata,
+        extractor=extractor,
+        index_text=index_text,
+    )
+    tx = 10 * DAY
+    target = writer._Target(
+        op, (slot_key(scope, "ada lovelace", "lives_in", None),), "ada lovelace", "lives_in",
+        obj.lower(),
+    )  # fmt: skip
+    op, vf = writer._interval(op, tx)
+    vt = op.valid_to if op.bounded else None
+    plan = SlotPlan([])
+    version = plan.assert_(
+        op.obj, obj.lower(), vf, op.valid_to, bounded=op.bounded,
+        explicit_start=op.valid_from is not None,
+        extra=writer._assert_extra(target, op, scope),
+    )  # fmt: skip
+    assert version is not None
+    direct = writer._new_row(
+        target, op, scope, version.id, version.fact_id, obj.lower(), vf, vt, tx
+    )
+    planned = writer._version_row("t", version, tx)
+    assert list(direct.items()) == list(planned.items())

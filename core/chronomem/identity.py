@@ -74,6 +74,8 @@ def require_text(value: object, name: str) -> str:
 
 def encodable(value: str, name: str) -> str:
     """Text that can be stored: any Unicode except lone surrogates (not UTF-8)."""
+    if value.isascii():  # no surrogate: nothing to encode to know it
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

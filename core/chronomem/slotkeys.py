@@ -28,7 +28,14 @@ def _digest(raw: str) -> str:
 
 def slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | None) -> str:
     """The key of a slot (``object_key`` None: a single-valued slot)."""
-    parts = (scope.key, subject_key, predicate, object_key or "")
+    return scoped_slot_key(scope.key, subject_key, predicate, object_key)
+
+
+def scoped_slot_key(
+    scope_key: str, subject_key: str, predicate: str, object_key: str | None
+) -> str:
+    """``slot_key`` of the scope whose ``Scope.key`` is ``scope_key``."""
+    parts = (scope_key, subject_key, predicate, object_key or "")
     return _digest(keycodec.join(parts, keycodec.SEP_SLOT))
 
 

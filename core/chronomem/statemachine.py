@@ -68,7 +68,7 @@ def _placeholder() -> str:
     return f"~{next(_placeholders)}"
 
 
-@dataclass
+@dataclass(slots=True)
 class SlotVersion:
     """A current version of a slot, stored or planned in this transaction."""
 

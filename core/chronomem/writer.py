@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,7 +36,7 @@ from .registry import Registry
 from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
-from .slotkeys import slot_key
+from .slotkeys import scoped_slot_key, slot_key
 from .statemachine import NEW, SlotPlan, SlotVersion, new_id, trivial_assert
 from .timeutil import MAX_US, from_us
 
@@ -56,9 +57,21 @@ def fold(text: str) -> str:
     return fold_text(text)
 
 
+# A batch asserts the same slots again and again (an adapter's index entries,
+# re-put items): their keys (a join and a digest each) are memoised too.
+_slot_memo = functools.lru_cache(maxsize=1 << 14)(scoped_slot_key)
+
+
+def _slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | None) -> str:
+    """``slot_key``, memoised for short keys."""
+    if len(subject_key) + len(object_key or "") <= _MEMO_CHARS:
+        return _slot_memo(scope.key, subject_key, predicate, object_key)
+    return slot_key(scope, subject_key, predicate, object_key)
+
+
 def content_hash(*parts: object) -> str:
     """A digest of the parts (injective join: no two part lists share a raw form)."""
-    raw = keycodec.join((str(p) for p in parts), keycodec.SEP_FIELD)
+    raw = keycodec.join([str(p) for p in parts], keycodec.SEP_FIELD)
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -95,16 +108,44 @@ def _calendar_end() -> InvalidInput:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Target:
     """An operation resolved to the slots it touches."""
 
     op: WriteOp
-    slots: list[str]
+    # a tuple: a batch holds one per operation until it is written, and a tuple of
+    # strings is one the garbage collector stops tracking (a list never is)
+    slots: tuple[str, ...]
     subject_key: str = ""
     predicate: str = ""
     object_key: str | None = None
     new_slot: str = ""  # correct: where the replacement goes
+
+
+# An operation's target as a batch holds it until it is written: a ``_Target``, or
+# for an exact assert (an adapter's: its names are its keys) only its slot key, a
+# string the garbage collector does not track (``_full`` makes its ``_Target``
+# where one is used). The targets of a batch are in the order of its operations.
+Held = _Target | str
+
+
+def _slots_of(t: Held) -> tuple[str, ...]:
+    return (t,) if isinstance(t, str) else t.slots
+
+
+def _full(op: WriteOp, t: Held) -> _Target:
+    """The ``_Target`` of ``op`` held as ``t``."""
+    if isinstance(t, str):
+        assert isinstance(op, AssertOp) and op.exact
+        return _Target(op, (t,), op.subject, op.predicate, op.obj)
+    return t
+
+
+# A slot's trivial plan: one new version (its ``cm_versions`` row), or the stored
+# one left unchanged (its fact id and version id). A dict of strings and numbers
+# and a tuple of strings are objects the garbage collector does not track; a batch
+# holds one per slot until it is written.
+_Direct = dict[str, Any] | tuple[str, str]
 
 
 _EXTRA = (
@@ -158,23 +199,41 @@ _AT_VERSION = tuple(
 )
 
 
-def _slot_versions(rows: Iterable[Any], out: dict[str, list[SlotVersion]]) -> None:
-    """Add current version rows (tuples in ``cm_versions``' column order) to
-    ``out`` as each slot's ``SlotVersion``s."""
+_EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
+_VERSION_OF = operator.itemgetter(*_AT_VERSION)
+
+
+# A slot's current versions as the writer loaded them: ``SlotVersion``s, or the
+# stored rows themselves (tuples in ``cm_versions``' column order, from the
+# prepared reads), made ``SlotVersion``s only where they are used (``_versions_of``):
+# a batch holds every loaded slot until it is written, and a tuple of strings and
+# numbers is an object the garbage collector stops tracking.
+Loaded = dict[str, Sequence[SlotVersion | tuple[Any, ...]]]
+
+
+def _slot_versions(rows: Iterable[Any], out: Loaded) -> None:
+    """Add current version rows (sequences in ``cm_versions``' column order) to
+    ``out``, kept as tuples per slot."""
     at_slot = _COL["slot"]
-    i, f, o, k, vf, vt = _AT_VERSION
     for r in rows:
-        out.setdefault(r[at_slot], []).append(
-            SlotVersion(
-                r[i],
-                r[f],
-                r[o],
-                r[k],
-                r[vf],
-                r[vt],
-                extra=dict(zip(_EXTRA, [r[j] for j in _AT_EXTRA], strict=True)),
-            )
-        )
+        row = r if type(r) is tuple else tuple(r)
+        slot = row[at_slot]
+        had = out.get(slot)
+        # a slot holds a version or a few: a tuple grown per row, no list per slot
+        out[slot] = (row,) if had is None else (*had, row)
+
+
+def _stored_version(r: tuple[Any, ...]) -> SlotVersion:
+    """The ``SlotVersion`` of a stored row (``_slot_versions``)."""
+    vid, fid, obj, key, vf, vt = _VERSION_OF(r)
+    return SlotVersion(
+        vid, fid, obj, key, vf, vt, extra=dict(zip(_EXTRA, _EXTRA_OF(r), strict=True))
+    )
+
+
+def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
+    """A slot's loaded current versions as ``SlotVersion``s."""
+    return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
 
 
 class _Found:
@@ -194,7 +253,7 @@ class _Found:
         # (in the writer's own scope) then needs no read of its own (``covers``)
         self.whole = whole
         self.subjects: set[str] = set()
-        self.current: dict[str, list[SlotVersion]] = {}
+        self.current: Loaded = {}
 
     @classmethod
     def load(
@@ -216,16 +275,18 @@ class _Found:
         found._load_facts(sorted(facts))
         return found
 
-    def covers(self, target: _Target) -> bool:
+    def covers(self, op: WriteOp, target: Held) -> bool:
         """Whether the live read already holds every current version of the
         target's slots: an assert's or end's slot is keyed by the writer's scope
         and the subject key (``slot_key``), so all its current versions are rows
         of that subject in that scope, which the live read took whole."""
         if not self.whole:
             return False
-        if isinstance(target.op, EndOthersOp):
+        if isinstance(op, EndOthersOp):
             return True  # its slots are live slots of a subject read whole
-        return isinstance(target.op, AssertOp | EndOp) and target.subject_key in self.subjects
+        if isinstance(target, str):  # an exact assert: its subject is its key
+            return isinstance(op, AssertOp) and op.subject in self.subjects
+        return isinstance(op, AssertOp | EndOp) and target.subject_key in self.subjects
 
     def _load_live(self, subjects: list[str]) -> None:
         if not subjects:
@@ -319,9 +380,14 @@ class Writer:
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
             targets = [self._target(scope, op, index, found) for op in ops]
-            slots = sorted({s for t in targets for s in t.slots})
+            slots = sorted({s for t in targets for s in _slots_of(t)})
             lock(conn, tenant, slots)
-            covered = {s for t in targets if found.covers(t) for s in t.slots}
+            covered = {
+                s
+                for op, t in zip(ops, targets, strict=True)
+                if found.covers(op, t)
+                for s in _slots_of(t)
+            }
             current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
             for s in covered:
                 if s in found.current:
@@ -333,27 +399,30 @@ class Writer:
         # it is written directly, without a ``SlotPlan``. Any other slot is planned.
         touches: dict[str, int] = {}
         for t in targets:
-            for s in t.slots:
+            for s in _slots_of(t):
                 touches[s] = touches.get(s, 0) + 1
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
-        for t in targets:
-            if isinstance(t.op, AssertOp) and touches[t.slots[0]] == 1:
-                done = self._direct(t, current.get(t.slots[0]), scope, tx, new_sources)
+        for op, held in zip(ops, targets, strict=True):
+            t = _full(op, held)
+            if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
+                done = self._direct(
+                    t, _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources
+                )
                 if done is not None:
                     direct[t.slots[0]] = done
                     continue
             for s in t.slots:
                 if s not in plans:
-                    plans[s] = SlotPlan(current.get(s, []))
+                    plans[s] = SlotPlan(_versions_of(current.get(s, ())))
             self._plan(t, plans, scope, tx, new_sources)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
 
     # -- stamping, locking and loading in one round trip --------------------------
     def _early(
         self, conn: Connection, scope: Scope, ops: Sequence[WriteOp]
-    ) -> tuple[dict[str, Any] | None, list[_Target]] | None:
+    ) -> tuple[dict[str, Any] | None, list[Held]] | None:
         """The targets of ``ops`` resolved before the stamp, with the registry index
         they used (None: every op is exact and needs none), when that needs no read:
         every op is an assert or an end naming its object (so its slots follow from
@@ -381,10 +450,10 @@ class Writer:
         ops: Sequence[WriteOp],
         now_us: int,
         recorded_at: int | None,
-        early: tuple[dict[str, Any] | None, list[_Target]],
+        early: tuple[dict[str, Any] | None, list[Held]],
         lock: Callable[[Connection, str, Sequence[str]], None],
         for_update: bool,
-    ) -> tuple[int, list[_Target], list[str], dict[str, list[SlotVersion]]]:
+    ) -> tuple[int, list[Held], list[str], Loaded]:
         """The stamp, the slot locks and the slots' load in one round trip
         (``Backend.begin_write``) for targets resolved before the stamp (``_early``),
         in the same order as the ordinary path: clock row, then locks, then load.
@@ -396,19 +465,19 @@ class Writer:
         if recorded_at is not None and recorded_at > MAX_US:
             raise _calendar_end()
         index, targets = early
-        slots = sorted({s for t in targets for s in t.slots})
+        slots = sorted({s for t in targets for s in _slots_of(t)})
         began = of(conn).begin_write(conn, tenant, now_us, recorded_at, slots)
         assert began is not None  # sends_together() said so
         tx, registry_version, rows = began
         if tx > MAX_US:
             raise _calendar_end()
-        current = self._versions(rows)
+        current: Loaded = {**self._versions(rows)}
         if index is not None:
             fresh = self.registry.load(conn, tenant, version=registry_version)
             if fresh is not index:
                 found = _Found(conn, scope)
                 targets = [self._target(scope, op, fresh, found) for op in ops]
-                moved = sorted({s for t in targets for s in t.slots})
+                moved = sorted({s for t in targets for s in _slots_of(t)})
                 gained = sorted(set(moved) - set(slots))
                 if gained:
                     lock(conn, tenant, gained)
@@ -417,12 +486,21 @@ class Writer:
         return tx, targets, slots, current
 
     # -- resolving ------------------------------------------------------------
-    def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> _Target:
+    def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> Held:
+        if type(op) is AssertOp and op.exact:  # an adapter's assert: its names are its keys
+            if len(op.predicate) > 255:
+                raise InvalidInput(
+                    f"predicate names are at most 255 characters; got {len(op.predicate)}"
+                )
+            many = op.cardinality is not Cardinality.ONE
+            return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
             live = found.live.get(skey, ())
-            return _Target(op, sorted({slot for slot, pred in live if pred not in keep}), skey)
+            return _Target(
+                op, tuple(sorted({slot for slot, pred in live if pred not in keep})), skey
+            )
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
                 name, skey = op.predicate, op.subject
@@ -440,14 +518,14 @@ class Writer:
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
                 live = found.live.get(skey, ())
-                slots = sorted({slot for slot, pred in live if pred == name})
+                slots = tuple(sorted({slot for slot, pred in live if pred == name}))
             else:
-                slots = [slot_key(scope, skey, name, okey if many else None)]
+                slots = (_slot_key(scope, skey, name, okey if many else None),)
             return _Target(op, slots, skey, name, okey)
         rows = found.by_fact.get(op.fact_id, [])
         if not rows:
             raise found.missing(op.fact_id)
-        current = sorted({r["slot"] for r in rows if r["superseded_at"] is None})
+        current = tuple(sorted({r["slot"] for r in rows if r["superseded_at"] is None}))
         if isinstance(op, RetractOp):
             return _Target(op, current)  # retracting what is gone already: nothing to do
         if not current:
@@ -463,17 +541,15 @@ class Writer:
         new_slot = slot_key(row_scope, r["subject_key"], r["predicate"], okey) if many else one_slot
         return _Target(
             op,
-            [*current, new_slot] if new_slot not in current else current,
+            (*current, new_slot) if new_slot not in current else current,
             r["subject_key"],
             r["predicate"],
             okey,
             new_slot=new_slot,
         )
 
-    def _load(
-        self, conn: Connection, tenant: str, slots: list[str], for_update: bool
-    ) -> dict[str, list[SlotVersion]]:
-        out: dict[str, list[SlotVersion]] = {}
+    def _load(self, conn: Connection, tenant: str, slots: list[str], for_update: bool) -> Loaded:
+        out: Loaded = {}
         if not slots:
             return out
         if not for_update:
@@ -488,7 +564,7 @@ class Writer:
             if for_update:
                 q = q.with_for_update()
             for slot, found in self._versions(conn.execute(q).mappings()).items():
-                out.setdefault(slot, []).extend(found)
+                out[slot] = [*out.get(slot, ()), *found]
         return out
 
     @staticmethod
@@ -553,18 +629,21 @@ class Writer:
             return None
         if found is NEW:
             fid = new_id()
-            row = SlotVersion(
-                new_id(), fid, op.obj, key, vf, op.valid_to if op.bounded else None,
-                planned=True, extra=_assert_extra(t, op, scope),
-            )  # fmt: skip
-            done = _Direct(row, fid)
+            # the version's row straight away (what ``_version_row`` makes of the
+            # ``SlotVersion`` a plan would insert, without the version or its extra)
+            row = _new_row(
+                t, op, scope, new_id(), fid, key, vf, op.valid_to if op.bounded else None, tx
+            )
+            done: _Direct = row
         else:
             assert isinstance(found, SlotVersion)
-            done = _Direct(None, found.fact_id, found.id)
-        new_sources += [
-            {"fact_id": done.fact_id, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
-            for e in op.sources
-        ]
+            fid = found.fact_id
+            done = (fid, found.id)
+        if op.sources:
+            new_sources += [
+                {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
+                for e in op.sources
+            ]
         return done
 
     def _plan(
@@ -641,14 +720,15 @@ class Writer:
         for slot in slots:  # in slot order, planned or not
             d = direct.get(slot)
             if d is not None:
-                if d.version is not None:
-                    inserts.append(_version_row(tenant, d.version, tx))
-                    receipt.added.append(d.version.id)
-                else:
-                    assert d.unchanged is not None
-                    receipt.unchanged.append(d.unchanged)
-                    stored.add(d.fact_id)
-                fact_ids[d.fact_id] = None
+                if isinstance(d, dict):  # a new version's row
+                    inserts.append(d)
+                    receipt.added.append(d["id"])
+                    fact_ids[d["fact_id"]] = None
+                else:  # the stored version, unchanged
+                    fid, unchanged = d
+                    receipt.unchanged.append(unchanged)
+                    stored.add(fid)
+                    fact_ids[fid] = None
                 continue
             plan = plans.get(slot)
             if plan is None:
@@ -722,17 +802,6 @@ class Writer:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
 
 
-class _Direct:
-    """A slot's trivial plan: one new version, or the stored one left unchanged."""
-
-    __slots__ = ("fact_id", "unchanged", "version")
-
-    def __init__(self, version: SlotVersion | None, fact_id: str, unchanged: str | None = None):
-        self.version = version
-        self.fact_id = fact_id
-        self.unchanged = unchanged
-
-
 def _interval(op: AssertOp, tx: int) -> tuple[AssertOp, int]:
     """The assert with ``valid_for`` resolved to a bounded ``valid_to``, and its
     ``valid_from`` (the transaction time when not given); a bad interval raises."""
@@ -764,6 +833,48 @@ def _assert_extra(t: _Target, op: AssertOp, scope: Scope) -> dict[str, Any]:
         "extractor": op.extractor,
         "metadata": _metadata_json(op.metadata),
         "index_text": op.index_text,
+    }
+
+
+def _new_row(
+    t: _Target,
+    op: AssertOp,
+    scope: Scope,
+    vid: str,
+    fid: str,
+    key: str,
+    vf: int,
+    vt: int | None,
+    tx: int,
+) -> dict[str, Any]:
+    """The ``cm_versions`` row of an assert's new version in an empty slot: what
+    ``_version_row`` gives for the ``SlotVersion`` a plan inserts there (the
+    assert's ``_assert_extra``), in the same key order."""
+    skey, pred = t.subject_key, t.predicate
+    return {
+        "tenant": scope.tenant,
+        "id": vid,
+        "fact_id": fid,
+        "user_id": scope.user or "",
+        "agent_id": scope.agent or "",
+        "session_id": scope.session or "",
+        "slot": t.slots[0],
+        "subject": op.subject,
+        "subject_key": skey,
+        "subject_hash": key_hash(skey),
+        "predicate": pred,
+        "object": op.obj,
+        "object_key": key,
+        "valid_from": vf,
+        "valid_to": vt,
+        "recorded_at": tx,
+        "superseded_at": None,
+        "superseded_by": None,
+        "closed_reason": None,
+        "extractor": op.extractor,
+        "metadata": _metadata_json(op.metadata),
+        "index_text": op.index_text,
+        "content_hash": content_hash(skey, pred, key, vf),
     }
 
 

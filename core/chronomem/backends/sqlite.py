@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, quote, unquote
 
-from sqlalchemy import Connection, Engine, LargeBinary, create_engine, event, insert
+from sqlalchemy import Connection, Engine, Float, LargeBinary, create_engine, event, insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
@@ -129,6 +129,14 @@ def _values(sql: str, n: int) -> str:
         assert sep and row.startswith("(") and row.endswith(")"), sql
         hit = _VALUES[key] = f"{head} VALUES {', '.join([row] * n)}"
     return hit
+
+
+def _floats(column_type: Any, rows: list[dict[str, Any]], name: str) -> bool:
+    """Whether a ``Float`` column's values are floats already in every row (its bind
+    processor, ``float(value)``, would change none of them: ``cm_vectors.norm``)."""
+    return isinstance(column_type, Float) and set(
+        map(type, map(operator.itemgetter(name), rows))
+    ) <= {float}
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -483,7 +491,11 @@ class SqliteBackend(Backend):
         sql, order, procs = hit
         values = operator.itemgetter(*order)  # a row's values in the statement's order
         params = list(map(values, rows)) if len(order) > 1 else [(values(r),) for r in rows]
-        fix = [(i, p) for i, p in enumerate(procs) if p is not None]
+        fix = [
+            (i, p)
+            for i, p in enumerate(procs)
+            if p is not None and not _floats(table.c[order[i]].type, rows, order[i])
+        ]
         if fix:
             for n, row in enumerate(params):
                 fixed = list(row)

@@ -70,10 +70,15 @@ class Indexer:
     def _write(
         self, conn: Connection, kind: str, rows: list[dict[str, Any]], texts: list[str]
     ) -> None:
-        keep = [(r, t) for r, t in zip(rows, texts, strict=True) if t.strip()]
-        if not keep:
+        # the rows with a text to embed, and those texts (two lists: a batch's pairs
+        # would be objects the garbage collector tracks until it is written)
+        kept = [i for i, t in enumerate(texts) if t.strip()]
+        if not kept:
             return
-        vecs = self.vectors_for([t for _, t in keep])
+        if len(kept) < len(rows):
+            rows = [rows[i] for i in kept]
+            texts = [texts[i] for i in kept]
+        vecs = self.vectors_for(texts)
         blobs = np.ascontiguousarray(vecs, dtype="<f4")  # one conversion, not one per row
         name, dim = self.embedder.name, self.embedder.dim
         of(conn).insert_rows(
@@ -89,7 +94,7 @@ class Indexer:
                     "vec": v.tobytes(),
                     "norm": 1.0,
                 }
-                for (r, _), v in zip(keep, blobs, strict=True)
+                for r, v in zip(rows, blobs, strict=True)
             ],
         )
         if self.pgvector:
@@ -99,10 +104,10 @@ class Indexer:
                 conn,
                 [
                     {"t": r["tenant"], "k": kind, "i": r["id"], "e": vector_literal(v)}
-                    for (r, _), v in zip(keep, vecs, strict=True)
+                    for r, v in zip(rows, vecs, strict=True)
                 ],
             )
-        of(conn).after_insert_vectors(conn, len(keep))  # PostgreSQL: ANALYZE now and then
+        of(conn).after_insert_vectors(conn, len(rows))  # PostgreSQL: ANALYZE now and then
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         self._write(conn, "v", rows, [fact_text(r) for r in rows])

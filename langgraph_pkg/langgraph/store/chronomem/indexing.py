@@ -36,12 +36,41 @@ def _tokens(path: str) -> tuple[str, ...]:
     return tuple(tokenize_path(path))
 
 
+@functools.lru_cache(maxsize=256)
+def _field(path: str) -> str | None:
+    """The one field a path names (``"text"``), or None for any other path (a
+    nested path, an index, a wildcard, a set of fields, the whole document)."""
+    if path == "$":
+        return None
+    tokens = _tokens(path)
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    if token == "*" or (token[:1], token[-1:]) in (("[", "]"), ("{", "}")):
+        return None
+    return token
+
+
+def _texts(doc: dict[str, Any], path: str) -> list[str]:
+    """``get_text_at_path(doc, path)``; a path naming one field that holds a string
+    reads it directly (LangGraph's walk builds a recursive closure per call, a
+    reference cycle only the garbage collector frees: one per put)."""
+    field = _field(path)
+    if field is not None:
+        value = doc.get(field)
+        if type(value) is str:
+            return [value]
+        if field not in doc:
+            return []
+    return get_text_at_path(doc, path if path == "$" else list(_tokens(path)))
+
+
 def entries(value: Mapping[str, Any], paths: Sequence[str]) -> dict[str, str]:
     """``{index predicate: text}`` for the texts ``paths`` select from ``value``."""
     out: dict[str, str] = {}
     doc = dict(value)
     for path in paths:
-        texts = get_text_at_path(doc, path if path == "$" else list(_tokens(path)))
+        texts = _texts(doc, path)
         texts = [t.replace("\x00", "") for t in texts if t and t.strip()]
         if len(texts) == 1:
             out[keys.index_predicate(path)] = texts[0]

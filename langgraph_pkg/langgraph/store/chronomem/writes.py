@@ -32,6 +32,7 @@ from .indexing import entries
 from .records import Record, doc_stamp, encode_doc, encode_value
 
 US_PER_MINUTE = 60_000_000
+_KEEP_DOC = frozenset((keys.DOC,))  # what a put's ``EndOthersOp`` keeps (one set for every put)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def plan_put(
         if existing is None or existing.extra_facts():
             # a new item (a concurrent put may have written entries), or one with
             # entries or old-layout fields beside its document: end them
-            ops.append(EndOthersOp(put.subject, frozenset((keys.DOC,)), exact=True))
+            ops.append(EndOthersOp(put.subject, _KEEP_DOC, exact=True))
         return first + ops
     ops = [_assert(put.subject, keys.DOC, doc, put.ttl, "")]
     ops += [
