@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import create_engine, text
 
 from chronomem import Memory
@@ -30,6 +31,13 @@ PGVECTOR_URL = os.environ.get(
 REQUIRE_PGVECTOR = os.environ.get("CHRONOMEM_REQUIRE_PGVECTOR") == "1"
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+# Property tests assert behaviour, never time: no per-example deadline and no
+# "input generation is slow" health check, both of which fail on a loaded machine
+# (``make unit`` runs two workers on two cores) without anything being wrong. A
+# test's own ``@settings`` still sets what it names.
+settings.register_profile("chronomem", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("chronomem")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
