@@ -262,15 +262,27 @@ class _Found:
         found = cls(conn, scope, whole=whole)
         subjects: set[str] = set()
         facts: set[str] = set()
+        exact_asserts: set[str] = set()
+        ends_others = False
         for op in ops:
             if isinstance(op, EndOthersOp):
                 subjects.add(op.subject if op.exact else fold(op.subject))
+                ends_others = True
             elif isinstance(op, EndOp) and op.obj is None:
                 # only a MANY predicate's "every value" needs them; reading a few
                 # more subjects than needed is harmless
                 subjects.add(op.subject if op.exact else fold(op.subject))
             elif isinstance(op, RetractOp | CorrectOp):
                 facts.add(op.fact_id)
+            elif isinstance(op, AssertOp) and op.exact:
+                exact_asserts.add(op.subject)
+        if whole and ends_others:
+            # A batch that ends an item's other facts (an item store's put: its
+            # document, its namespace entries) reads its exact asserts' subjects
+            # whole in the same statement: their slots are then covered and take
+            # no read of their own (a single put: one read of current versions,
+            # not two). Such subjects hold an item's few facts.
+            subjects |= exact_asserts
         found._load_live(sorted(subjects))
         found._load_facts(sorted(facts))
         return found
