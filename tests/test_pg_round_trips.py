@@ -609,3 +609,53 @@ def test_a_write_failing_after_its_insert_went_out_writes_nothing(
         m.close()
     off = psycopg.pq.PipelineStatus.OFF
     assert back and all(ac is False and status == off for ac, status in back)
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_langgraph_batch_loads_its_slots_in_one_round_trip(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LangGraph batch of 700 new items (702 slots: over 500, the former part
+    size) loads its slots ``FOR UPDATE`` in one statement (``Backend.slot_rows``,
+    sent with the slot locks), where parts of a bounded ``IN`` list (a backend
+    without ``slot_rows``) took two statements and one round trip more; either
+    way the items, and the same keys put again with one field changed, come out
+    the same."""
+    store_mod = pytest.importorskip("langgraph.store.chronomem")
+    from langgraph.store.base import PutOp
+
+    n = 700
+
+    def puts(ns: str, b: str) -> list[PutOp]:
+        return [PutOp((ns,), f"k{i}", {"a": i, "b": b, "c": [i]}) for i in range(n)]
+
+    store = store_mod.ChronomemStore(pg_url)
+    try:
+        store.batch(puts("warm", "x")[:3])  # registry and pool warm
+        memory = store._memory
+        wire = Wire(memory)
+        loads, trips = [], []
+        try:
+            for ns in ("one", "parts"):
+                if ns == "parts":
+                    monkeypatch.setattr(
+                        postgres.PostgresBackend, "slot_rows", classmethod(lambda *_: None)
+                    )
+                with counting(memory) as cost:
+                    trips.append(wire.round_trips(lambda ns=ns: store.batch(puts(ns, "x"))))
+                loads.append([s for s in cost.statements if s.endswith("FOR UPDATE")])
+                store.batch(puts(ns, "y"))
+        finally:
+            wire.close()
+        assert all(s.startswith("SELECT cm_versions.tenant") for s in loads[0] + loads[1])
+        assert [len(x) for x in loads] == [1, 2]
+        assert trips[1] == trips[0] + 1
+        for ns in ("one", "parts"):
+            listed = store.search((ns,), limit=n + 10)
+            assert sorted(it.key for it in listed) == sorted(f"k{i}" for i in range(n))
+            assert all(
+                it.value == {"a": int(it.key[1:]), "b": "y", "c": [int(it.key[1:])]}
+                for it in listed
+            )
+    finally:
+        store.close()

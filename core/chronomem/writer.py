@@ -561,20 +561,32 @@ class Writer:
         )
 
     def _load(self, conn: Connection, tenant: str, slots: list[str], for_update: bool) -> Loaded:
+        """The current versions of ``slots`` (``FOR UPDATE`` when ``for_update``): in
+        one statement where the backend reads any number of slots at once
+        (``Backend.slot_rows``), else in parts of a bounded ``IN`` list."""
         out: Loaded = {}
         if not slots:
             return out
-        if not for_update:
-            _slot_versions(_SLOT_ROWS.rows(conn, {"tenant": tenant}, slots), out)
+        rows = of(conn).slot_rows(conn, tenant, slots, for_update)
+        if rows is None and not for_update:
+            rows = _SLOT_ROWS.rows(conn, {"tenant": tenant}, slots)
+        if rows is not None:
+            if for_update:  # as the parts' rows below: SlotVersions
+                return {
+                    **self._versions(dict(zip(_SLOT_ROWS.columns, r, strict=True)) for r in rows)
+                }
+            _slot_versions(rows, out)
             return out
         for chunk in chunks(slots):
-            q = select(versions).where(
-                versions.c.tenant == tenant,
-                of(conn).one_of(versions.c.slot, chunk),
-                versions.c.superseded_at.is_(None),
+            q = (
+                select(versions)
+                .where(
+                    versions.c.tenant == tenant,
+                    of(conn).one_of(versions.c.slot, chunk),
+                    versions.c.superseded_at.is_(None),
+                )
+                .with_for_update()
             )
-            if for_update:
-                q = q.with_for_update()
             for slot, found in self._versions(conn.execute(q).mappings()).items():
                 out[slot] = [*out.get(slot, ()), *found]
         return out

@@ -220,6 +220,16 @@ class Backend:
         return None
 
     @classmethod
+    def slot_rows(
+        cls, conn: Connection, tenant: str, slots: Sequence[str], for_update: bool
+    ) -> list[Any] | None:
+        """The current version rows of ``slots`` (tuples in ``cm_versions``' column
+        order, values as SQLAlchemy returns them; ``FOR UPDATE`` when
+        ``for_update``) in one statement, however many the slots; None where the
+        writer reads them in parts of a bounded ``IN`` list (the default)."""
+        return None
+
+    @classmethod
     def deferring(cls, conn: Connection) -> AbstractContextManager[None]:
         """A block whose ``close_versions`` and ``insert_rows`` may be sent later
         (PostgreSQL: with the next statement or the ``COMMIT``); run at once by default."""
