@@ -87,6 +87,19 @@ def episode_plans(memory: Memory, cost: Cost) -> list[str]:
     return out
 
 
+def versions_plan(memory: Memory, sql: str, params: Any) -> str:
+    """The database's plan for one statement on ``cm_versions`` (``EXPLAIN QUERY
+    PLAN`` on SQLite, ``EXPLAIN`` after ``ANALYZE`` on PostgreSQL), as one text."""
+    engine = memory.backend.engine
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if not sqlite:
+            conn.exec_driver_sql("ANALYZE cm_versions")
+        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
+        rows = conn.exec_driver_sql(explain + sql, params or ()).all()
+    return "\n".join(str(r[-1]) for r in rows)
+
+
 def scans_episodes(plan: str) -> bool:
     """Whether a plan reads ``cm_episodes`` whole (not through an index)."""
     return "SCAN cm_episodes" in plan or "Seq Scan on cm_episodes" in plan

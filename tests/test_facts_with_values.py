@@ -19,7 +19,7 @@ from chronomem.errors import ScopeError
 from chronomem_adapters.conformance import KitClock
 
 from .langchain.tracing import tracing
-from .statements import decoded_facts
+from .statements import decoded_facts, versions_plan
 
 VALUES = ["a", "b", "c", "d"]
 steps = st.lists(
@@ -73,17 +73,6 @@ def test_the_facts_with_values_are_the_subjects_facts_with_those_objects(
             )
 
 
-def _plan(m: Memory, sql: str, params: Any) -> str:
-    engine = m.backend.engine
-    sqlite = engine.dialect.name == "sqlite"
-    with engine.connect() as conn:
-        if not sqlite:
-            conn.exec_driver_sql("ANALYZE cm_versions")
-        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
-        rows = conn.exec_driver_sql(explain + sql, params or ()).all()
-    return "\n".join(str(r[-1]) for r in rows)
-
-
 def test_facts_with_values_cost_the_same_at_200_and_2000_values(memory: Memory) -> None:
     costs = []
     for n in (200, 2000):
@@ -100,7 +89,7 @@ def test_facts_with_values_cost_the_same_at_200_and_2000_values(memory: Memory) 
             if "FROM cm_versions" in s
         )
         if n == 2000:  # PostgreSQL scans a table of 200 rows whatever its indexes
-            plan = _plan(m, sql, params)
+            plan = versions_plan(m, sql, params)
             assert "cm_versions_slot_current" in plan, plan
         costs.append((len(cost.statements), decoded[0], cost.vm_steps))
     assert costs[0] == costs[1], costs

@@ -19,7 +19,7 @@ from chronomem_adapters.conformance import KitClock
 
 from .langchain.tracing import tracing
 from .reliability._support import raw
-from .statements import counting, decoded_facts
+from .statements import counting, decoded_facts, versions_plan
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 SUBJECTS = ["a", "b", "ab", "é", "B", "a b"]
@@ -94,19 +94,6 @@ def test_a_page_costs_the_same_at_50_and_500_facts(memory: Memory) -> None:
     assert costs[0][1] == 5
 
 
-def _page_plan(m: Memory, sql: str, params: Any) -> str:
-    """The database's plan for the page's statement (``EXPLAIN QUERY PLAN`` of the
-    statement as run on SQLite, ``EXPLAIN`` after ``ANALYZE`` on PostgreSQL)."""
-    engine = m.backend.engine
-    sqlite = engine.dialect.name == "sqlite"
-    with engine.connect() as conn:
-        if not sqlite:
-            conn.exec_driver_sql("ANALYZE cm_versions")
-        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
-        rows = conn.exec_driver_sql(explain + sql, params or ()).all()
-    return "\n".join(str(r[-1]) for r in rows)
-
-
 def _walk(m: Memory) -> tuple[int, int, str]:
     m.newest_facts("likes", limit=5)  # warm: the predicate registry, the prepared page
     with decoded_facts() as decoded, tracing(m) as trace:
@@ -115,7 +102,7 @@ def _walk(m: Memory) -> tuple[int, int, str]:
     (sql, params), *_ = (
         (s, p) for s, p in zip(trace.statements, trace.params, strict=True) if "ORDER BY" in s
     )
-    return decoded[0], trace.vm_steps, _page_plan(m, sql, params)
+    return decoded[0], trace.vm_steps, versions_plan(m, sql, params)
 
 
 def test_a_page_walks_the_newest_index_at_200_and_2000_facts(memory: Memory) -> None:

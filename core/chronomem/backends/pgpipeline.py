@@ -89,25 +89,8 @@ def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> 
     run; the transaction is aborted)."""
     import psycopg
 
-    raw: Any = conn.connection.driver_connection
     run = [*items, ("COMMIT", None, None)] if commit else list(items)
-    launched = conn.info.pop(_LAUNCHED, None)
-    if launched is None:
-        block, before, cursors = raw.pipeline(), [], []
-        block.__enter__()
-    else:
-        block, before, cursors = launched
-    sent = [*before, *run]
-    try:
-        for sql, params, _ in run:
-            cur = raw.cursor()
-            cursors.append(cur)
-            conn._cursor_execute(cur, sql, params)
-    except BaseException as exc:
-        block.__exit__(type(exc), exc, exc.__traceback__)
-        if isinstance(exc, psycopg.Error):
-            _raise_failed(conn, exc, sent, cursors)
-        raise
+    block, sent, cursors, before = _sent_in_pipeline(conn, run)
     # one sync (``raw.commit()`` would add one of its own)
     try:
         block.__exit__(None, None, None)
@@ -116,7 +99,37 @@ def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> 
     for (_, _, check), cur in zip(sent, cursors, strict=False):
         if check is not None:
             check(cur)
-    return cursors[len(before) : len(before) + len(items)]
+    return cursors[before : before + len(items)]
+
+
+def _sent_in_pipeline(
+    conn: Connection, items: Sequence[Queued]
+) -> tuple[Any, list[Queued], list[Any], int]:
+    """Send ``items`` in the pipeline ``launch`` left open, or in a new one, without a
+    sync: the pipeline, every statement in it so far with their cursors, and how many
+    were in it before ``items``. A failing send closes the pipeline and raises (a
+    driver error as SQLAlchemy's, naming the statement)."""
+    raw: Any = conn.connection.driver_connection
+    launched = conn.info.pop(_LAUNCHED, None)
+    if launched is None:
+        block, before, cursors = raw.pipeline(), [], []
+        block.__enter__()
+    else:
+        block, before, cursors = launched
+    sent = [*before, *items]
+    try:
+        for sql, params, _ in items:
+            cur = raw.cursor()
+            cursors.append(cur)
+            conn._cursor_execute(cur, sql, params)
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            _raise_failed(conn, exc, sent, cursors)
+        raise
+    return block, sent, cursors, len(before)
 
 
 def _raise_failed(
@@ -198,27 +211,8 @@ def launch(conn: Connection) -> None:
     queued = take(conn)
     if not queued:
         return
-    raw: Any = conn.connection.driver_connection
-    launched = conn.info.pop(_LAUNCHED, None)
-    if launched is None:
-        block = raw.pipeline()
-        block.__enter__()
-        launched = (block, [], [])
-    block, sent, cursors = launched
-    try:
-        for item in queued:
-            cur = raw.cursor()
-            cursors.append(cur)
-            sent.append(item)
-            conn._cursor_execute(cur, item[0], item[1])
-    except BaseException as exc:
-        block.__exit__(type(exc), exc, exc.__traceback__)
-        import psycopg
-
-        if isinstance(exc, psycopg.Error):
-            _raise_failed(conn, exc, sent, cursors)
-        raise
-    conn.info[_LAUNCHED] = launched
+    block, sent, cursors, _ = _sent_in_pipeline(conn, queued)
+    conn.info[_LAUNCHED] = (block, sent, cursors)
 
 
 def launched(conn: Connection) -> bool:
@@ -379,27 +373,7 @@ def _send_first(
     if many or getattr(cursor, "name", None) or conn.info.get(_JOINED) is not None:
         send(conn, queued)
         return
-    import psycopg
-
-    raw: Any = conn.connection.driver_connection
-    launched = conn.info.pop(_LAUNCHED, None)
-    if launched is None:
-        block, sent, cursors = raw.pipeline(), [], []
-        block.__enter__()
-    else:
-        block, sent, cursors = launched
-    sent = [*sent, *queued]
-    try:
-        for sql, params, _ in queued:
-            cur = raw.cursor()
-            cursors.append(cur)
-            conn._cursor_execute(cur, sql, params)
-    except psycopg.Error as exc:
-        block.__exit__(type(exc), exc, exc.__traceback__)
-        _raise_failed(conn, exc, sent, cursors)
-    except BaseException as exc:
-        block.__exit__(type(exc), exc, exc.__traceback__)
-        raise
+    block, sent, cursors, _ = _sent_in_pipeline(conn, queued)
     # set only now, the queued statements' own cursor events done: the next
     # ``after_cursor_execute`` is the joining statement's
     conn.info[_JOINED] = (block, sent, cursors)
