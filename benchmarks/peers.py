@@ -856,6 +856,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="results stem in results/ (default peers / peers-quick), or a path stem",
     )
     args = ap.parse_args(argv)
+    only = args.only.split(",") if args.only else None
+    unknown = sorted(set(only or ()) - set(SECTIONS))
+    if unknown:  # a misspelt section would measure nothing and write an empty table
+        ap.error(f"--only: no section {', '.join(unknown)} (sections: {', '.join(SECTIONS)})")
     sizes = args.sizes or ("200,1000" if args.quick else "1000,10000")
     s, L = (int(x) for x in sizes.split(","))
     cfg = Config(
@@ -868,7 +872,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     BUDGET_S = args.budget
     load_before = os.getloadavg()
     t = time.perf_counter()
-    result = run(cfg, args.only.split(",") if args.only else None)
+    result = run(cfg, only)
     table = markdown(result["rows"])
     stem = args.out or ("peers-quick" if args.quick else "peers")
     head = (

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -93,3 +95,17 @@ def test_alternate_takes_turns_and_reverses_the_order() -> None:
     )
     assert seen == [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)]
     assert set(medians) == {"a", "b"}  # the warm-up round 0 is not measured
+
+
+def test_an_unknown_section_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only langchain`` (the sections are ``langchain-history`` and
+    ``langchain-middleware``) measured nothing and wrote an empty table; now it is an
+    error naming the sections, and no file is written."""
+    with pytest.raises(SystemExit) as exit_:
+        peers.main(["--only", "langchain,crewai", "--out", str(tmp_path / "t")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "no section langchain" in err and "langchain-middleware" in err
+    assert not list(tmp_path.iterdir())
