@@ -129,6 +129,12 @@ class _Target:
 Held = _Target | str
 
 
+def _check_name(name: str) -> None:
+    """A predicate name fits its column."""
+    if len(name) > 255:
+        raise InvalidInput(f"predicate names are at most 255 characters; got {len(name)}")
+
+
 def _slots_of(t: Held) -> tuple[str, ...]:
     return (t,) if isinstance(t, str) else t.slots
 
@@ -500,10 +506,7 @@ class Writer:
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> Held:
         if type(op) is AssertOp and op.exact:  # an adapter's assert: its names are its keys
-            if len(op.predicate) > 255:
-                raise InvalidInput(
-                    f"predicate names are at most 255 characters; got {len(op.predicate)}"
-                )
+            _check_name(op.predicate)
             many = op.cardinality is not Cardinality.ONE
             return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
         if isinstance(op, EndOthersOp):
@@ -525,8 +528,7 @@ class Writer:
                 many = card is Cardinality.MANY
                 skey = fold(op.subject)
                 okey = fold(op.obj) if op.obj is not None else None
-            if len(name) > 255:
-                raise InvalidInput(f"predicate names are at most 255 characters; got {len(name)}")
+            _check_name(name)
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
                 live = found.live.get(skey, ())
@@ -571,10 +573,6 @@ class Writer:
         if rows is None and not for_update:
             rows = _SLOT_ROWS.rows(conn, {"tenant": tenant}, slots)
         if rows is not None:
-            if for_update:  # as the parts' rows below: SlotVersions
-                return {
-                    **self._versions(dict(zip(_SLOT_ROWS.columns, r, strict=True)) for r in rows)
-                }
             _slot_versions(rows, out)
             return out
         for chunk in chunks(slots):
