@@ -121,14 +121,23 @@ def _kept(
     return not (metadata_filter and any(r.metadata.get(k) != v for k, v in metadata_filter.items()))
 
 
+def _created(fact: Fact) -> datetime:
+    """The record's ``created_at`` (naive UTC): its own, else when it was recorded."""
+    return _naive(fact.metadata.get("created_at")) or fact.recorded_at.replace(tzinfo=None)
+
+
+def _scope(fact: Fact) -> str:
+    return paths.normalize(fact.metadata.get("scope"))
+
+
 def to_record(fact: Fact) -> MemoryRecord:
     """A stored fact version back as the ``MemoryRecord`` CrewAI saved."""
     m = fact.metadata
-    created = _naive(m.get("created_at")) or fact.recorded_at.replace(tzinfo=None)
+    created = _created(fact)
     return MemoryRecord(
         id=fact.subject,
         content=fact.object,
-        scope=paths.normalize(m.get("scope")),
+        scope=_scope(fact),
         categories=list(m.get("categories") or []),
         metadata=dict(m.get("metadata") or {}),
         importance=float(m.get("importance", 0.5)),
@@ -268,13 +277,23 @@ class ChronomemStorage:
         ]
 
     def _select(self, scope_prefix: str | None) -> list[MemoryRecord]:
+        return [to_record(f) for f in self._newest_created(scope_prefix)]
+
+    def _under(self, scope_prefix: str | None) -> list[Fact]:
+        """The current record facts (under ``scope_prefix``, matched on their metadata)."""
         with self._handle.lock:
             facts = self._current()
-        recs = [to_record(f) for f in facts]
-        if scope_prefix is not None:
-            recs = [r for r in recs if paths.within(r.scope, scope_prefix)]
-        recs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        return recs
+        if scope_prefix is None:
+            return facts
+        return [f for f in facts if paths.within(_scope(f), scope_prefix)]
+
+    def _newest_created(self, scope_prefix: str | None) -> list[Fact]:
+        """``_under``'s facts, their records' newest ``created_at`` first (ties: the
+        record id, descending). Every current record is read: ``created_at`` is in
+        the fact's metadata, which no index orders."""
+        facts = self._under(scope_prefix)
+        facts.sort(key=lambda f: (_created(f), f.subject), reverse=True)
+        return facts
 
     # -- writing -------------------------------------------------------------------------
     def save(self, records: list[MemoryRecord]) -> None:
@@ -487,8 +506,12 @@ class ChronomemStorage:
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[MemoryRecord]:
+        """A page of the current records, newest ``created_at`` first. The page's
+        records are the only ones built (a ``MemoryRecord`` each); every current
+        record's fact is still read and sorted (``_newest_created``)."""
         start = _int(offset, "offset")
-        return self._select(scope_prefix)[start : start + _int(limit, "limit")]
+        page = self._newest_created(scope_prefix)[start : start + _int(limit, "limit")]
+        return [to_record(f) for f in page]
 
     def count(self, scope_prefix: str | None = None) -> int:
         """The current records (under ``scope_prefix``): every one (no prefix, or the
@@ -503,7 +526,7 @@ class ChronomemStorage:
                     known_at=self._time.known_at,
                     as_of=self._time.as_of,
                 )
-        return len(self._select(scope_prefix))
+        return len(self._under(scope_prefix))
 
     def get_scope_info(self, scope: str) -> ScopeInfo:
         return scopes.scope_info(self._select, scope)
