@@ -2,12 +2,13 @@
 
 The writer analyzes ``cm_versions`` and ``cm_vectors`` itself when this process's
 inserts reach 2k rows, and after every doubling (``postgres._analyze_on_doubling``),
-so that a table that grew since its last statistics is not planned as a tiny one.
-Right after each of those ANALYZEs (2k, 4k, 8k rows; autovacuum off for both tables,
-so these statistics are the writer's alone), the statements the key read paths
-really send (captured with ``statements.counting``) are planned with ``EXPLAIN
-(FORMAT JSON)``: no sequential scan of either table, and each path's own index.
-Without the writer's ANALYZE the same plans take other indexes (the control)."""
+so that a table that grew since its last statistics is not planned as a tiny one;
+only the columns the read plans use (``postgres.ANALYZED_COLUMNS``). Right after
+each of those ANALYZEs (2k, 4k, 8k rows; autovacuum off for both tables, so these
+statistics are the writer's alone), the statements the key read paths really send
+(captured with ``statements.counting``) are planned with ``EXPLAIN (FORMAT JSON)``:
+no sequential scan of either table, and each path's own index. Without the
+writer's ANALYZE the same plans take other indexes (the control)."""
 
 from __future__ import annotations
 
