@@ -9,7 +9,7 @@ import json
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import Connection, bindparam, func, select
 
@@ -237,6 +237,46 @@ def _stored_version(r: tuple[Any, ...]) -> SlotVersion:
     )
 
 
+def _ensures(op: WriteOp) -> TypeGuard[AssertOp]:
+    """Whether ``op`` is an exact assert of a ONE slot from a given instant forever,
+    citing no source: its slot, when it already holds the same object over that
+    whole time, is left unchanged (``_kept``), whatever else the slot holds."""
+    return (
+        type(op) is AssertOp
+        and op.valid_from is not None
+        and op.valid_to is None
+        and op.bounded
+        and op.valid_for is None
+        and op.cardinality is Cardinality.ONE
+        and not op.sources
+    )
+
+
+def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Direct | None:
+    """The stored version an ``_ensures`` assert leaves unchanged, as (fact id,
+    version id): the earliest-starting (then least id) current version of the
+    same object from the assert's start or before, forever, the one
+    ``trivial_assert`` returns for it (``tests/test_write_paths_ensure.py``);
+    None when there is none (the assert is then planned as any other)."""
+    key, vf = op.obj, op.valid_from
+    assert vf is not None
+    best: tuple[int, str, str] | None = None  # (valid_from, version id, fact id)
+    for v in loaded:
+        if type(v) is tuple:
+            vid, fid, _, okey, start, end = _VERSION_OF(v)
+        else:
+            assert isinstance(v, SlotVersion)
+            vid, fid, okey, start, end = v.id, v.fact_id, v.object_key, v.valid_from, v.valid_to
+        if (
+            okey == key
+            and end is None
+            and start <= vf
+            and (best is None or (start, vid) < best[:2])
+        ):
+            best = (start, vid, fid)
+    return None if best is None else (best[2], best[1])
+
+
 def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
     """A slot's loaded current versions as ``SlotVersion``s."""
     return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
@@ -423,6 +463,14 @@ class Writer:
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for op, held in zip(ops, targets, strict=True):
+            if type(held) is str and touches[held] == 1 and _ensures(op):
+                # an assert that only ensures a fact (an adapter's index entry): when
+                # the slot already holds it, the stored version is left unchanged, as
+                # ``_direct`` would decide, without a ``SlotVersion`` or a plan
+                kept = _kept(current.get(held, ()), op)
+                if kept is not None:
+                    direct[held] = kept
+                    continue
             t = _full(op, held)
             if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
                 done = self._direct(
