@@ -139,6 +139,19 @@ def _slots_of(t: Held) -> tuple[str, ...]:
     return (t,) if isinstance(t, str) else t.slots
 
 
+def _touches(targets: Sequence[Held]) -> dict[str, int]:
+    """How many of the targets touch each slot (keys in first-touched order)."""
+    touches: dict[str, int] = {}
+    get = touches.get
+    for t in targets:
+        if isinstance(t, str):
+            touches[t] = get(t, 0) + 1
+        else:
+            for s in t.slots:
+                touches[s] = get(s, 0) + 1
+    return touches
+
+
 def _full(op: WriteOp, t: Held) -> _Target:
     """The ``_Target`` of ``op`` held as ``t``."""
     if isinstance(t, str):
@@ -346,6 +359,21 @@ class _Found:
             return isinstance(op, AssertOp) and op.subject in self.subjects
         return isinstance(op, AssertOp | EndOp) and target.subject_key in self.subjects
 
+    def covered(self, ops: Sequence[WriteOp], targets: Sequence[Held]) -> set[str]:
+        """The slots of the targets the live read ``covers`` (one pass; an exact
+        assert's target is its slot key, and its subject its subject key)."""
+        out: set[str] = set()
+        if not self.whole:
+            return out
+        subjects = self.subjects
+        for op, t in zip(ops, targets, strict=True):
+            if isinstance(t, str):  # an exact assert's (``_full``)
+                if op.subject in subjects:  # type: ignore[union-attr]
+                    out.add(t)
+            elif self.covers(op, t):
+                out.update(t.slots)
+        return out
+
     def _load_live(self, subjects: list[str]) -> None:
         if not subjects:
             return
@@ -438,14 +466,10 @@ class Writer:
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
             targets = [self._target(scope, op, index, found) for op in ops]
-            slots = sorted({s for t in targets for s in _slots_of(t)})
+            touches = _touches(targets)
+            slots = sorted(touches)
             lock(conn, tenant, slots)
-            covered = {
-                s
-                for op, t in zip(ops, targets, strict=True)
-                if found.covers(op, t)
-                for s in _slots_of(t)
-            }
+            covered = found.covered(ops, targets)
             current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
             for s in covered:
                 if s in found.current:
@@ -455,10 +479,8 @@ class Writer:
         # A slot touched by one assert alone, holding no version or already holding
         # the asserted value, has a trivial plan (``statemachine.trivial_assert``):
         # it is written directly, without a ``SlotPlan``. Any other slot is planned.
-        touches: dict[str, int] = {}
-        for t in targets:
-            for s in _slots_of(t):
-                touches[s] = touches.get(s, 0) + 1
+        if early is not None:
+            touches = _touches(targets)
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
