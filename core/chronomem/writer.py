@@ -9,7 +9,7 @@ import json
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import Connection, bindparam, func, select
 
@@ -139,6 +139,19 @@ def _slots_of(t: Held) -> tuple[str, ...]:
     return (t,) if isinstance(t, str) else t.slots
 
 
+def _touches(targets: Sequence[Held]) -> dict[str, int]:
+    """How many of the targets touch each slot (keys in first-touched order)."""
+    touches: dict[str, int] = {}
+    get = touches.get
+    for t in targets:
+        if isinstance(t, str):
+            touches[t] = get(t, 0) + 1
+        else:
+            for s in t.slots:
+                touches[s] = get(s, 0) + 1
+    return touches
+
+
 def _full(op: WriteOp, t: Held) -> _Target:
     """The ``_Target`` of ``op`` held as ``t``."""
     if isinstance(t, str):
@@ -237,6 +250,46 @@ def _stored_version(r: tuple[Any, ...]) -> SlotVersion:
     )
 
 
+def _ensures(op: WriteOp) -> TypeGuard[AssertOp]:
+    """Whether ``op`` is an exact assert of a ONE slot from a given instant forever,
+    citing no source: its slot, when it already holds the same object over that
+    whole time, is left unchanged (``_kept``), whatever else the slot holds."""
+    return (
+        type(op) is AssertOp
+        and op.valid_from is not None
+        and op.valid_to is None
+        and op.bounded
+        and op.valid_for is None
+        and op.cardinality is Cardinality.ONE
+        and not op.sources
+    )
+
+
+def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Direct | None:
+    """The stored version an ``_ensures`` assert leaves unchanged, as (fact id,
+    version id): the earliest-starting (then least id) current version of the
+    same object from the assert's start or before, forever, the one
+    ``trivial_assert`` returns for it (``tests/test_write_paths_ensure.py``);
+    None when there is none (the assert is then planned as any other)."""
+    key, vf = op.obj, op.valid_from
+    assert vf is not None
+    best: tuple[int, str, str] | None = None  # (valid_from, version id, fact id)
+    for v in loaded:
+        if type(v) is tuple:
+            vid, fid, _, okey, start, end = _VERSION_OF(v)
+        else:
+            assert isinstance(v, SlotVersion)
+            vid, fid, okey, start, end = v.id, v.fact_id, v.object_key, v.valid_from, v.valid_to
+        if (
+            okey == key
+            and end is None
+            and start <= vf
+            and (best is None or (start, vid) < best[:2])
+        ):
+            best = (start, vid, fid)
+    return None if best is None else (best[2], best[1])
+
+
 def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
     """A slot's loaded current versions as ``SlotVersion``s."""
     return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
@@ -305,6 +358,21 @@ class _Found:
         if isinstance(target, str):  # an exact assert: its subject is its key
             return isinstance(op, AssertOp) and op.subject in self.subjects
         return isinstance(op, AssertOp | EndOp) and target.subject_key in self.subjects
+
+    def covered(self, ops: Sequence[WriteOp], targets: Sequence[Held]) -> set[str]:
+        """The slots of the targets the live read ``covers`` (one pass; an exact
+        assert's target is its slot key, and its subject its subject key)."""
+        out: set[str] = set()
+        if not self.whole:
+            return out
+        subjects = self.subjects
+        for op, t in zip(ops, targets, strict=True):
+            if isinstance(t, str):  # an exact assert's (``_full``)
+                if op.subject in subjects:  # type: ignore[union-attr]
+                    out.add(t)
+            elif self.covers(op, t):
+                out.update(t.slots)
+        return out
 
     def _load_live(self, subjects: list[str]) -> None:
         if not subjects:
@@ -398,14 +466,10 @@ class Writer:
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
             targets = [self._target(scope, op, index, found) for op in ops]
-            slots = sorted({s for t in targets for s in _slots_of(t)})
+            touches = _touches(targets)
+            slots = sorted(touches)
             lock(conn, tenant, slots)
-            covered = {
-                s
-                for op, t in zip(ops, targets, strict=True)
-                if found.covers(op, t)
-                for s in _slots_of(t)
-            }
+            covered = found.covered(ops, targets)
             current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
             for s in covered:
                 if s in found.current:
@@ -415,14 +479,20 @@ class Writer:
         # A slot touched by one assert alone, holding no version or already holding
         # the asserted value, has a trivial plan (``statemachine.trivial_assert``):
         # it is written directly, without a ``SlotPlan``. Any other slot is planned.
-        touches: dict[str, int] = {}
-        for t in targets:
-            for s in _slots_of(t):
-                touches[s] = touches.get(s, 0) + 1
+        if early is not None:
+            touches = _touches(targets)
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for op, held in zip(ops, targets, strict=True):
+            if type(held) is str and touches[held] == 1 and _ensures(op):
+                # an assert that only ensures a fact (an adapter's index entry): when
+                # the slot already holds it, the stored version is left unchanged, as
+                # ``_direct`` would decide, without a ``SlotVersion`` or a plan
+                kept = _kept(current.get(held, ()), op)
+                if kept is not None:
+                    direct[held] = kept
+                    continue
             t = _full(op, held)
             if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
                 done = self._direct(

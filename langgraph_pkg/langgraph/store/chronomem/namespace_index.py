@@ -95,6 +95,10 @@ def namespace_of(text: str) -> tuple[str, ...] | None:
 
 
 def _assert(subject: str, predicate: str, obj: str) -> AssertOp:
+    """An entry: an assert the writer checks against its slot's loaded rows and,
+    when the slot holds it already, leaves unchanged without planning it
+    (``chronomem.writer._ensures``; in the write transaction, never from memory:
+    an erasure or a purge may have removed it since)."""
     return AssertOp(
         subject,
         predicate,
