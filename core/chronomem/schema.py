@@ -179,11 +179,12 @@ Index("cm_versions_fact", versions.c.tenant, versions.c.fact_id)
 subject_head_index = Index(
     "cm_versions_subject_head", versions.c.tenant, SubjectHead(versions.c.subject_key)
 )
-# A subject's versions by predicate, the current ones (``superseded_at`` NULL) first in
-# each: the history reads' index and, since v12, the current reads' too (v1's partial
-# ``cm_versions_current`` held the same key over the current versions only). Its hex
-# key lands 1,000 new versions on nearly every leaf, so each such index cost a batch
-# of writes a seventh of SQLite's work and of the pages its commit wrote (issue #32).
+# A subject's versions by predicate, then ``superseded_at`` (so the current ones, NULL,
+# are one range of each): the history reads' index and, since v12, the current reads'
+# too (v1's partial ``cm_versions_current`` held the same key over the current versions
+# only). A hex key lands 1,000 new versions on nearly every leaf, so each such index
+# cost a batch of writes about a seventh of SQLite's work and of the pages its commit
+# wrote (issue #32).
 subject_index = Index(
     "cm_versions_subject",
     versions.c.tenant,
