@@ -179,7 +179,19 @@ Index("cm_versions_fact", versions.c.tenant, versions.c.fact_id)
 subject_head_index = Index(
     "cm_versions_subject_head", versions.c.tenant, SubjectHead(versions.c.subject_key)
 )
-Index("cm_versions_subject", versions.c.tenant, versions.c.subject_hash, versions.c.predicate)
+# A subject's versions by predicate, then ``superseded_at`` (so the current ones, NULL,
+# are one range of each): the history reads' index and, since v12, the current reads'
+# too (v1's partial ``cm_versions_current`` held the same key over the current versions
+# only). A hex key lands 1,000 new versions on nearly every leaf, so each such index
+# cost a batch of writes about a seventh of SQLite's work and of the pages its commit
+# wrote (issue #32).
+subject_index = Index(
+    "cm_versions_subject",
+    versions.c.tenant,
+    versions.c.subject_hash,
+    versions.c.predicate,
+    versions.c.superseded_at,
+)
 Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
 Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
 # A predicate's current versions newest first (``reads.newest_facts``: CrewAI's storage
@@ -303,7 +315,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -484,6 +496,18 @@ def _v11(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(newest_index, if_not_exists=True))
 
 
+def _v12(conn: Connection, backend: type[Backend]) -> None:
+    """A batch of writes keeps one subject index, not two (issue #32): ``cm_versions_subject``
+    gains ``superseded_at`` after the predicate (``subject_index``), so a subject's (and
+    predicate's) current versions are a range of it, and v1's partial
+    ``cm_versions_current`` (the same key over the current versions) is dropped. A
+    store created at this version gets the new index from ``_v1`` and rebuilds it
+    empty here."""
+    conn.exec_driver_sql("DROP INDEX IF EXISTS cm_versions_current")
+    conn.exec_driver_sql("DROP INDEX IF EXISTS cm_versions_subject")
+    conn.execute(CreateIndex(subject_index))
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -496,6 +520,7 @@ MIGRATIONS: dict[int, Migration] = {
     9: _v9,
     10: _v10,
     11: _v11,
+    12: _v12,
 }
 
 
