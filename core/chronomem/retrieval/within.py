@@ -254,6 +254,7 @@ class Rows:
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
         self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
+        self._hashes: dict[str, str] | None = None  # version id -> content hash
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -272,8 +273,10 @@ class Rows:
 
     def vector(self, cos: dict[str, float], n: int) -> Ranking:
         """``vector`` over these rows (``cos``: ``cosines`` of them)."""
-        by_id = self.by_id
-        scored = [(c, by_id[i]["content_hash"], i) for i, c in cos.items() if c > 0]
+        hashes = self._hashes
+        if hashes is None:
+            hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
+        scored = [(c, hashes[i], i) for i, c in cos.items() if c > 0]
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
         return [(i, s) for s, _, i in scored[:n]]
 
@@ -367,12 +370,14 @@ def to_fact(row: dict[str, Any], valid_at: int, sources: Sequence[str]) -> Fact:
     fields = vars(fact)
     fields.update(fixed)
     fields["scope"] = dict(fixed["scope"])  # each fact its own, as to_fact gives
-    fields["superseded_at"] = opt_dt(row["superseded_at"])
+    closed = row["superseded_at"]
+    fields["superseded_at"] = None if closed is None else opt_dt(closed)
     fields["state"] = reads.state_of(row, valid_at)
     fields["closed_reason"] = row["closed_reason"]
     fields["superseded_by"] = row["superseded_by"]
-    fields["metadata"] = {} if row["metadata"] == "{}" else json.loads(row["metadata"])
-    fields["source_episode_ids"] = tuple(sources)
+    meta = row["metadata"]
+    fields["metadata"] = {} if meta == "{}" else json.loads(meta)
+    fields["source_episode_ids"] = tuple(sources) if sources else ()
     return fact
 
 
