@@ -359,6 +359,21 @@ def sources_of(conn: Connection, tenant: str, fact_ids: Iterable[str]) -> dict[s
     return out
 
 
+def sources_prepared(
+    conn: Connection, tenant: str, fact_ids: Iterable[str]
+) -> dict[str, list[str]]:
+    """``sources_of`` through prepared statements alone, whatever the number of
+    ids (``PreparedIn``: one statement per 512): what a connection that runs
+    prepared statements only takes (``retrieval.within``'s point read)."""
+    ids = list(dict.fromkeys(fact_ids))
+    out: dict[str, list[str]] = {}
+    if len(ids) <= 4 * INLINE:
+        return sources_of(conn, tenant, ids)
+    for fid, eid in _SOURCES_IN.rows(conn, {"tenant": tenant}, ids):
+        out.setdefault(fid, []).append(eid)
+    return out
+
+
 _A_VERSION_OF = Prepared(
     select(versions.c.id)
     .where(versions.c.tenant == bindparam("tenant"), versions.c.fact_id == bindparam("ref"))

@@ -124,7 +124,9 @@ def fuse(
     for leg, (kind, ranked) in rankings.items():
         w = 1.0 if weights is None else weights.get(leg, 1.0)
         for rank, (item_id, score) in enumerate(ranked, start=1):
-            f = out.setdefault((kind, item_id), Fused(kind, item_id))
+            f = out.get((kind, item_id))
+            if f is None:  # (setdefault would build a Fused for every entry)
+                f = out[(kind, item_id)] = Fused(kind, item_id)
             f.rrf += w / (RRF_K + rank)
             f.legs[leg] = {"rank": rank, "score": score, "weight": w}
     return out

@@ -9,9 +9,11 @@ the stored text. See docs/design.md §6."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 # English function words: articles, pronouns, auxiliaries, prepositions,
 # conjunctions, question words and a few discourse fillers. Content words
@@ -247,28 +249,43 @@ def _window(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, date
     return start, start + timedelta(days=1)
 
 
+@functools.lru_cache(maxsize=4096)
+def _time_matches(query: str) -> tuple[tuple[str, int, int, dict[str, Any]], ...]:
+    """Every match of every time pattern in the query's NFKC text, in the order
+    ``time_window`` tries them (kind, start, end, groups): what the query alone
+    decides, so a query asked again (or naming no time, the usual case) is not
+    matched again."""
+    text = unicodedata.normalize("NFKC", query)
+    return tuple(
+        (kind, m.start(), m.end(), m.groupdict())
+        for kind, rx in _COMPILED
+        for m in rx.finditer(text)
+    )
+
+
 def time_window(query: str, now_us: int) -> tuple[int, int] | None:
     """The time the query names, as [start, end) µs UTC, or None when it names none.
     Several expressions: the smallest window that covers them all (the first
     match of each span wins: "7 May 2023" is a day, not also a month and a year)."""
+    matches = _time_matches(query)
+    if not matches:
+        return None
     try:
         now = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=now_us)
     except OverflowError:
         return None
-    text = unicodedata.normalize("NFKC", query)
     taken: list[tuple[int, int]] = []
     found: list[tuple[datetime, datetime]] = []
-    for kind, rx in _COMPILED:
-        for m in rx.finditer(text):
-            if any(m.start() < b and a < m.end() for a, b in taken):
-                continue
-            try:
-                w = _window(kind, m.groupdict(), now)
-            except (OverflowError, ValueError):
-                w = None
-            if w is not None and w[0] < w[1]:
-                taken.append((m.start(), m.end()))
-                found.append(w)
+    for kind, start, end, groups in matches:
+        if any(start < b and a < end for a, b in taken):
+            continue
+        try:
+            w = _window(kind, dict(groups), now)
+        except (OverflowError, ValueError):
+            w = None
+        if w is not None and w[0] < w[1]:
+            taken.append((start, end))
+            found.append(w)
     if not found:
         return None
     return _us(min(a for a, _ in found)), _us(max(b for _, b in found))

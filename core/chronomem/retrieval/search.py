@@ -215,7 +215,6 @@ def search(
     tf = legs.TimeFilter(v, kn, parse_states(states))
     if k == 0 or not query.strip():
         return SearchResult()
-    terms = legs.query_terms(query)
     n = min(max(3 * k, 30), MAX_CANDIDATES)  # per leg
     wanted = set(legs_enabled) if legs_enabled is not None else set(FACT_LEGS + EPISODE_LEGS)
     if not include_episodes:
@@ -249,6 +248,7 @@ def search(
             for h in hits[:k]:
                 h.explain["degraded"] = bool(found.failed)
             return SearchResult(hits[:k], found.failed)
+    terms = legs.query_terms(query)  # (a search within a prefix takes its own)
     # Statements, not a transaction (``Backend.statement_read``): on PostgreSQL each
     # runs on its own, which spares the BEGIN and COMMIT round trips and lets a
     # failed leg fail alone without a savepoint around every leg.

@@ -254,6 +254,7 @@ class Rows:
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
         self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
+        self._hashes: dict[str, str] | None = None  # version id -> content hash
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -272,8 +273,10 @@ class Rows:
 
     def vector(self, cos: dict[str, float], n: int) -> Ranking:
         """``vector`` over these rows (``cos``: ``cosines`` of them)."""
-        by_id = self.by_id
-        scored = [(c, by_id[i]["content_hash"], i) for i, c in cos.items() if c > 0]
+        hashes = self._hashes
+        if hashes is None:
+            hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
+        scored = [(c, hashes[i], i) for i, c in cos.items() if c > 0]
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
         return [(i, s) for s, _, i in scored[:n]]
 
@@ -367,12 +370,14 @@ def to_fact(row: dict[str, Any], valid_at: int, sources: Sequence[str]) -> Fact:
     fields = vars(fact)
     fields.update(fixed)
     fields["scope"] = dict(fixed["scope"])  # each fact its own, as to_fact gives
-    fields["superseded_at"] = opt_dt(row["superseded_at"])
+    closed = row["superseded_at"]
+    fields["superseded_at"] = None if closed is None else opt_dt(closed)
     fields["state"] = reads.state_of(row, valid_at)
     fields["closed_reason"] = row["closed_reason"]
     fields["superseded_by"] = row["superseded_by"]
-    fields["metadata"] = {} if row["metadata"] == "{}" else json.loads(row["metadata"])
-    fields["source_episode_ids"] = tuple(sources)
+    meta = row["metadata"]
+    fields["metadata"] = {} if meta == "{}" else json.loads(meta)
+    fields["source_episode_ids"] = tuple(sources) if sources else ()
     return fact
 
 
@@ -408,6 +413,32 @@ def applies(subject_prefix: str | None, tf: TimeFilter, wanted: set[str]) -> boo
     )
 
 
+class _Outside(Exception):
+    """What a search within a prefix would run outside its point read's snapshot
+    (``_Snapshot``): the search runs again in a read transaction."""
+
+
+class _Snapshot:
+    """A SQLite point read's connection (``Backend.point_read`` with ``on_end``: one
+    deferred transaction begun on the driver connection, so every statement sees
+    one snapshot, without a SQLAlchemy ``Connection``, its ``BEGIN`` and ``COMMIT``)
+    as the search uses it: prepared statements go to that driver connection
+    (``SqliteBackend.fetch``); anything needing a SQLAlchemy ``Connection`` (a
+    registry reload, a driver error re-run through SQLAlchemy) would open
+    another connection, in another snapshot, and raises ``_Outside`` instead."""
+
+    def __init__(self, conn: Any):
+        self.dialect = conn.dialect
+        self.driver = conn.driver
+
+    def __getattr__(self, name: str) -> Any:
+        raise _Outside(name)
+
+
+def _in_snapshot(conn: Connection) -> None:
+    """``point_read``'s ``on_end``: asks for the snapshot, runs nothing."""
+
+
 def search(
     engine: Engine,
     scope: Scope,
@@ -426,75 +457,115 @@ def search(
 ) -> Within | None:
     """``Memory.search`` within the prefix's rows (see the module docstring), or
     None when the prefix holds more than ``ROW_CAP`` rows. ``asked_us``: the instant
-    the query's relative times count from (default: the valid instant)."""
+    the query's relative times count from (default: the valid instant).
+
+    Its statements (the range count and registry version, the rows, the kept
+    hits' sources) share one snapshot: on SQLite a point read's driver-level
+    transaction (``_Snapshot``) when they are all prepared statements, as they
+    are unless predicates are resolved or listed past ``reads.INLINE``, else (or
+    when one would leave it: ``_Outside``) a read transaction."""
+    args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
+    qvec: list[np.ndarray] = []  # the query's vector, embedded once even if run again
+    backend = engine.backend
+    if predicates is None or (exact and len(predicates) <= reads.INLINE):
+        try:
+            with backend.point_read(on_end=_in_snapshot) as conn:
+                at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
+                return _search(*args, predicates, exact, asked_us, at, qvec)
+        except _Outside:
+            pass
+    with backend.read() as conn:
+        return _search(*args, predicates, exact, asked_us, conn, qvec)
+
+
+def _search(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    k: int,
+    n: int,
+    wanted: set[str],
+    min_score: float,
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    asked_us: int | None,
+    conn: Any,
+    qvec: list[np.ndarray],
+) -> Within | None:
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     terms = query_terms(query)
     rankings: dict[str, tuple[HitKind, Ranking]] = {}
     failed: dict[str, str] = {}
-    with engine.backend.read() as conn:
-        preds = None
-        if predicates is not None:
-            preds = [
-                p if exact else engine.registry.resolve(conn, scope.tenant, p).name
-                for p in predicates
-            ]
-        skey = None if subject is None else subject if exact else fold(subject)
-        read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
-        if read is None:
-            return None
-        view, registry_us = read
-        rows = view.rows
-
-        def run(name: str, fn: Callable[[], Ranking]) -> None:
-            # each leg in its own error boundary; none runs SQL (the rows are read)
-            if name not in wanted:
-                return
-            try:
-                hook = r.fail.get(name)
-                if hook is not None:
-                    hook()
-                rankings[name] = (HitKind.FACT, fn())
-            except Exception as exc:  # a failing leg is reported, not fatal
-                log.warning("search leg %s failed: %s", name, exc)
-                failed[name] = f"{type(exc).__name__}: {exc}"
-
-        cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
-
-        def vector_leg() -> Ranking:
-            cos.update(view.cosines(embed_query_checked(r.embedder, query)))
-            return view.vector(cos, n)
-
-        if rows:
-            run("fact_lexical", lambda: view.lexical(terms, n))
-            run("fact_vector", vector_leg)
-            run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
-            if not rankings and failed:
-                return Within([], failed, every_leg_failed=True)
-        fused = list(fuse(rankings, leg_weights(r.embedder)).values())
-        by_id = view.by_id
-        window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-        half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
-        for f in fused:
-            row = by_id[f.id]
-            end = MAX_US if row["valid_to"] is None else row["valid_to"]
-            finish(
-                f,
-                recency(tf.valid_at - row["valid_from"], half(row["predicate"])),
-                f"{row['content_hash']}:{row['id']}",
-                in_window(row["valid_from"], end, window, False),
-            )
-        fused = [f for f in fused if f.score >= min_score]
-        fused.sort(key=lambda f: (-f.score, f.tiebreak))
-        keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
-        kept = [by_id[f.id] for f in keep]
-        src = reads.sources_of(conn, scope.tenant, (row["fact_id"] for row in kept))
-        found = [
-            (
-                to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
-                f.score,
-                _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
-            )
-            for f, row in zip(keep, kept, strict=True)
+    preds = None
+    if predicates is not None:
+        preds = [
+            p if exact else engine.registry.resolve(conn, scope.tenant, p).name for p in predicates
         ]
-        return Within(found, failed)
+    skey = None if subject is None else subject if exact else fold(subject)
+    read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
+    if read is None:
+        return None
+    view, registry_us = read
+    rows = view.rows
+
+    def run(name: str, fn: Callable[[], Ranking]) -> None:
+        # each leg in its own error boundary; none runs SQL (the rows are read)
+        if name not in wanted:
+            return
+        try:
+            hook = r.fail.get(name)
+            if hook is not None:
+                hook()
+            rankings[name] = (HitKind.FACT, fn())
+        except Exception as exc:  # a failing leg is reported, not fatal
+            log.warning("search leg %s failed: %s", name, exc)
+            failed[name] = f"{type(exc).__name__}: {exc}"
+
+    cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
+
+    def vector_leg() -> Ranking:
+        if not qvec:
+            qvec.append(embed_query_checked(r.embedder, query))
+        cos.update(view.cosines(qvec[0]))
+        return view.vector(cos, n)
+
+    if rows:
+        run("fact_lexical", lambda: view.lexical(terms, n))
+        run("fact_vector", vector_leg)
+        run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
+        if not rankings and failed:
+            return Within([], failed, every_leg_failed=True)
+    fused = list(fuse(rankings, leg_weights(r.embedder)).values())
+    by_id = view.by_id
+    window = time_window(query, tf.valid_at if asked_us is None else asked_us)
+    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
+    valid_at = tf.valid_at
+    for f in fused:
+        row = by_id[f.id]
+        tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
+        if tiebreak is None:
+            tiebreak = row["_tiebreak"] = f"{row['content_hash']}:{row['id']}"
+        start = row["valid_from"]
+        inside = None
+        if window is not None:
+            end = MAX_US if row["valid_to"] is None else row["valid_to"]
+            inside = in_window(start, end, window, False)
+        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
+    fused = [f for f in fused if f.score >= min_score]
+    fused.sort(key=lambda f: (-f.score, f.tiebreak))
+    keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
+    kept = [by_id[f.id] for f in keep]
+    src = reads.sources_prepared(conn, scope.tenant, (row["fact_id"] for row in kept))
+    found = [
+        (
+            to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
+            f.score,
+            _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
+        )
+        for f, row in zip(keep, kept, strict=True)
+    ]
+    return Within(found, failed)

@@ -364,26 +364,38 @@ class Reader:
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
+        docs = self.hit_docs
+        leg_cosine = scoring.leg_cosine
         for h in hits:
             f = h.fact
-            if f is None or not (
-                f.predicate == keys.DOC or f.predicate.startswith(keys.INDEX_PREFIX)
-            ):
+            if f is None:
                 continue
-            entries.setdefault(f.subject, []).append(f.version_id)
-            if f.state is State.LIVE and is_doc(f.predicate, f.object):
-                self.hit_docs[f.subject] = f
-            known = scoring.leg_cosine(h.explain)
+            predicate = f.predicate
+            if not (predicate == keys.DOC or predicate.startswith(keys.INDEX_PREFIX)):
+                continue
+            subject, vid = f.subject, f.version_id
+            found = entries.get(subject)
+            if found is None:
+                entries[subject] = [vid]
+            else:
+                found.append(vid)
+            if f.state is State.LIVE and is_doc(predicate, f.object):
+                docs[subject] = f
+            known = leg_cosine(h.explain)
             if known is not None:
-                cos[f.version_id] = known
-            if h.score > best.get(f.subject, float("-inf")):
-                best[f.subject] = h.score
+                cos[vid] = known
+            if h.score > best.get(subject, float("-inf")):
+                best[subject] = h.score
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best
         # LangGraph's meaning: the best cosine of the query to the item's entries
         missing = [v for vs in entries.values() for v in vs if v not in cos]
-        cos.update(scoring.cosines(self.memory, op.query, missing))
+        if missing:
+            cos.update(scoring.cosines(self.memory, op.query, missing))
         return len(hits), {
-            s: max((cos[v] for v in vs if v in cos), default=0.0) for s, vs in entries.items()
+            s: cos.get(vs[0], 0.0)
+            if len(vs) == 1
+            else max((cos[v] for v in vs if v in cos), default=0.0)
+            for s, vs in entries.items()
         }

@@ -44,12 +44,15 @@ def leg_cosine(explain: Mapping[str, Any]) -> float | None:
     """The cosine the search already computed for a hit (its query embedding, the
     stored vector): the fact vector leg's, when that leg returned the hit, else
     the ``cosine`` a search inside a namespace gives every hit."""
-    leg = (explain.get("legs") or {}).get("fact_vector")
-    if not leg or leg.get("score") is None:
-        # a search inside a namespace knows every hit's cosine (retrieval/within.py)
-        known = explain.get("cosine")
-        return None if known is None else round(float(known), DIGITS)
-    return round(float(leg["score"]), DIGITS)
+    legs = explain.get("legs")
+    leg = legs.get("fact_vector") if legs else None
+    if leg:
+        score = leg.get("score")
+        if score is not None:
+            return round(float(score), DIGITS)
+    # a search inside a namespace knows every hit's cosine (retrieval/within.py)
+    known = explain.get("cosine")
+    return None if known is None else round(float(known), DIGITS)
 
 
 def cosines(memory: Memory, query: str, version_ids: Iterable[str]) -> dict[str, float]:
