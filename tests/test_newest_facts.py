@@ -137,6 +137,12 @@ def test_an_older_store_gets_the_newest_index(durable_url: str) -> None:
     with raw(durable_url) as conn:  # what a v10 store looks like
         conn.execute(text("DROP INDEX cm_versions_newest"))
         conn.execute(text("UPDATE cm_meta SET value = '10' WHERE key = 'schema_version'"))
+        conn.commit()  # PostgreSQL's connection is transactional: else nothing changed
+    with raw(durable_url) as conn:
+        assert (
+            conn.execute(text("SELECT value FROM cm_meta WHERE key = 'schema_version'")).scalar()
+            == "10"
+        )
     with Memory(durable_url) as m:
         assert [f.subject for f in m.newest_facts("likes", limit=2)] == ["s0", "s1"]
     with raw(durable_url) as conn:
