@@ -4,12 +4,12 @@ predicate, read-log, erasure and prefix-probe methods are mixins (``memory_*.py`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from . import facts as fact_store
-from . import provenance, reading, readlog, reads, writes
+from . import instant_order, provenance, reading, readlog, reads, writes
 from .arguments import FactRef, SourceLike, assert_op, assert_ops, ref_id
 from .backends import Backend
 from .embedding import Embedder
@@ -452,6 +452,37 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
             return sorted(found, key=reads.newest_first)[skip : skip + n]
         v, k = self._engine.times(valid_at, known_at, as_of)
         return fact_store.newest(self._engine, self.scope, v, k, predicate, n, skip, exact=exact)
+
+    def newest_by_instant(
+        self,
+        predicate: str,
+        key: str,
+        *,
+        limit: int,
+        offset: int = 0,
+        where: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> list[Fact] | None:
+        """A page of the live facts of one predicate (a stored name, as given) in this
+        scope (and the scopes enclosing it) now, the instant at ``key`` in their
+        metadata descending, then the subject key descending in code point order (then
+        valid from, object key, version id): those ``where`` keeps (given the fact's
+        metadata), at most ``limit`` after ``offset``. Read through the index
+        ``schema.INSTANT_ORDERS`` holds for that predicate and key, backwards: the rows
+        read follow the page (and what ``where`` drops), not the store. None, for the
+        caller to read and sort the facts itself, when no index orders them so, when a
+        current version of the predicate in the tenant holds at ``key`` no UTC instant
+        as ``datetime.isoformat`` writes it (``Backend.utc_iso_text``), or with the
+        served-read log on (a ``facts`` read is logged instead)."""
+        self._check_open()
+        n, skip = fact_store.check_limit(limit), fact_store.check_limit(offset)
+        if n is None or skip is None:
+            raise InvalidType("limit and offset must be ints")
+        if self._engine.read_log:
+            return None
+        v, _ = self._engine.times(None, None, None)
+        return instant_order.newest_by_instant(
+            self._engine, self.scope, v, predicate, key, n, skip, where
+        )
 
     def count_facts(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -215,6 +215,25 @@ newest_index = Index(
     postgresql_where=versions.c.superseded_at.is_(None),
 )
 
+# One predicate's current versions ordered by an instant in their metadata (issue #32):
+# index name -> (predicate, metadata path). Partial (that predicate's current versions
+# only: other facts pay nothing) expression indexes over ``instant_key`` and the subject
+# key's head, created by ``_v13``, walked backwards by ``reads.newest_by_instant``.
+# ``crewai_record`` is the CrewAI storage's predicate and ``created_at`` its records'
+# creation instant (``crewai_chronomem.storage``), as ``EPISODE_TAGS`` names the
+# adapters' transcript key.
+INSTANT_ORDERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cm_versions_record_created": ("crewai_record", ("created_at",)),
+}
+
+
+def instant_key(backend: type[Backend], metadata: Any, path: Sequence[str]) -> Any:
+    """The text at ``path`` in a version's ``metadata`` column when it is an instant written as
+    ``YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`` (``datetime.isoformat`` of a UTC instant,
+    a fraction only when not zero), else NULL: such texts sort as their instants do."""
+    return backend.utc_iso_text(backend.json_key(metadata, path))
+
+
 episodes = Table(
     "cm_episodes",
     metadata,
@@ -315,7 +334,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -508,6 +527,26 @@ def _v12(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(subject_index))
 
 
+def _v13(conn: Connection, backend: type[Backend]) -> None:
+    """A page of one predicate's current versions ordered by an instant in their
+    metadata reads that page (issue #32, a CrewAI storage's ``list_records``): one
+    partial expression index per ``INSTANT_ORDERS`` entry, over the tenant, the
+    instant (``instant_key``) and the subject key's head, holding that predicate's
+    current versions only."""
+    for name, (predicate, path) in INSTANT_ORDERS.items():
+        key, head = (
+            e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            for e in (
+                instant_key(backend, column("metadata"), path),
+                SubjectHead(column("subject_key")),
+            )
+        )
+        conn.exec_driver_sql(
+            f"CREATE INDEX IF NOT EXISTS {name} ON cm_versions (tenant, predicate, ({key}), ({head})) "
+            f"WHERE predicate = '{predicate}' AND superseded_at IS NULL"
+        )
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -521,6 +560,7 @@ MIGRATIONS: dict[int, Migration] = {
     10: _v10,
     11: _v11,
     12: _v12,
+    13: _v13,
 }
 
 

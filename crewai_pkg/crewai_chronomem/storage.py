@@ -25,6 +25,7 @@ Thread-safe (one lock per store handle): CrewAI saves from a background pool."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -506,12 +507,34 @@ class ChronomemStorage:
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[MemoryRecord]:
-        """A page of the current records, newest ``created_at`` first. The page's
-        records are the only ones built (a ``MemoryRecord`` each); every current
-        record's fact is still read and sorted (``_newest_created``)."""
-        start = _int(offset, "offset")
-        page = self._newest_created(scope_prefix)[start : start + _int(limit, "limit")]
+        """A page of the current records, newest ``created_at`` first (ties: the
+        record id, descending), a ``MemoryRecord`` built for the page's records only.
+        In the present, read through the store's index of the records by
+        ``created_at`` (``Memory.newest_by_instant``): the rows read follow the page
+        (and, under ``scope_prefix``, the records outside it walked past), not the
+        store. An ``as_of`` view, or a store holding a current record whose
+        ``created_at`` this storage did not write, reads and sorts every current
+        record (``_newest_created``)."""
+        start, n = _int(offset, "offset"), _int(limit, "limit")
+        page = self._newest_page(scope_prefix, start, n)
+        if page is None:
+            page = self._newest_created(scope_prefix)[start : start + n]
         return [to_record(f) for f in page]
+
+    def _newest_page(self, scope_prefix: str | None, start: int, n: int) -> list[Fact] | None:
+        """``_newest_created(scope_prefix)[start : start + n]`` through the index, or
+        None when it cannot serve it (a past view; see ``Memory.newest_by_instant``)."""
+        if not self._time.is_present:
+            return None
+
+        def under(meta: Mapping[str, Any]) -> bool:
+            return paths.within(paths.normalize(meta.get("scope")), scope_prefix)
+
+        keep = None if scope_prefix is None else under
+        with self._handle.lock:
+            return self.chronomem.newest_by_instant(
+                PREDICATE, "created_at", limit=n, offset=start, where=keep
+            )
 
     def count(self, scope_prefix: str | None = None) -> int:
         """The current records (under ``scope_prefix``): every one (no prefix, or the

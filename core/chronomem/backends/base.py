@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import (
     Connection,
     Engine,
+    and_,
     bindparam,
+    case,
     event,
     func,
     literal_column,
+    null,
+    or_,
     select,
     update,
 )
@@ -330,6 +334,26 @@ class Backend:
         """A value compared with ``json_key`` as the database holds it (as given
         by default)."""
         return value
+
+    @classmethod
+    def utc_iso_text(cls, value: Any) -> Any:
+        """``value`` when it reads ``YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`` (a UTC
+        instant as ``datetime.isoformat`` writes it: a fraction only when not zero),
+        else NULL, the pattern written into the SQL (``schema.instant_key``'s index
+        holds it). Such texts sort (in byte order) as their instants do: SQLite's
+        ``GLOB`` by default."""
+        d2, d4 = "[0-9]" * 2, "[0-9]" * 4
+        whole = f"{d4}-{d2}-{d2}T{d2}:{d2}:{d2}"
+        fraction: Any = literal_column(f"'{whole}.{'[0-9]' * 6}+00:00'")
+        shaped = or_(
+            value.op("GLOB")(literal_column(f"'{whole}+00:00'")),
+            and_(
+                value.op("GLOB")(fraction),
+                func.substr(value, literal_column("20"), literal_column("7"))
+                != literal_column("'.000000'"),
+            ),
+        )
+        return case((shaped, value), else_=null())
 
     @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:

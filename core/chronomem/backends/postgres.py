@@ -22,12 +22,15 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    and_,
     any_,
     bindparam,
+    case,
     cast,
     create_engine,
     func,
     literal_column,
+    null,
     select,
     text,
     union_all,
@@ -939,6 +942,17 @@ class PostgresBackend(Backend):
     @classmethod
     def json_key_value(cls, value: str) -> str:
         return value.replace("\x00", "")
+
+    @classmethod
+    def utc_iso_text(cls, value: Any) -> Any:
+        """The same test as a regular expression, the text compared in byte order
+        (``COLLATE "C"``: a locale's collation would skip the punctuation)."""
+        digits = "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+        shaped = and_(
+            value.op("~")(literal_column(f"'^{digits}(\\.[0-9]{{6}})?\\+00:00$'")),
+            value.op("!~")(literal_column("'\\.000000\\+'")),
+        )
+        return case((shaped, value), else_=null()).collate("C")
 
     @classmethod
     def one_of(cls, column: Any, values: Sequence[str]) -> Any:

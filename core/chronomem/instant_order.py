@@ -1,0 +1,115 @@
+"""A page of one predicate's current facts ordered by an instant in their metadata
+(``Memory.newest_by_instant``, issue #32): a walk of the ``schema.INSTANT_ORDERS``
+index for that predicate and metadata key, backwards, cut in SQL, so the rows read
+follow the page, not the store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlalchemy import Select, bindparam, literal, literal_column, select
+
+from . import backends, reads
+from .backends import Backend
+from .engine import Engine
+from .model import Fact, State
+from .prefixes import _CodePoints
+from .schema import INSTANT_ORDERS, SubjectHead, instant_key, versions
+from .scope import Scope
+
+LIVE = frozenset({State.LIVE})
+
+
+def index_for(predicate: str, key: str) -> str | None:
+    """The ``INSTANT_ORDERS`` index ordering ``predicate``'s versions by ``key``."""
+    return next(
+        (n for n, (p, path) in INSTANT_ORDERS.items() if (p, path) == (predicate, (key,))), None
+    )
+
+
+def _statements(
+    backend: type[Backend], levels: tuple[bool, bool, bool], name: str
+) -> tuple[Select[Any], Select[Any]]:
+    """The page (the live versions visible in a scope of ``levels`` at ``valid_at``,
+    the instant descending, then the subject key descending in code point order, then
+    valid from, object key and version id ascending; ``limit`` after ``offset``) and
+    the probe for a current version whose key is no such instant, both over the
+    index's own expressions and ``WHERE`` terms, so the index serves them. Built
+    once per dialect, scope shape and index."""
+    cache_key = (backend.name, levels, name)
+    if cache_key in _BUILT:
+        return _BUILT[cache_key]
+    predicate, path = INSTANT_ORDERS[name]
+    c = versions.c
+    key = instant_key(backend, c.metadata, path)
+    current = (c.predicate == literal_column(f"'{predicate}'"), c.superseded_at.is_(None))
+    page = (
+        select(*reads._READ_COLUMNS, reads._retracted_by(None).label("_r"))
+        .where(
+            reads.scope_bound(versions, levels),
+            *current,
+            reads.temporal(LIVE, bindparam("valid_at"), None),
+        )
+        .order_by(
+            key.desc(),
+            SubjectHead(c.subject_key).desc(),
+            _CodePoints(c.subject_key).desc(),
+            c.valid_from,
+            c.object_key,
+            c.id,
+        )
+        .limit(bindparam("limit"))
+        .offset(bindparam("offset"))
+    )
+    unshaped = (
+        select(literal(1)).where(c.tenant == bindparam("tenant"), *current, key.is_(None)).limit(1)
+    )
+    _BUILT[cache_key] = page, unshaped
+    return page, unshaped
+
+
+_BUILT: dict[tuple[str, tuple[bool, bool, bool], str], tuple[Select[Any], Select[Any]]] = {}
+
+
+def newest_by_instant(
+    engine: Engine,
+    scope: Scope,
+    valid_at: int,
+    predicate: str,
+    key: str,
+    limit: int,
+    offset: int,
+    where: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> list[Fact] | None:
+    """``Memory.newest_by_instant`` (see there) at a resolved valid instant, in one
+    read transaction: the probe, then pages of the index (doubling while ``where``
+    drops rows), then the page's sources. None when no index orders ``predicate``
+    by ``key`` or a current version of it in the tenant has no such instant."""
+    name = index_for(predicate, key)
+    if name is None:
+        return None
+    if limit == 0:
+        return []
+    levels, params = reads.scope_params(scope)
+    params["valid_at"] = valid_at
+    want = offset + limit
+    kept: list[Any] = []  # row mappings
+    with engine.backend.read() as conn:
+        page, unshaped = _statements(backends.of(conn), levels, name)
+        if conn.execute(unshaped, {"tenant": scope.tenant}).first() is not None:
+            return None
+        skip, n = (0, want) if where is not None else (offset, limit)
+        while True:
+            rows = [r._mapping for r in conn.execute(page, {**params, "limit": n, "offset": skip})]
+            kept += rows if where is None else [r for r in rows if where(json.loads(r["metadata"]))]
+            if where is None or len(kept) >= want or len(rows) < n:
+                break
+            skip, n = skip + n, 2 * n
+        chosen = kept if where is None else kept[offset:want]
+        found = reads.sources_of(conn, scope.tenant, (r["fact_id"] for r in chosen))
+    return [
+        reads.to_fact(r, valid_at, found.get(r["fact_id"], ()), retracted_row=bool(r["_r"]))
+        for r in chosen
+    ]
