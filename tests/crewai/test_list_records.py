@@ -208,10 +208,14 @@ def _listing_cost(
         ids = range(n - 6, n - 16, -1) if scope is None else range(n - 11, n - 31, -2)
         assert [r.id for r in got] == [f"n{i}" for i in ids]
         assert got == reference_list(storage, scope, 10, 5)
-        (sql, params), *_ = (
-            (s, p) for s, p in zip(cost.statements, cost.params, strict=True) if "ORDER BY" in s
+        # the probe for records the index cannot order, then the pages: all walk it
+        probe, page, *more = (
+            versions_plan(storage.chronomem, s, p)
+            for s, p in zip(cost.statements, cost.params, strict=True)
+            if "FROM cm_versions" in s
         )
-        return read, cost.vm_steps, versions_plan(storage.chronomem, sql, params)
+        assert all("cm_versions_record_created" in p for p in (probe, *more)), (probe, more)
+        return read, cost.vm_steps, page
     finally:
         root.close()
 
