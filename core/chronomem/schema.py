@@ -534,16 +534,17 @@ def _v13(conn: Connection, backend: type[Backend]) -> None:
     instant (``instant_key``) and the subject key's head, holding that predicate's
     current versions only."""
     for name, (predicate, path) in INSTANT_ORDERS.items():
-        key, head = (
+        key, head, held = (
             e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
             for e in (
                 instant_key(backend, column("metadata"), path),
                 SubjectHead(column("subject_key")),
+                backend.partial_index_term(column("predicate"), predicate),
             )
         )
         conn.exec_driver_sql(
             f"CREATE INDEX IF NOT EXISTS {name} ON cm_versions (tenant, predicate, ({key}), ({head})) "
-            f"WHERE predicate = '{predicate}' AND superseded_at IS NULL"
+            f"WHERE {held} AND superseded_at IS NULL"
         )
 
 

@@ -944,6 +944,13 @@ class PostgresBackend(Backend):
         return value.replace("\x00", "")
 
     @classmethod
+    def partial_index_term(cls, column: Any, value: str) -> Any:
+        """Plain equality: PostgreSQL plans a prepared statement without comparing its
+        parameters with partial indexes' terms, and estimates this term's rows (the
+        concatenation SQLite needs would be a guess: the walk then sorted every row)."""
+        return column == literal_column(f"'{value}'")
+
+    @classmethod
     def utc_iso_text(cls, value: Any) -> Any:
         """The same test as a regular expression, the text compared in byte order
         (``COLLATE "C"``: a locale's collation would skip the punctuation)."""
