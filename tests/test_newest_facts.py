@@ -18,7 +18,7 @@ from chronomem.schema import SCHEMA_VERSION
 from chronomem_adapters.conformance import KitClock
 
 from .langchain.tracing import tracing
-from .reliability._support import raw
+from .reliability._support import raw, version_indexes
 from .statements import counting, decoded_facts, versions_plan
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -146,12 +146,7 @@ def test_an_older_store_gets_the_newest_index(durable_url: str) -> None:
     with Memory(durable_url) as m:
         assert [f.subject for f in m.newest_facts("likes", limit=2)] == ["s0", "s1"]
     with raw(durable_url) as conn:
-        names = (
-            "SELECT name FROM sqlite_master WHERE type = 'index'"
-            if conn.dialect.name == "sqlite"
-            else "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-        )
-        assert "cm_versions_newest" in set(conn.exec_driver_sql(names).scalars())
+        assert "cm_versions_newest" in version_indexes(durable_url)
         version = conn.execute(
             text("SELECT value FROM cm_meta WHERE key = 'schema_version'")
         ).scalar()

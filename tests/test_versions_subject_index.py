@@ -15,23 +15,10 @@ from sqlalchemy import text
 from chronomem import Memory, State
 from chronomem.schema import SCHEMA_VERSION
 
-from .reliability._support import raw
+from .reliability._support import raw, version_indexes
 from .statements import versions_plan
 
 ALL = [s.value for s in State]
-
-
-def _indexes(url: str) -> dict[str, str]:
-    """The store's indexes on ``cm_versions``: name -> definition."""
-    with raw(url) as conn:
-        if conn.dialect.name == "sqlite":
-            q = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cm_versions'"
-        else:
-            q = (
-                "SELECT indexname, indexdef FROM pg_indexes "
-                "WHERE schemaname = current_schema() AND tablename = 'cm_versions'"
-            )
-        return {name: str(sql or "") for name, sql in conn.exec_driver_sql(q).all()}
 
 
 def _snapshot(m: Memory) -> list[tuple[Any, ...]]:
@@ -62,7 +49,7 @@ def test_an_older_store_gets_the_one_subject_index(durable_url: str) -> None:
         )
         conn.execute(text("UPDATE cm_meta SET value = '11' WHERE key = 'schema_version'"))
         conn.commit()
-    assert "cm_versions_current" in _indexes(durable_url)
+    assert "cm_versions_current" in version_indexes(durable_url)
     with Memory(durable_url) as m:  # migrates to v12
         assert _snapshot(m) == before
         assert [f.object for f in m.facts(subject="ann", predicate="lives_in")] == ["porto"]
@@ -70,7 +57,7 @@ def test_an_older_store_gets_the_one_subject_index(durable_url: str) -> None:
         assert [f.object for f in m.facts(subject="ann", predicate="lives_in")] == ["faro"]
         assert [f.object for f in m.facts(subject="ann", states=ALL)].count("porto") == 1
         assert len(m.facts(predicate="likes")) == 30
-    found = _indexes(durable_url)
+    found = version_indexes(durable_url)
     assert "cm_versions_current" not in found, found
     assert "superseded_at" in found["cm_versions_subject"], found
     with raw(durable_url) as conn:
@@ -80,12 +67,12 @@ def test_an_older_store_gets_the_one_subject_index(durable_url: str) -> None:
         assert version == str(SCHEMA_VERSION)
     with Memory(durable_url) as m:  # reopening migrates nothing again
         assert len(m.facts(subject="ann", states=ALL)) == 3
-    assert _indexes(durable_url) == found
+    assert version_indexes(durable_url) == found
 
 
 def test_a_new_store_has_the_one_subject_index(durable_url: str) -> None:
     Memory(durable_url).close()
-    found = _indexes(durable_url)
+    found = version_indexes(durable_url)
     assert "cm_versions_current" not in found, found
     assert "superseded_at" in found["cm_versions_subject"], found
 

@@ -28,7 +28,7 @@ from crewai_chronomem import storage as storage_module
 from crewai_chronomem.conformance import kit_embedder
 from crewai_chronomem.storage import PREDICATE, to_record
 
-from ..reliability._support import raw
+from ..reliability._support import raw, version_indexes
 from ..statements import counting, versions_plan
 
 T0 = datetime(2026, 1, 1)  # naive UTC, as CrewAI's records carry it
@@ -307,11 +307,6 @@ def test_a_v12_store_gets_the_index(durable_url: str, clock: Any) -> None:
     finally:
         storage.chronomem.close()
     with raw(durable_url) as conn:
-        names = (
-            "SELECT name FROM sqlite_master WHERE type = 'index'"
-            if conn.dialect.name == "sqlite"
-            else "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-        )
-        assert "cm_versions_record_created" in set(conn.exec_driver_sql(names).scalars())
+        assert "cm_versions_record_created" in version_indexes(durable_url)
         version = conn.execute(text("SELECT value FROM cm_meta WHERE key = 'schema_version'"))
         assert version.scalar() == str(SCHEMA_VERSION)

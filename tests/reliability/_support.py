@@ -248,3 +248,17 @@ def core_bug(request: Any, reason: str, *, when: bool = True) -> None:
     get noticed and the marker removed)."""
     if when:
         request.node.add_marker(pytest.mark.xfail(strict=True, reason=f"core bug: {reason}"))
+
+
+def version_indexes(url: str) -> dict[str, str]:
+    """The store's indexes on ``cm_versions``: name -> definition (SQLite's ``sql``,
+    PostgreSQL's ``indexdef``)."""
+    with raw(url) as conn:
+        if conn.dialect.name == "sqlite":
+            q = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cm_versions'"
+        else:
+            q = (
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE schemaname = current_schema() AND tablename = 'cm_versions'"
+            )
+        return {name: str(sql or "") for name, sql in conn.exec_driver_sql(q).all()}
