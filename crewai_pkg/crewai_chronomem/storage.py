@@ -127,8 +127,9 @@ def _created(fact: Fact) -> datetime:
     return _naive(fact.metadata.get("created_at")) or fact.recorded_at.replace(tzinfo=None)
 
 
-def _scope(fact: Fact) -> str:
-    return paths.normalize(fact.metadata.get("scope"))
+def _scope(metadata: Mapping[str, Any]) -> str:
+    """The record's scope, from its fact's metadata."""
+    return paths.normalize(metadata.get("scope"))
 
 
 def to_record(fact: Fact) -> MemoryRecord:
@@ -138,7 +139,7 @@ def to_record(fact: Fact) -> MemoryRecord:
     return MemoryRecord(
         id=fact.subject,
         content=fact.object,
-        scope=_scope(fact),
+        scope=_scope(m),
         categories=list(m.get("categories") or []),
         metadata=dict(m.get("metadata") or {}),
         importance=float(m.get("importance", 0.5)),
@@ -286,12 +287,13 @@ class ChronomemStorage:
             facts = self._current()
         if scope_prefix is None:
             return facts
-        return [f for f in facts if paths.within(_scope(f), scope_prefix)]
+        return [f for f in facts if paths.within(_scope(f.metadata), scope_prefix)]
 
     def _newest_created(self, scope_prefix: str | None) -> list[Fact]:
         """``_under``'s facts, their records' newest ``created_at`` first (ties: the
-        record id, descending). Every current record is read: ``created_at`` is in
-        the fact's metadata, which no index orders."""
+        record id, descending). Every current record is read and sorted here: what
+        ``list_records`` falls back to where ``Memory.newest_by_instant`` cannot serve
+        it, and what ``scopes.scope_info`` walks."""
         facts = self._under(scope_prefix)
         facts.sort(key=lambda f: (_created(f), f.subject), reverse=True)
         return facts
@@ -528,7 +530,7 @@ class ChronomemStorage:
             return None
 
         def under(meta: Mapping[str, Any]) -> bool:
-            return paths.within(paths.normalize(meta.get("scope")), scope_prefix)
+            return paths.within(_scope(meta), scope_prefix)
 
         keep = None if scope_prefix is None else under
         with self._handle.lock:
