@@ -13,6 +13,7 @@ import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -111,7 +112,7 @@ TEXT_INDEX_TABLES = ("cm_versions", "cm_episodes")
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 # Inserts: one statement for any number of rows of one tenant (``insert_rows``).
-_SETWISE: dict[tuple[str, tuple[str, ...]], tuple[Any, list[Any]]] = {}
+_SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[Any, list[Any]]] = {}
 
 # Closings: one statement for any number of versions (arrays of ids, successors
 # and reasons zipped by unnest), instead of one Bind/Execute per row.
@@ -161,7 +162,11 @@ def _add_i1(columns: str) -> Any:
 
 
 def _setwise_insert(
-    dialect: Any, table: Any, cols: tuple[str, ...], extra: tuple[tuple[str, str], ...] = ()
+    dialect: Any,
+    table: Any,
+    cols: tuple[str, ...],
+    extra: tuple[tuple[str, str], ...] = (),
+    same: tuple[str, ...] = (),
 ) -> tuple[Any, list[Any]]:
     """The statement inserting ``cols`` of a JSON array of row objects (typed by the
     table's own row type), and each column's bind processor. Binary columns (a
@@ -175,8 +180,11 @@ def _setwise_insert(
     binary arrays, its text read by the type's own input function; their
     processor is None (passed as given). As strings inside the JSON,
     pgvector's literals (2-3 kB each) were most of its text: encoded a second
-    time by the client and scanned by the server's JSON parser."""
-    key = (table.name, cols + tuple(c for c, _ in extra))
+    time by the client and scanned by the server's JSON parser. ``same``: columns
+    holding one value in every row (``_same_columns``), read from one JSON object
+    (``:same``, by ``json_populate_record``: the conversion the rows' columns get)
+    instead of from each row's."""
+    key = (table.name, cols + tuple(c for c, _ in extra), same)
     hit = _SETWISE.get(key)
     if hit is None:
         types = [table.c[c].type for c in cols]
@@ -185,16 +193,20 @@ def _setwise_insert(
         names = ", ".join(cols + tuple(c for c, _ in extra))
         picked = ", ".join(
             [
-                *(f"b.{c}" if c in binary else f"u.{c}" for c in cols),
+                *(f"b.{c}" if c in binary else f"s.{c}" if c in same else f"u.{c}" for c in cols),
                 *(f"CAST(b.{c} AS {t})" for c, t in extra),
             ]
         )
         rows = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json))"
+        one = (
+            f"json_populate_record(NULL::{table.name}, CAST(:same AS json)) AS s, " if same else ""
+        )
         stmt: Any
         if binary:
             # psycopg's own placeholders (run by ``exec_driver_sql``): ``%(…)b`` sends
             # the arrays in binary, where its automatic choice quoted every byte as text
             rows = f"json_populate_recordset(NULL::{table.name}, CAST(%(rows)s AS json))"
+            one = one.replace(":same", "%(same)s")
             arrays = ", ".join(
                 [
                     *(f"%(bin_{c})b::bytea[]" for c in binary),
@@ -204,14 +216,14 @@ def _setwise_insert(
             zipped = ", ".join([*binary, *(c for c, _ in extra)])
             stmt = (
                 f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-                f"FROM {txclock.name} AS k, ROWS FROM ({rows}) WITH ORDINALITY AS u, "
+                f"FROM {txclock.name} AS k, {one}ROWS FROM ({rows}) WITH ORDINALITY AS u, "
                 f"unnest({arrays}) WITH ORDINALITY AS b({zipped}, n) "
                 "WHERE k.tenant = %(tenant)s AND b.n = u.ordinality"
             )
         else:
             stmt = text(
                 f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-                f"FROM {txclock.name} AS k, {rows} AS u WHERE k.tenant = :tenant"
+                f"FROM {txclock.name} AS k, {one}{rows} AS u WHERE k.tenant = :tenant"
             )
         # binary columns are passed as bytes, outside the JSON: no processor
         procs = [
@@ -236,6 +248,25 @@ def _escapes_only(table: Any, cols: tuple[str, ...], converted: list[tuple[str, 
     return hit
 
 
+def _same_columns(rows: list[dict[str, Any]], cols: Sequence[str]) -> tuple[str, ...]:
+    """The columns of ``cols`` holding one value, of one type, in every row of a
+    batch of two or more (a batch's tenant's scope, its transaction time, the
+    NULLs of a new version, its vectors' embedder): ``insert_rows`` sends each
+    such value once instead of once per row. In a batch of 1,000 new versions 11
+    of 23 columns are: they were a third of the rows' JSON, which the client
+    encoded and the server parsed for every row. Compared in C (``list.count``,
+    then the values' types: ``1``, ``1.0`` and ``True`` are equal, not the same
+    JSON)."""
+    if len(rows) < 2:
+        return ()
+    out = []
+    for c in cols:
+        values = list(map(itemgetter(c), rows))
+        if values.count(values[0]) == len(values) and len(set(map(type, values))) == 1:
+            out.append(c)
+    return tuple(out)
+
+
 def _inserted_all(expected: int, cursor: Any) -> None:
     """A queued ``insert_rows`` inserted every row (``pgpipeline``'s check)."""
     if cursor.rowcount != expected:
@@ -253,10 +284,11 @@ class _QueuedVectors:
         item: Any,
         table: Any,
         cols: tuple[str, ...],
+        same: tuple[str, ...],
         params: dict[str, Any],
         rows: list[dict[str, Any]],
     ) -> None:
-        self.item, self.table, self.cols = item, table, cols
+        self.item, self.table, self.cols, self.same = item, table, cols, same
         self.params, self.rows = params, rows
 
 
@@ -288,7 +320,7 @@ def embed_in_queued_insert(
         )
     ):
         return False
-    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING)
+    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same)
     params = {**queued.params, "text_embedding": list(embeddings)}
     check = functools.partial(_inserted_all, len(ids))
     pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
@@ -826,7 +858,8 @@ class PostgresBackend(Backend):
         If that row is absent the statement inserts nothing and the rows go in with
         a plain insert instead: never a lost row. Values pass through each column's
         own bind processing (``SafeText`` escaping, so no NUL reaches the JSON)
-        first, as with a plain insert."""
+        first, as with a plain insert. A column holding one value in every row
+        (``_same_columns``) is sent once, as one JSON object beside the rows."""
         if not rows:
             return
         tenant = rows[0]["tenant"]
@@ -834,8 +867,13 @@ class PostgresBackend(Backend):
             super().insert_rows(conn, table, rows)
             return
         cols = tuple(c for c in rows[0] if c != "tenant")
-        stmt, procs = _setwise_insert(conn.dialect, table, cols)
-        plain = [c for c, p in zip(cols, procs, strict=True) if p is None]
+        types = [table.c[c].type for c in cols]
+        same = _same_columns(
+            rows, [c for c, t in zip(cols, types, strict=True) if not isinstance(t, LargeBinary)]
+        )
+        stmt, procs = _setwise_insert(conn.dialect, table, cols, same=same)
+        each = [c for c in cols if c not in same]  # the columns each row sends
+        plain = [c for c, p in zip(cols, procs, strict=True) if p is None and c not in same]
         converted = [(c, p) for c, p in zip(cols, procs, strict=True) if p not in (None, _BINARY)]
         binary = [c for c, p in zip(cols, procs, strict=True) if p is _BINARY]
         if binary and any(r[c] is None for r in rows for c in binary):
@@ -844,25 +882,35 @@ class PostgresBackend(Backend):
         dumped = None
         if not binary and _escapes_only(table, cols, converted):
             # The common case in one C call: the rows as given (their ``tenant``
-            # key too, which the statement does not read) when no value holds a
-            # backslash or a NUL (in the JSON text every one of those, and nothing
-            # else of a plain value, writes a backslash). ``SafeText``'s escaping,
-            # the only processing of these columns, then changes nothing.
+            # key too, which the statement does not read; without the columns
+            # sent once) when no value holds a backslash or a NUL (in the JSON
+            # text every one of those, and nothing else of a plain value, writes a
+            # backslash). ``SafeText``'s escaping, the only processing of these
+            # columns, then changes nothing.
+            given = [{c: r[c] for c in each} for r in rows] if same else rows
             try:
-                dumped = json.dumps(rows, ensure_ascii=False)
+                dumped = json.dumps(given, ensure_ascii=False)
             except (TypeError, ValueError):
                 dumped = None
             if dumped is not None and "\\" in dumped:
                 dumped = None
         payload = []
         if dumped is None:
+            varied = [(c, p) for c, p in converted if c not in same]
             for r in rows:
                 item = {c: r[c] for c in plain}
-                for c, p in converted:
+                for c, p in varied:
                     item[c] = p(r[c])
                 payload.append(item)
             dumped = json.dumps(payload, ensure_ascii=False)
         params: dict[str, Any] = {"tenant": tenant, "rows": dumped}
+        if same:  # one object, each value processed as a row's would be
+            procs_of = dict(zip(cols, procs, strict=True))
+            first = rows[0]
+            params["same"] = json.dumps(
+                {c: first[c] if procs_of[c] is None else procs_of[c](first[c]) for c in same},
+                ensure_ascii=False,
+            )
         for c in binary:
             params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
         if pgpipeline.queueing(conn):
@@ -875,7 +923,7 @@ class PostgresBackend(Backend):
             if table.name == "cm_vectors" and binary:
                 pgpipeline.note(
                     conn,
-                    _QueuedVectors(pgpipeline.last_queued(conn), table, cols, params, rows),
+                    _QueuedVectors(pgpipeline.last_queued(conn), table, cols, same, params, rows),
                 )
             return
         run = conn.exec_driver_sql if binary else conn.execute

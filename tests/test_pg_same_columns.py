@@ -1,0 +1,203 @@
+"""PostgreSQL: a batch's columns that hold one value in every row go once.
+
+``postgres.insert_rows`` sends a column holding one value (of one type) in every
+row of a batch (``_same_columns``: the scope, the transaction time, a new
+version's NULLs, the vectors' embedder) as one JSON object beside the rows, read
+by ``json_populate_record``, instead of in each row's object. The rows stored
+must be exactly those the per-row form stored: here random batches (text with
+backslashes, NULs, quotes and non-ASCII; NULL or not; columns alike in every row
+or not) go into ``cm_versions`` and ``cm_vectors`` both ways, queued in a
+writer's transaction and run at once, and every stored column (the generated
+text search column too) is compared. And the JSON of a batch of new versions
+carries only the columns that vary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chronomem import Memory
+from chronomem.backends import of, pgpipeline
+from chronomem.backends import postgres as pg
+from chronomem.schema import vectors, versions
+
+from .statements import counting
+
+TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "\\", "\x00", '"', "'", "é", "✓", "\n"]))
+MAYBE_TEXT = st.none() | TEXT
+SCOPE = st.text(alphabet=st.sampled_from(["u", "1", "é", '"']))  # scope ids: no NUL
+MAYBE_INT = st.none() | st.integers(min_value=0, max_value=2**62)
+
+
+@pytest.fixture(scope="module")
+def store(request: pytest.FixtureRequest) -> Iterator[Memory]:
+    from .conftest import drop_pg_schema, make_pg_schema, require_pg
+
+    require_pg()
+    url, schema = make_pg_schema()
+    m = Memory(url)
+    m.remember("someone", "likes", "tea")  # the tenant's clock row
+    try:
+        yield m
+    finally:
+        m.close()
+        drop_pg_schema(schema)
+
+
+def _column(values: st.SearchStrategy[Any], n: int) -> st.SearchStrategy[list[Any]]:
+    """``n`` values: one repeated (a column alike in every row) or each drawn."""
+    return values.map(lambda v: [v] * n) | st.lists(values, min_size=n, max_size=n)
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> list[dict[str, Any]]:
+    n = draw(st.integers(min_value=1, max_value=6))
+    cols = {
+        "user_id": _column(SCOPE, n),
+        "subject": _column(TEXT, n),
+        "predicate": _column(TEXT, n),
+        "object": _column(TEXT, n),
+        "valid_from": _column(st.integers(min_value=0, max_value=2**61), n),
+        "valid_to": _column(st.none() | st.integers(min_value=1, max_value=2**40), n),
+        "recorded_at": _column(st.integers(min_value=0, max_value=2**62), n),
+        "superseded_at": _column(MAYBE_INT, n),
+        "extractor": _column(MAYBE_TEXT, n),
+        "metadata": _column(st.sampled_from(["{}", '{"a": "\\\\u0000"}', '{"k": [1, 2]}']), n),
+        "index_text": _column(MAYBE_TEXT, n),
+    }
+    drawn = {c: draw(s) for c, s in cols.items()}
+    return [
+        {
+            "tenant": "default",
+            "id": f"{i}",
+            "fact_id": f"f{i}",
+            "user_id": drawn["user_id"][i],
+            "agent_id": "",
+            "session_id": "",
+            "slot": f"s{i}",
+            "subject": drawn["subject"][i],
+            "subject_key": drawn["subject"][i].lower(),
+            "subject_hash": "h",
+            "predicate": drawn["predicate"][i],
+            "object": drawn["object"][i],
+            "object_key": drawn["object"][i],
+            "valid_from": drawn["valid_from"][i],
+            "valid_to": (
+                None
+                if drawn["valid_to"][i] is None
+                else drawn["valid_from"][i] + drawn["valid_to"][i]
+            ),
+            "recorded_at": drawn["recorded_at"][i],
+            "superseded_at": drawn["superseded_at"][i],
+            "superseded_by": None,
+            "closed_reason": None,
+            "extractor": drawn["extractor"][i],
+            "metadata": drawn["metadata"][i],
+            "index_text": drawn["index_text"][i],
+            "content_hash": "c",
+        }
+        for i in range(n)
+    ]
+
+
+def _vector_rows(rows: list[dict[str, Any]], norms: list[float]) -> list[dict[str, Any]]:
+    return [
+        {
+            "tenant": "default",
+            "kind": "v",
+            "item_id": r["id"],
+            "embedder": "e",
+            "dim": 2,
+            "vec": bytes([i, 7]),
+            "norm": norm,
+        }
+        for i, (r, norm) in enumerate(zip(rows, norms, strict=True))
+    ]
+
+
+def _insert(
+    m: Memory, prefix: str, rows: list[dict[str, Any]], norms: list[float], queued: bool
+) -> None:
+    mine = [{**r, "id": prefix + r["id"], "slot": prefix + r["slot"]} for r in rows]
+    if queued:  # as the writer's flush: queued, sent with the COMMIT
+        with m.backend.write() as conn, of(conn).deferring(conn):
+            of(conn).insert_rows(conn, versions, mine)
+            of(conn).insert_rows(conn, vectors, _vector_rows(mine, norms))
+    else:
+        with m.backend.engine.begin() as conn:
+            of(conn).insert_rows(conn, versions, mine)
+            of(conn).insert_rows(conn, vectors, _vector_rows(mine, norms))
+
+
+def _stored(m: Memory, prefix: str) -> list[tuple[Any, ...]]:
+    """Every stored column of the rows under ``prefix`` (their id and slot without it)."""
+    others = ", ".join(f"v.{c.name}" for c in versions.c if c.name not in ("id", "slot"))
+    with m.backend.engine.connect() as conn:
+        got = conn.exec_driver_sql(
+            f"SELECT substr(v.id, %(n)s), substr(v.slot, %(n)s), {others}, v.tsv::text, "
+            "x.kind, x.embedder, x.dim, x.vec, x.norm FROM cm_versions v "
+            "JOIN cm_vectors x ON x.tenant = v.tenant AND x.item_id = v.id "
+            "WHERE starts_with(v.id, %(p)s) ORDER BY v.id",
+            {"n": len(prefix) + 1, "p": prefix},
+        ).all()
+    return [tuple(r) for r in got]
+
+
+_runs = iter(range(10**6))
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=batches(),
+    norm=st.sampled_from([1.0, 0.5]),
+    mixed=st.booleans(),
+    queued=st.booleans(),
+)
+def test_rows_stored_are_those_the_per_row_form_stores(
+    store: Memory,
+    monkeypatch: pytest.MonkeyPatch,
+    rows: list[dict[str, Any]],
+    norm: float,
+    mixed: bool,
+    queued: bool,
+) -> None:
+    assert pgpipeline.supported()
+    norms = [norm if not mixed or i % 2 else 1 for i in range(len(rows))]  # 1 (int) vs 1.0
+    run = next(_runs)
+    new, old = f"n{run}-", f"o{run}-"
+    _insert(store, new, rows, norms, queued)
+    with monkeypatch.context() as patch:
+        patch.setattr(pg, "_same_columns", lambda rows, cols: ())
+        _insert(store, old, rows, norms, queued)
+    stored_new, stored_old = _stored(store, new), _stored(store, old)
+    assert len(stored_new) == len(rows)
+    assert stored_new == stored_old
+
+
+def test_a_batch_of_new_versions_sends_its_alike_columns_once(store: Memory) -> None:
+    m = store
+    with counting(m) as cost:
+        m.apply([m.assertion(f"person {i}", "visited", f"town {i}") for i in range(50)])
+    sent = {
+        sql.split()[2]: params
+        for sql, params in zip(cost.statements, cost.params, strict=True)
+        if sql.startswith("INSERT INTO")
+    }
+    rows = json.loads(sent["cm_versions"]["rows"])
+    assert len(rows) == 50
+    # what varies between new versions: ids, slot, subject, object and their keys,
+    # the valid-from instant when given (not here: the transaction time, alike)
+    assert set(rows[0]) == {
+        "id", "fact_id", "slot", "subject", "subject_key", "subject_hash", "object",
+        "object_key", "content_hash",
+    }  # fmt: skip
+    same = json.loads(sent["cm_versions"]["same"])
+    assert same["recorded_at"] == same["valid_from"] and same["superseded_at"] is None
+    assert set(json.loads(sent["cm_vectors"]["rows"])[0]) == {"item_id"}
