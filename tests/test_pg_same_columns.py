@@ -8,13 +8,16 @@ must be exactly those the per-row form stored: here random batches (text with
 backslashes, NULs, quotes and non-ASCII; NULL or not; columns alike in every row
 or not) go into ``cm_versions`` and ``cm_vectors`` both ways, queued in a
 writer's transaction and run at once, and every stored column (the generated
-text search column too) is compared. And the JSON of a batch of new versions
-carries only the columns that vary."""
+text search column too) is compared; stores written by real batches (closings,
+cut versions, odd text) both ways, on PostgreSQL 15 and on pgvector (whose
+embedding goes inside the vector insert), hold the same rows. And the JSON of a
+batch of new versions carries only the columns that vary."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -26,6 +29,7 @@ from chronomem.backends import of, pgpipeline
 from chronomem.backends import postgres as pg
 from chronomem.schema import vectors, versions
 
+from .conftest import T0, ManualClock
 from .statements import counting
 
 TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "\\", "\x00", '"', "'", "é", "✓", "\n"]))
@@ -201,3 +205,80 @@ def test_a_batch_of_new_versions_sends_its_alike_columns_once(store: Memory) -> 
     same = json.loads(sent["cm_versions"]["same"])
     assert same["recorded_at"] == same["valid_from"] and same["superseded_at"] is None
     assert set(json.loads(sent["cm_vectors"]["rows"])[0]) == {"item_id"}
+
+
+ODD = ["plain", "back\\slash", "nul\x00byte", 'quote " and \\u0000', "ünïcode ✓"]
+
+
+def _batches(m: Memory) -> None:
+    """Writes of new facts, closings and cut versions, odd text, metadata, an
+    extractor on some: what a store's rows look like after real batches."""
+    for round_ in range(3):
+        m.apply(
+            [
+                m.assertion(
+                    f"person {i % 40} {ODD[i % len(ODD)]}",
+                    "lives_in" if i % 3 else "likes",
+                    f"place {i} {ODD[(i + round_) % len(ODD)]}",
+                    valid_from=T0 + timedelta(days=round_, minutes=i),
+                    metadata={"round": round_} if i % 4 == 0 else None,
+                    extractor="x\\y" if i % 5 == 0 else None,
+                )
+                for i in range(120)
+            ]
+        )
+
+
+def _rows_of(m: Memory) -> list[tuple[Any, ...]]:
+    """Every stored version with its vector, but the ids (random per store)."""
+    skip = ("id", "fact_id", "superseded_by")
+    kept = ", ".join(f"v.{c.name}" for c in versions.c if c.name not in skip)
+    with m.backend.engine.connect() as conn:
+        pgv = conn.exec_driver_sql(
+            "SELECT count(*) FROM information_schema.columns "
+            "WHERE table_name = 'cm_vectors' AND column_name = 'embedding' "
+            "AND table_schema = current_schema()"
+        ).scalar()
+        embedding = ", x.embedding::text" if pgv else ""
+        got = conn.exec_driver_sql(
+            f"SELECT {kept}, v.tsv::text, x.kind, x.embedder, x.dim, x.vec, x.norm{embedding} "
+            "FROM cm_versions v JOIN cm_vectors x ON x.tenant = v.tenant AND x.item_id = v.id"
+        ).all()
+    return sorted((tuple(r) for r in got), key=repr)
+
+
+@pytest.mark.parametrize("server", ["postgres", "pgvector"])
+def test_a_store_written_in_batches_holds_what_the_per_row_form_wrote(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .conftest import (
+        PG_URL,
+        PGVECTOR_URL,
+        REQUIRE_PGVECTOR,
+        drop_pg_schema,
+        make_pg_schema,
+        require_pg,
+    )
+
+    base = PG_URL if server == "postgres" else PGVECTOR_URL
+    if server == "postgres":
+        require_pg()
+    else:
+        require_pg(PGVECTOR_URL, REQUIRE_PGVECTOR)
+    stored = []
+    for per_row in (False, True):
+        url, schema = make_pg_schema(base)
+        try:
+            with monkeypatch.context() as patch:
+                if per_row:
+                    patch.setattr(pg, "_same_columns", lambda rows, cols: ())
+                m = Memory(url, clock=ManualClock(start=T0 + timedelta(days=30)))
+                try:
+                    _batches(m)
+                    stored.append(_rows_of(m))
+                finally:
+                    m.close()
+        finally:
+            drop_pg_schema(schema, base)
+    assert len(stored[0]) > 360
+    assert stored[0] == stored[1]
