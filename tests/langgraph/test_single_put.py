@@ -54,7 +54,7 @@ def _stored(store: ChronomemStore) -> list[tuple[Any, ...]]:
 
 def _open(clock: ManualClock) -> ChronomemStore:
     index = {"dims": 16, "embed": CharEmbeddings(dims=16), "fields": ["text"]}
-    return ChronomemStore(clock=clock, index=index)
+    return ChronomemStore(clock=clock, index=index)  # type: ignore[arg-type]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
