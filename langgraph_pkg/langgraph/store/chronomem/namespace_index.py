@@ -251,7 +251,7 @@ def namespaces_of(texts: list[str]) -> list[tuple[str, ...]]:
     keys (the common case) is joined and split at the key boundaries in one call
     (labels are not empty, so two separators in a row mark a boundary; the
     lengths check that each text started and ended as a key), not checked and
-    cut key by key: that took a sixth of a 100-namespace listing."""
+    cut key by key: about 10 µs less of a 100-namespace listing's 0.23 ms."""
     if not texts:
         return []
     joined = "".join(texts)
