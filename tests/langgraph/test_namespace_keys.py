@@ -21,6 +21,8 @@ _not_key = st.text(alphabet=["a", "\x01", "\x02"], max_size=4)  # may or may not
 @given(st.lists(st.one_of(_namespace.map(namespace_index.key), _not_key), max_size=8))
 @example(["aa\x01"])  # ends as a key does, but does not start as one
 @example(["\x01a\x01", "a\x01a\x01"])
+@example(["\x01a", "\x01\x01b\x01"])  # joined, they split as two keys would
+@example(["\x01a\x01\x01b\x01"])  # an empty label: splits at the "boundary"
 def test_a_page_of_keys_reads_as_each_key_does(texts: list[str]) -> None:
     one_by_one = [ns for t in texts if (ns := namespace_index.namespace_of(t)) is not None]
     assert namespace_index.namespaces_of(texts) == one_by_one

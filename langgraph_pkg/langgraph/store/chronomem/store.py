@@ -14,15 +14,17 @@ import weakref
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
+    NotProvided,
     Op,
     PutOp,
     Result,
@@ -31,6 +33,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 from langgraph.store.base import _ensure_refresh as ensure_refresh
+from langgraph.store.base import _ensure_ttl as ensure_ttl
+from langgraph.store.base import _validate_namespace as validate_namespace
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
@@ -381,6 +385,36 @@ class ChronomemStore(BaseStore):
         op = GetOp(namespace, str(key), ensure_refresh(self.ttl_config, refresh_ttl))
         ctx = self._context()
         return self._get(op, None) if ctx is None else self._batch([op], ctx)[0]  # type: ignore[return-value]
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """``BaseStore.put``: its one ``PutOp`` (built and checked as ``BaseStore``
+        builds it) run as ``batch`` runs it, straight through ``_put`` unless the
+        run's context is needed (as ``get``)."""
+        validate_namespace(namespace)
+        if ttl not in (NOT_PROVIDED, None) and not self.supports_ttl:
+            raise NotImplementedError(f"TTL is not supported by {type(self).__name__}")
+        op = PutOp(namespace, str(key), value, index=index, ttl=ensure_ttl(self.ttl_config, ttl))
+        ctx = self._context()
+        if ctx is None:
+            self._put(op)
+        else:
+            self._batch([op], ctx)
+
+    def _put(self, op: PutOp) -> None:
+        """A batch of one put (what ``store.put`` sends), outside a run that needs its
+        context: ``_run`` without the batch's bookkeeping. The same validation, the
+        same point read of the item, the same plan and write (``_write``)."""
+        puts = self._prepare([op])  # checks and encodes it; a view raises ReadOnlyView
+        subject = puts[0].subject
+        self._write(puts, {subject: self._reader().item(subject)}, {})
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
