@@ -212,6 +212,7 @@ _SLOT_ROWS = PreparedIn(
     "s",
 )
 _COL = {name: i for i, name in enumerate(_SLOT_ROWS.columns)}
+_KEPT = ("id", "fact_id", "object_key", "valid_from", "valid_to")
 _AT_EXTRA = tuple(_COL[k] for k in _EXTRA)
 _AT_VERSION = tuple(
     _COL[k] for k in ("id", "fact_id", "object", "object_key", "valid_from", "valid_to")
@@ -220,6 +221,26 @@ _AT_VERSION = tuple(
 
 _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
+# what ``_kept`` compares of a loaded row: (id, fact id, object key, valid from, valid to)
+_KEPT_OF = operator.itemgetter(*(_COL[k] for k in _KEPT))
+
+# A large batch's ensures (a LangGraph batch's namespace index entries: about one
+# per item put) have their slots read narrowly, only the columns ``_kept`` compares
+# (``_ENSURED_ROWS``), not whole with the live read: a slot that holds its entry
+# (nearly every one) needs nothing more, and the few others are read whole then
+# (``Writer._ensured``). Below ``NARROW_ENSURES`` subjects they stay in the live
+# read, whose one statement costs less than a second one would save (a single
+# put's three entries).
+NARROW_ENSURES = 16
+_ENSURED_ROWS = PreparedIn(
+    lambda slots: select(*(versions.c[k] for k in ("slot", *_KEPT))).where(
+        versions.c.tenant == bindparam("tenant"),
+        versions.c.slot.in_(slots),
+        versions.c.superseded_at.is_(None),
+    ),
+    "s",
+)
+_ENSURED_KEPT_OF = operator.itemgetter(*range(1, 1 + len(_KEPT)))
 
 
 # A slot's current versions as the writer loaded them: ``SlotVersion``s, or the
@@ -265,18 +286,24 @@ def _ensures(op: WriteOp) -> TypeGuard[AssertOp]:
     )
 
 
-def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Direct | None:
+def _kept(
+    loaded: Sequence[SlotVersion | Sequence[Any]],
+    op: AssertOp,
+    kept_of: Callable[[Any], tuple[Any, ...]] = _KEPT_OF,
+) -> _Direct | None:
     """The stored version an ``_ensures`` assert leaves unchanged, as (fact id,
     version id): the earliest-starting (then least id) current version of the
     same object from the assert's start or before, forever, the one
     ``trivial_assert`` returns for it (``tests/test_write_paths_ensure.py``);
-    None when there is none (the assert is then planned as any other)."""
+    None when there is none (the assert is then planned as any other). Rows
+    that are no ``SlotVersion`` give (id, fact id, object key, valid from,
+    valid to) by ``kept_of``: whole rows (``_SLOT_ROWS``' columns) by default."""
     key, vf = op.obj, op.valid_from
     assert vf is not None
     best: tuple[int, str, str] | None = None  # (valid_from, version id, fact id)
     for v in loaded:
-        if type(v) is tuple:
-            vid, fid, _, okey, start, end = _VERSION_OF(v)
+        if not isinstance(v, SlotVersion):
+            vid, fid, okey, start, end = kept_of(v)
         else:
             assert isinstance(v, SlotVersion)
             vid, fid, okey, start, end = v.id, v.fact_id, v.object_key, v.valid_from, v.valid_to
@@ -293,6 +320,19 @@ def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Dir
 def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
     """A slot's loaded current versions as ``SlotVersion``s."""
     return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
+
+
+def _ensured_slots(
+    ops: Sequence[WriteOp], targets: Sequence[Held], touches: dict[str, int], covered: set[str]
+) -> dict[str, AssertOp]:
+    """The slots of ``_ensures`` asserts, each touched by its assert alone, that the
+    live read did not cover, with their asserts: when they are ``NARROW_ENSURES``
+    or more, to be read narrowly (``Writer._ensured``); else none."""
+    out: dict[str, AssertOp] = {}
+    for op, held in zip(ops, targets, strict=True):
+        if type(held) is str and held not in covered and touches[held] == 1 and _ensures(op):
+            out[held] = op
+    return out if len(out) >= NARROW_ENSURES else {}
 
 
 class _Found:
@@ -322,6 +362,7 @@ class _Found:
         subjects: set[str] = set()
         facts: set[str] = set()
         exact_asserts: set[str] = set()
+        ensured: set[str] = set()  # subjects of ``_ensures`` asserts
         ends_others = False
         for op in ops:
             if isinstance(op, EndOthersOp):
@@ -334,14 +375,18 @@ class _Found:
             elif isinstance(op, RetractOp | CorrectOp):
                 facts.add(op.fact_id)
             elif isinstance(op, AssertOp) and op.exact:
-                exact_asserts.add(op.subject)
+                (ensured if _ensures(op) else exact_asserts).add(op.subject)
         if whole and ends_others:
             # A batch that ends an item's other facts (an item store's put: its
             # document, its namespace entries) reads its exact asserts' subjects
             # whole in the same statement: their slots are then covered and take
             # no read of their own (a single put: one read of current versions,
-            # not two). Such subjects hold an item's few facts.
+            # not two). Such subjects hold an item's few facts. Many ensures'
+            # subjects are left out: their slots are read narrowly
+            # (``Writer._ensured``).
             subjects |= exact_asserts
+            if len(ensured - subjects) < NARROW_ENSURES:
+                subjects |= ensured
         found._load_live(sorted(subjects))
         found._load_facts(sorted(facts))
         return found
@@ -450,6 +495,8 @@ class Writer:
         (``_flush``). Any error leaves the caller's transaction to roll back."""
         tenant = scope.tenant
         db = of(conn)
+        ensures: dict[str, AssertOp] = {}
+        kept_by_slot: dict[str, _Direct] = {}
         early = self._early(conn, scope, ops) if db.sends_together() else None
         if early is not None:
             tx, targets, slots, current = self._begin_together(
@@ -470,10 +517,19 @@ class Writer:
             slots = sorted(touches)
             lock(conn, tenant, slots)
             covered = found.covered(ops, targets)
-            current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
+            # without row locks, many ensures' slots are read narrowly (``_ensured``)
+            ensures = {} if for_update else _ensured_slots(ops, targets, touches, covered)
+            current = self._load(
+                conn,
+                tenant,
+                [s for s in slots if s not in covered and s not in ensures],
+                for_update,
+            )
             for s in covered:
                 if s in found.current:
                     current[s] = found.current[s]
+            if ensures:
+                kept_by_slot = self._ensured(conn, tenant, ensures, current)
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
         # A slot touched by one assert alone, holding no version or already holding
@@ -485,7 +541,13 @@ class Writer:
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for op, held in zip(ops, targets, strict=True):
-            if type(held) is str and touches[held] == 1 and _ensures(op):
+            if type(held) is str and held in ensures:
+                # read narrowly (``_ensured``): its slot holds it, or was read whole
+                kept = kept_by_slot.get(held)
+                if kept is not None:
+                    direct[held] = kept
+                    continue
+            elif type(held) is str and touches[held] == 1 and _ensures(op):
                 # an assert that only ensures a fact (an adapter's index entry): when
                 # the slot already holds it, the stored version is left unchanged, as
                 # ``_direct`` would decide, without a ``SlotVersion`` or a plan
@@ -506,6 +568,31 @@ class Writer:
                     plans[s] = SlotPlan(_versions_of(current.get(s, ())))
             self._plan(t, plans, scope, tx, new_sources)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
+
+    def _ensured(
+        self, conn: Connection, tenant: str, ensures: dict[str, AssertOp], current: Loaded
+    ) -> dict[str, _Direct]:
+        """What ``_kept`` finds for each ensure's slot (a slot not in the answer has
+        none), read narrowly (``_ENSURED_ROWS``): only the columns it compares. A
+        slot that holds versions but not the ensured one (an entry ended or
+        overwritten) is read whole into ``current`` (it is planned); an empty one
+        needs nothing more."""
+        narrow: dict[str, tuple[Sequence[Any], ...]] = {}
+        for row in _ENSURED_ROWS.rows(conn, {"tenant": tenant}, sorted(ensures)):
+            slot = row[0]
+            had = narrow.get(slot)
+            narrow[slot] = (row,) if had is None else (*had, row)
+        out: dict[str, _Direct] = {}
+        again: list[str] = []
+        for slot, rows in narrow.items():
+            kept = _kept(rows, ensures[slot], _ENSURED_KEPT_OF)
+            if kept is None:
+                again.append(slot)
+            else:
+                out[slot] = kept
+        if again:
+            current.update(self._load(conn, tenant, sorted(again), False))
+        return out
 
     # -- stamping, locking and loading in one round trip --------------------------
     def _early(
