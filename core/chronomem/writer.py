@@ -75,6 +75,18 @@ def content_hash(*parts: object) -> str:
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _version_hash(subject_key: str, predicate: str, object_key: str, valid_from: int) -> str:
+    """``content_hash(subject_key, predicate, object_key, valid_from)``, a version's,
+    without the general form's list (one per version written)."""
+    raw = f"{subject_key}{_SEP}{predicate}{_SEP}{object_key}{_SEP}{valid_from}"
+    if keycodec.ESC in raw or raw.count(_SEP) != 3:  # a part to escape: the general form
+        return content_hash(subject_key, predicate, object_key, valid_from)
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SEP = keycodec.SEP_FIELD
+
+
 def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) -> int:
     """The transaction time of this write: strictly after every earlier one of the tenant.
 
@@ -121,6 +133,11 @@ class _Target:
     object_key: str | None = None
     new_slot: str = ""  # correct: where the replacement goes
 
+
+# The target of an op that touches no slot (an end of the other facts of a subject
+# that holds none: a new item's put), shared: a batch of new items holds one, not a
+# ``_Target`` (an object the garbage collector tracks) per put. Nothing reads its op.
+_NOTHING = _Target(EndOthersOp("", frozenset(), exact=True), ())
 
 # An operation's target as a batch holds it until it is written: a ``_Target``, or
 # for an exact assert (an adapter's: its names are its keys) only its slot key, a
@@ -541,28 +558,43 @@ class Writer:
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for op, held in zip(ops, targets, strict=True):
-            if type(held) is str and held in ensures:
-                # read narrowly (``_ensured``): its slot holds it, or was read whole
-                kept = kept_by_slot.get(held)
-                if kept is not None:
-                    direct[held] = kept
+            if isinstance(held, str):  # an exact assert, held as its slot key (``_full``)
+                if touches[held] == 1:
+                    if held in ensures:
+                        # read narrowly (``_ensured``): its slot holds it, or was read whole
+                        kept = kept_by_slot.get(held)
+                    elif _ensures(op):
+                        # an assert that only ensures a fact (an adapter's index entry):
+                        # when the slot already holds it, the stored version is left
+                        # unchanged, as ``_direct`` would decide, without a
+                        # ``SlotVersion`` or a plan
+                        kept = _kept(current.get(held, ()), op)
+                    else:
+                        kept = None
+                    if kept is not None:
+                        direct[held] = kept
+                        continue
+                    assert isinstance(op, AssertOp)
+                    done = self._direct(
+                        op, held, op.subject, op.predicate, op.obj,
+                        _versions_of(current.get(held, ())), scope, tx, new_sources,
+                    )  # fmt: skip
+                    if done is not None:
+                        direct[held] = done
+                        continue
+                t = _full(op, held)
+            else:
+                t = held
+                if not t.slots:  # nothing to plan: an end of what a subject does not hold
                     continue
-            elif type(held) is str and touches[held] == 1 and _ensures(op):
-                # an assert that only ensures a fact (an adapter's index entry): when
-                # the slot already holds it, the stored version is left unchanged, as
-                # ``_direct`` would decide, without a ``SlotVersion`` or a plan
-                kept = _kept(current.get(held, ()), op)
-                if kept is not None:
-                    direct[held] = kept
-                    continue
-            t = _full(op, held)
-            if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
-                done = self._direct(
-                    t, _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources
-                )
-                if done is not None:
-                    direct[t.slots[0]] = done
-                    continue
+                if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
+                    done = self._direct(
+                        op, t.slots[0], t.subject_key, t.predicate, t.object_key or "",
+                        _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources,
+                    )  # fmt: skip
+                    if done is not None:
+                        direct[t.slots[0]] = done
+                        continue
             for s in t.slots:
                 if s not in plans:
                     plans[s] = SlotPlan(_versions_of(current.get(s, ())))
@@ -668,10 +700,12 @@ class Writer:
             return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
+            pairs = found.live.get(skey)
+            if not pairs:  # a subject holding nothing (a new item's put): nothing to end
+                return _NOTHING
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
-            live = found.live.get(skey, ())
             return _Target(
-                op, tuple(sorted({slot for slot, pred in live if pred not in keep})), skey
+                op, tuple(sorted({slot for slot, pred in pairs if pred not in keep})), skey
             )
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
@@ -788,20 +822,23 @@ class Writer:
     # -- planning ---------------------------------------------------------------
     def _direct(
         self,
-        t: _Target,
-        current: list[SlotVersion] | None,
+        op: AssertOp,
+        slot: str,
+        subject_key: str,
+        predicate: str,
+        key: str,
+        current: list[SlotVersion],
         scope: Scope,
         tx: int,
         new_sources: list[dict[str, Any]],
     ) -> _Direct | None:
-        """An assert's outcome when its slot's plan is trivial (``trivial_assert``),
-        without a ``SlotPlan``; None when the slot needs one."""
-        op = t.op
-        assert isinstance(op, AssertOp)
+        """An assert's outcome in ``slot`` (its target's slot, subject key, predicate
+        and object key: an exact assert's are its own names, no ``_Target`` made)
+        when the slot's plan is trivial (``trivial_assert``), without a
+        ``SlotPlan``; None when the slot needs one."""
         op, vf = _interval(op, tx)
-        key = t.object_key or ""
         found = trivial_assert(
-            current or (), key, vf, op.valid_to, bounded=op.bounded,
+            current, key, vf, op.valid_to, bounded=op.bounded,
             explicit_start=op.valid_from is not None,
         )  # fmt: skip
         if found is None:
@@ -810,10 +847,10 @@ class Writer:
             fid = new_id()
             # the version's row straight away (what ``_version_row`` makes of the
             # ``SlotVersion`` a plan would insert, without the version or its extra)
-            row = _new_row(
-                t, op, scope, new_id(), fid, key, vf, op.valid_to if op.bounded else None, tx
-            )
-            done: _Direct = row
+            done: _Direct = _new_row(
+                op, slot, subject_key, predicate, scope, new_id(), fid, key, vf,
+                op.valid_to if op.bounded else None, tx,
+            )  # fmt: skip
         else:
             assert isinstance(found, SlotVersion)
             fid = found.fact_id
@@ -1016,8 +1053,10 @@ def _assert_extra(t: _Target, op: AssertOp, scope: Scope) -> dict[str, Any]:
 
 
 def _new_row(
-    t: _Target,
     op: AssertOp,
+    slot: str,
+    skey: str,
+    pred: str,
     scope: Scope,
     vid: str,
     fid: str,
@@ -1029,7 +1068,6 @@ def _new_row(
     """The ``cm_versions`` row of an assert's new version in an empty slot: what
     ``_version_row`` gives for the ``SlotVersion`` a plan inserts there (the
     assert's ``_assert_extra``), in the same key order."""
-    skey, pred = t.subject_key, t.predicate
     return {
         "tenant": scope.tenant,
         "id": vid,
@@ -1037,7 +1075,7 @@ def _new_row(
         "user_id": scope.user or "",
         "agent_id": scope.agent or "",
         "session_id": scope.session or "",
-        "slot": t.slots[0],
+        "slot": slot,
         "subject": op.subject,
         "subject_key": skey,
         "subject_hash": key_hash(skey),
@@ -1053,7 +1091,7 @@ def _new_row(
         "extractor": op.extractor,
         "metadata": _metadata_json(op.metadata),
         "index_text": op.index_text,
-        "content_hash": content_hash(skey, pred, key, vf),
+        "content_hash": _version_hash(skey, pred, key, vf),
     }
 
 
@@ -1083,7 +1121,7 @@ def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
         "extractor": x["extractor"],
         "metadata": x["metadata"],
         "index_text": x.get("index_text"),
-        "content_hash": content_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
+        "content_hash": _version_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
     }
 
 
