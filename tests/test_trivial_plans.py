@@ -184,7 +184,24 @@ def test_direct_row_is_the_plans_row(
     )  # fmt: skip
     assert version is not None
     direct = writer._new_row(
-        target, op, scope, version.id, version.fact_id, obj.lower(), vf, vt, tx
-    )
+        op, target.slots[0], target.subject_key, target.predicate, scope, version.id,
+        version.fact_id, obj.lower(), vf, vt, tx,
+    )  # fmt: skip
     planned = writer._version_row("t", version, tx)
     assert list(direct.items()) == list(planned.items())
+
+
+# any text, with the join's escape and separator characters among its letters
+_PART = st.text(alphabet=st.sampled_from(["a", "é", " ", "\x1d", "\x1e", "\x1f", "~"]))
+
+
+@given(_PART, _PART, _PART, st.integers(-(2**62), 2**62))
+def test_a_versions_hash_is_its_content_hash(
+    subject_key: str, predicate: str, object_key: str, valid_from: int
+) -> None:
+    """The digest a version's row stores (``writer._version_hash``, for every new
+    version) is ``content_hash`` of the same parts: parts holding the injective
+    join's escape or separator included."""
+    assert writer._version_hash(
+        subject_key, predicate, object_key, valid_from
+    ) == writer.content_hash(subject_key, predicate, object_key, valid_from)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -102,10 +103,12 @@ def _state(m: Memory) -> list[tuple[Any, ...]]:
     )
 
 
-def test_a_core_batch_of_ensures_as_planned(url: str | None) -> None:
+@pytest.mark.parametrize("narrow_from", [writer.NARROW_ENSURES, 0], ids=["whole", "narrow"])
+def test_a_core_batch_of_ensures_as_planned(url: str | None, narrow_from: int) -> None:
     """The same batches of ensures (present, missing, changed, repeated in a batch,
     over an ended slot) through the check and through the planner: same receipts
-    (kinds and counts), same facts."""
+    (kinds and counts), same facts; with their slots read whole, or narrowly
+    (``narrow_from`` 0: ``writer._ensured`` for any batch, on SQLite)."""
     memory = Memory(url, clock=ManualClock())  # standing still: both sides stamp alike
     old, new = memory.scoped(tenant="old"), memory.scoped(tenant="new")
     start = MIN_US
@@ -124,7 +127,8 @@ def test_a_core_batch_of_ensures_as_planned(url: str | None) -> None:
     for ops in batches:
         with mock.patch.object(writer, "_ensures", lambda op: False):
             r_old = old.apply(ops)
-        r_new = new.apply(ops)
+        with mock.patch.object(writer, "NARROW_ENSURES", narrow_from):
+            r_new = new.apply(ops)
         shape = [
             (len(r.added), len(r.unchanged), len(r.ended), len(r.superseded), len(r.fact_ids))
             for r in (r_old, r_new)

@@ -75,6 +75,18 @@ def content_hash(*parts: object) -> str:
     return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _version_hash(subject_key: str, predicate: str, object_key: str, valid_from: int) -> str:
+    """``content_hash(subject_key, predicate, object_key, valid_from)``, a version's,
+    without the general form's list (one per version written)."""
+    raw = f"{subject_key}{_SEP}{predicate}{_SEP}{object_key}{_SEP}{valid_from}"
+    if keycodec.ESC in raw or raw.count(_SEP) != 3:  # a part to escape: the general form
+        return content_hash(subject_key, predicate, object_key, valid_from)
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SEP = keycodec.SEP_FIELD
+
+
 def stamp(conn: Connection, tenant: str, now_us: int, *, at: int | None = None) -> int:
     """The transaction time of this write: strictly after every earlier one of the tenant.
 
@@ -121,6 +133,11 @@ class _Target:
     object_key: str | None = None
     new_slot: str = ""  # correct: where the replacement goes
 
+
+# The target of an op that touches no slot (an end of the other facts of a subject
+# that holds none: a new item's put), shared: a batch of new items holds one, not a
+# ``_Target`` (an object the garbage collector tracks) per put. Nothing reads its op.
+_NOTHING = _Target(EndOthersOp("", frozenset(), exact=True), ())
 
 # An operation's target as a batch holds it until it is written: a ``_Target``, or
 # for an exact assert (an adapter's: its names are its keys) only its slot key, a
@@ -212,6 +229,7 @@ _SLOT_ROWS = PreparedIn(
     "s",
 )
 _COL = {name: i for i, name in enumerate(_SLOT_ROWS.columns)}
+_KEPT = ("id", "fact_id", "object_key", "valid_from", "valid_to")
 _AT_EXTRA = tuple(_COL[k] for k in _EXTRA)
 _AT_VERSION = tuple(
     _COL[k] for k in ("id", "fact_id", "object", "object_key", "valid_from", "valid_to")
@@ -220,6 +238,26 @@ _AT_VERSION = tuple(
 
 _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
+# what ``_kept`` compares of a loaded row: (id, fact id, object key, valid from, valid to)
+_KEPT_OF = operator.itemgetter(*(_COL[k] for k in _KEPT))
+
+# A large batch's ensures (a LangGraph batch's namespace index entries: about one
+# per item put) have their slots read narrowly, only the columns ``_kept`` compares
+# (``_ENSURED_ROWS``), not whole with the live read: a slot that holds its entry
+# (nearly every one) needs nothing more, and the few others are read whole then
+# (``Writer._ensured``). Below ``NARROW_ENSURES`` subjects they stay in the live
+# read, whose one statement costs less than a second one would save (a single
+# put's three entries).
+NARROW_ENSURES = 16
+_ENSURED_ROWS = PreparedIn(
+    lambda slots: select(*(versions.c[k] for k in ("slot", *_KEPT))).where(
+        versions.c.tenant == bindparam("tenant"),
+        versions.c.slot.in_(slots),
+        versions.c.superseded_at.is_(None),
+    ),
+    "s",
+)
+_ENSURED_KEPT_OF = operator.itemgetter(*range(1, 1 + len(_KEPT)))
 
 
 # A slot's current versions as the writer loaded them: ``SlotVersion``s, or the
@@ -265,18 +303,24 @@ def _ensures(op: WriteOp) -> TypeGuard[AssertOp]:
     )
 
 
-def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Direct | None:
+def _kept(
+    loaded: Sequence[SlotVersion | Sequence[Any]],
+    op: AssertOp,
+    kept_of: Callable[[Any], tuple[Any, ...]] = _KEPT_OF,
+) -> _Direct | None:
     """The stored version an ``_ensures`` assert leaves unchanged, as (fact id,
     version id): the earliest-starting (then least id) current version of the
     same object from the assert's start or before, forever, the one
     ``trivial_assert`` returns for it (``tests/test_write_paths_ensure.py``);
-    None when there is none (the assert is then planned as any other)."""
+    None when there is none (the assert is then planned as any other). Rows
+    that are no ``SlotVersion`` give (id, fact id, object key, valid from,
+    valid to) by ``kept_of``: whole rows (``_SLOT_ROWS``' columns) by default."""
     key, vf = op.obj, op.valid_from
     assert vf is not None
     best: tuple[int, str, str] | None = None  # (valid_from, version id, fact id)
     for v in loaded:
-        if type(v) is tuple:
-            vid, fid, _, okey, start, end = _VERSION_OF(v)
+        if not isinstance(v, SlotVersion):
+            vid, fid, okey, start, end = kept_of(v)
         else:
             assert isinstance(v, SlotVersion)
             vid, fid, okey, start, end = v.id, v.fact_id, v.object_key, v.valid_from, v.valid_to
@@ -293,6 +337,19 @@ def _kept(loaded: Sequence[SlotVersion | tuple[Any, ...]], op: AssertOp) -> _Dir
 def _versions_of(loaded: Sequence[SlotVersion | tuple[Any, ...]]) -> list[SlotVersion]:
     """A slot's loaded current versions as ``SlotVersion``s."""
     return [v if isinstance(v, SlotVersion) else _stored_version(v) for v in loaded]
+
+
+def _ensured_slots(
+    ops: Sequence[WriteOp], targets: Sequence[Held], touches: dict[str, int], covered: set[str]
+) -> dict[str, AssertOp]:
+    """The slots of ``_ensures`` asserts, each touched by its assert alone, that the
+    live read did not cover, with their asserts: when they are ``NARROW_ENSURES``
+    or more, to be read narrowly (``Writer._ensured``); else none."""
+    out: dict[str, AssertOp] = {}
+    for op, held in zip(ops, targets, strict=True):
+        if type(held) is str and held not in covered and touches[held] == 1 and _ensures(op):
+            out[held] = op
+    return out if len(out) >= NARROW_ENSURES else {}
 
 
 class _Found:
@@ -322,6 +379,7 @@ class _Found:
         subjects: set[str] = set()
         facts: set[str] = set()
         exact_asserts: set[str] = set()
+        ensured: set[str] = set()  # subjects of ``_ensures`` asserts
         ends_others = False
         for op in ops:
             if isinstance(op, EndOthersOp):
@@ -334,14 +392,18 @@ class _Found:
             elif isinstance(op, RetractOp | CorrectOp):
                 facts.add(op.fact_id)
             elif isinstance(op, AssertOp) and op.exact:
-                exact_asserts.add(op.subject)
+                (ensured if _ensures(op) else exact_asserts).add(op.subject)
         if whole and ends_others:
             # A batch that ends an item's other facts (an item store's put: its
             # document, its namespace entries) reads its exact asserts' subjects
             # whole in the same statement: their slots are then covered and take
             # no read of their own (a single put: one read of current versions,
-            # not two). Such subjects hold an item's few facts.
+            # not two). Such subjects hold an item's few facts. Many ensures'
+            # subjects are left out: their slots are read narrowly
+            # (``Writer._ensured``).
             subjects |= exact_asserts
+            if len(ensured - subjects) < NARROW_ENSURES:
+                subjects |= ensured
         found._load_live(sorted(subjects))
         found._load_facts(sorted(facts))
         return found
@@ -450,6 +512,8 @@ class Writer:
         (``_flush``). Any error leaves the caller's transaction to roll back."""
         tenant = scope.tenant
         db = of(conn)
+        ensures: dict[str, AssertOp] = {}
+        kept_by_slot: dict[str, _Direct] = {}
         early = self._early(conn, scope, ops) if db.sends_together() else None
         if early is not None:
             tx, targets, slots, current = self._begin_together(
@@ -470,10 +534,19 @@ class Writer:
             slots = sorted(touches)
             lock(conn, tenant, slots)
             covered = found.covered(ops, targets)
-            current = self._load(conn, tenant, [s for s in slots if s not in covered], for_update)
+            # without row locks, many ensures' slots are read narrowly (``_ensured``)
+            ensures = {} if for_update else _ensured_slots(ops, targets, touches, covered)
+            current = self._load(
+                conn,
+                tenant,
+                [s for s in slots if s not in covered and s not in ensures],
+                for_update,
+            )
             for s in covered:
                 if s in found.current:
                     current[s] = found.current[s]
+            if ensures:
+                kept_by_slot = self._ensured(conn, tenant, ensures, current)
         if recorded_at is not None:
             self._refuse_time_travel(conn, tenant, slots, recorded_at)
         # A slot touched by one assert alone, holding no version or already holding
@@ -485,27 +558,73 @@ class Writer:
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
         for op, held in zip(ops, targets, strict=True):
-            if type(held) is str and touches[held] == 1 and _ensures(op):
-                # an assert that only ensures a fact (an adapter's index entry): when
-                # the slot already holds it, the stored version is left unchanged, as
-                # ``_direct`` would decide, without a ``SlotVersion`` or a plan
-                kept = _kept(current.get(held, ()), op)
-                if kept is not None:
-                    direct[held] = kept
+            if isinstance(held, str):  # an exact assert, held as its slot key (``_full``)
+                if touches[held] == 1:
+                    if held in ensures:
+                        # read narrowly (``_ensured``): its slot holds it, or was read whole
+                        kept = kept_by_slot.get(held)
+                    elif _ensures(op):
+                        # an assert that only ensures a fact (an adapter's index entry):
+                        # when the slot already holds it, the stored version is left
+                        # unchanged, as ``_direct`` would decide, without a
+                        # ``SlotVersion`` or a plan
+                        kept = _kept(current.get(held, ()), op)
+                    else:
+                        kept = None
+                    if kept is not None:
+                        direct[held] = kept
+                        continue
+                    assert isinstance(op, AssertOp)
+                    done = self._direct(
+                        op, held, op.subject, op.predicate, op.obj,
+                        _versions_of(current.get(held, ())), scope, tx, new_sources,
+                    )  # fmt: skip
+                    if done is not None:
+                        direct[held] = done
+                        continue
+                t = _full(op, held)
+            else:
+                t = held
+                if not t.slots:  # nothing to plan: an end of what a subject does not hold
                     continue
-            t = _full(op, held)
-            if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
-                done = self._direct(
-                    t, _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources
-                )
-                if done is not None:
-                    direct[t.slots[0]] = done
-                    continue
+                if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
+                    done = self._direct(
+                        op, t.slots[0], t.subject_key, t.predicate, t.object_key or "",
+                        _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources,
+                    )  # fmt: skip
+                    if done is not None:
+                        direct[t.slots[0]] = done
+                        continue
             for s in t.slots:
                 if s not in plans:
                     plans[s] = SlotPlan(_versions_of(current.get(s, ())))
             self._plan(t, plans, scope, tx, new_sources)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
+
+    def _ensured(
+        self, conn: Connection, tenant: str, ensures: dict[str, AssertOp], current: Loaded
+    ) -> dict[str, _Direct]:
+        """What ``_kept`` finds for each ensure's slot (a slot not in the answer has
+        none), read narrowly (``_ENSURED_ROWS``): only the columns it compares. A
+        slot that holds versions but not the ensured one (an entry ended or
+        overwritten) is read whole into ``current`` (it is planned); an empty one
+        needs nothing more."""
+        narrow: dict[str, tuple[Sequence[Any], ...]] = {}
+        for row in _ENSURED_ROWS.rows(conn, {"tenant": tenant}, sorted(ensures)):
+            slot = row[0]
+            had = narrow.get(slot)
+            narrow[slot] = (row,) if had is None else (*had, row)
+        out: dict[str, _Direct] = {}
+        again: list[str] = []
+        for slot, rows in narrow.items():
+            kept = _kept(rows, ensures[slot], _ENSURED_KEPT_OF)
+            if kept is None:
+                again.append(slot)
+            else:
+                out[slot] = kept
+        if again:
+            current.update(self._load(conn, tenant, sorted(again), False))
+        return out
 
     # -- stamping, locking and loading in one round trip --------------------------
     def _early(
@@ -581,10 +700,12 @@ class Writer:
             return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
+            pairs = found.live.get(skey)
+            if not pairs:  # a subject holding nothing (a new item's put): nothing to end
+                return _NOTHING
             keep = set(op.keep) if op.exact else {_pred_key(p) for p in op.keep}
-            live = found.live.get(skey, ())
             return _Target(
-                op, tuple(sorted({slot for slot, pred in live if pred not in keep})), skey
+                op, tuple(sorted({slot for slot, pred in pairs if pred not in keep})), skey
             )
         if isinstance(op, AssertOp | EndOp):
             if op.exact:
@@ -701,20 +822,23 @@ class Writer:
     # -- planning ---------------------------------------------------------------
     def _direct(
         self,
-        t: _Target,
-        current: list[SlotVersion] | None,
+        op: AssertOp,
+        slot: str,
+        subject_key: str,
+        predicate: str,
+        key: str,
+        current: list[SlotVersion],
         scope: Scope,
         tx: int,
         new_sources: list[dict[str, Any]],
     ) -> _Direct | None:
-        """An assert's outcome when its slot's plan is trivial (``trivial_assert``),
-        without a ``SlotPlan``; None when the slot needs one."""
-        op = t.op
-        assert isinstance(op, AssertOp)
+        """An assert's outcome in ``slot`` (its target's slot, subject key, predicate
+        and object key: an exact assert's are its own names, no ``_Target`` made)
+        when the slot's plan is trivial (``trivial_assert``), without a
+        ``SlotPlan``; None when the slot needs one."""
         op, vf = _interval(op, tx)
-        key = t.object_key or ""
         found = trivial_assert(
-            current or (), key, vf, op.valid_to, bounded=op.bounded,
+            current, key, vf, op.valid_to, bounded=op.bounded,
             explicit_start=op.valid_from is not None,
         )  # fmt: skip
         if found is None:
@@ -723,10 +847,10 @@ class Writer:
             fid = new_id()
             # the version's row straight away (what ``_version_row`` makes of the
             # ``SlotVersion`` a plan would insert, without the version or its extra)
-            row = _new_row(
-                t, op, scope, new_id(), fid, key, vf, op.valid_to if op.bounded else None, tx
-            )
-            done: _Direct = row
+            done: _Direct = _new_row(
+                op, slot, subject_key, predicate, scope, new_id(), fid, key, vf,
+                op.valid_to if op.bounded else None, tx,
+            )  # fmt: skip
         else:
             assert isinstance(found, SlotVersion)
             fid = found.fact_id
@@ -929,8 +1053,10 @@ def _assert_extra(t: _Target, op: AssertOp, scope: Scope) -> dict[str, Any]:
 
 
 def _new_row(
-    t: _Target,
     op: AssertOp,
+    slot: str,
+    skey: str,
+    pred: str,
     scope: Scope,
     vid: str,
     fid: str,
@@ -942,7 +1068,6 @@ def _new_row(
     """The ``cm_versions`` row of an assert's new version in an empty slot: what
     ``_version_row`` gives for the ``SlotVersion`` a plan inserts there (the
     assert's ``_assert_extra``), in the same key order."""
-    skey, pred = t.subject_key, t.predicate
     return {
         "tenant": scope.tenant,
         "id": vid,
@@ -950,7 +1075,7 @@ def _new_row(
         "user_id": scope.user or "",
         "agent_id": scope.agent or "",
         "session_id": scope.session or "",
-        "slot": t.slots[0],
+        "slot": slot,
         "subject": op.subject,
         "subject_key": skey,
         "subject_hash": key_hash(skey),
@@ -966,7 +1091,7 @@ def _new_row(
         "extractor": op.extractor,
         "metadata": _metadata_json(op.metadata),
         "index_text": op.index_text,
-        "content_hash": content_hash(skey, pred, key, vf),
+        "content_hash": _version_hash(skey, pred, key, vf),
     }
 
 
@@ -996,7 +1121,7 @@ def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
         "extractor": x["extractor"],
         "metadata": x["metadata"],
         "index_text": x.get("index_text"),
-        "content_hash": content_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
+        "content_hash": _version_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
     }
 
 

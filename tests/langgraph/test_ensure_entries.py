@@ -8,7 +8,9 @@ sequences of batched puts and deletes, item erasures, scope purges, and entries
 erased, retracted, ended or overwritten behind the store's back, a store written with
 that check and one written without it (``_ensures`` off: every entry planned
 through ``trivial_assert``/``SlotPlan`` as before) store the same rows, return
-the same receipts and list the same namespaces, on SQLite and PostgreSQL."""
+the same receipts and list the same namespaces, on SQLite and PostgreSQL, with
+the entries' slots read whole with the live read or narrowly (SQLite:
+``writer._ensured``, for a batch of ``writer.NARROW_ENSURES`` entries or more)."""
 
 from __future__ import annotations
 
@@ -216,9 +218,12 @@ def still(url: str | None) -> Iterator[tuple[Memory, ManualClock]]:
         ("batch", [(3, "k0", {"text": "one"})]),
     ]
 )
+@pytest.mark.parametrize("narrow_from", [writer.NARROW_ENSURES, 0], ids=["live read", "narrow"])
 def test_entries_checked_set_wise_store_what_planning_stores(
-    still: tuple[Memory, ManualClock], steps: list[Any]
+    still: tuple[Memory, ManualClock], steps: list[Any], narrow_from: int
 ) -> None:
+    """``narrow_from``: how many ensures a batch takes to have their slots read
+    narrowly (``writer.NARROW_ENSURES``; 0: every batch's are)."""
     memory, clock = still
     n = next(_tenants)
     old_tenant, new_tenant = f"old{n}", f"new{n}"
@@ -237,7 +242,10 @@ def test_entries_checked_set_wise_store_what_planning_stores(
         receipts[scope.tenant].append(r)
         return r
 
-    with mock.patch.object(writer.Writer, "apply", recording):
+    with (
+        mock.patch.object(writer.Writer, "apply", recording),
+        mock.patch.object(writer, "NARROW_ENSURES", narrow_from),
+    ):
         for step in steps:
             outs = [
                 _step(store, step, clock) for store in ((old,) if step[0] == "tick" else (old, new))

@@ -21,7 +21,8 @@ import pytest
 from langgraph.store.base import PutOp
 from sqlalchemy import event
 
-from langgraph.store.chronomem import ChronomemStore
+from chronomem import writer
+from langgraph.store.chronomem import ChronomemStore, namespace_index
 
 from ..conftest import ManualClock
 from .conftest import StoreFactory
@@ -179,3 +180,37 @@ def test_statements_per_batch_do_not_depend_on_its_size(
             store.batch(_puts(start, n, overwrite=True))
         counts.append(len(s.statements))
     assert counts[0] == counts[1], counts
+
+
+def test_a_batch_reads_its_namespace_entries_narrowly(
+    file_store: ChronomemStore, monkeypatch: pytest.MonkeyPatch, clock: ManualClock
+) -> None:
+    """A batch putting into many namespaces that are indexed already reads its
+    entries' slots with only the columns the writer compares (``writer._ensured``):
+    no whole ``cm_versions`` row of an entry is fetched (before, each of the
+    batch's ~2 entries per namespace came whole with the live read)."""
+    store = file_store
+    spaces = [("users", f"u{i}") for i in range(40)]
+    store.batch([PutOp(ns, "k0", {"text": "first"}) for ns in spaces])
+    clock.advance(seconds=1)
+    backend = type(store.memory.backend)
+    fetch = backend.fetch
+    widths: list[tuple[int, str]] = []  # (columns, subject when whole) of each row fetched
+    at_subject = writer._COL["subject"]
+
+    def counted_fetch(cls: Any, conn: Any, sql: str, params: Any) -> list[Any]:
+        rows = fetch.__func__(cls, conn, sql, params)  # type: ignore[attr-defined]
+        for r in rows:
+            whole = len(r) == len(writer._COL)
+            widths.append((len(r), r[at_subject] if whole else ""))
+        return rows  # type: ignore[no-any-return]
+
+    with monkeypatch.context() as m:
+        m.setattr(backend, "fetch", classmethod(counted_fetch))
+        store.batch([PutOp(ns, "k1", {"text": "second"}) for ns in spaces])
+    whole_entries = [s for n, s in widths if s.startswith(namespace_index.UNDER_PREFIX)
+                     or s.startswith(namespace_index.KEY_PREFIX)]  # fmt: skip
+    assert whole_entries == [], len(whole_entries)
+    # 40 @namespace entries, 40 @under ones at depth 2, one at depth 1: read narrowly
+    assert sum(1 for n, _ in widths if n == 1 + len(writer._KEPT)) == 81, widths
+    assert len(store.list_namespaces(limit=100)) == 40
