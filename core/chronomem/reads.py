@@ -532,7 +532,7 @@ class _FactsShape:
     light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
     # also what the search legs read: ``content_hash``, ``index_text``, the vector
     text: bool = False
-    # only the version id and what a close changes (``CLOSING_COLUMNS``) and ``_r``:
+    # only the version id and what a close changes (``CLOSING_COLUMNS``):
     # the rest of a version never changes, so a caller holding it reads only these
     closing: bool = False
 
@@ -627,7 +627,10 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
     retracted_row = _retracted_by(known_at).label("_r")
     if shape.closing:  # unordered, as the ``text`` read it stands in for
-        q = select(*(c[name] for name in CLOSING_COLUMNS), retracted_row).where(
+        # no ``_r``: a row found without ``RETRACTED`` asked is never retracted by
+        # ``known_at`` (``known`` wants it open then), and a column the driver
+        # returns as is spares a copy of every row (``Prepared.rows``' processing)
+        q = select(*(c[name] for name in CLOSING_COLUMNS)).where(
             *filters, temporal(shape.states, valid_at, known_at)
         )
     elif shape.light:
@@ -776,8 +779,11 @@ def facts_query(
     no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
     the rows also carry ``content_hash``, ``index_text`` and the version's stored
     vector as ``_vec`` (a read without its sources joined: ``retrieval.within``).
-    ``closing_only``: the same rows, as ``CLOSING_COLUMNS`` and ``_r`` alone (the
-    columns of a version a close can change; ``retrieval.within`` holds the rest)."""
+    ``closing_only``: the same rows, as ``CLOSING_COLUMNS`` alone (the columns of
+    a version a close can change; ``retrieval.within`` holds the rest), for a read
+    of states without ``RETRACTED`` (its rows' ``_r`` is always false)."""
+    if closing_only and State.RETRACTED in states:
+        raise ValueError("a closing_only read finds no retracted version")
     levels, params = scope_params(scope)
     params.update(valid_at=valid_at, known_at=known_at)
     if subject_key is not None:
