@@ -544,6 +544,7 @@ def _search(
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
     valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}  # predicate -> half-life, one ``half`` call each
     for f in fused:
         row = by_id[f.id]
         tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
@@ -554,15 +555,21 @@ def _search(
         if window is not None:
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             inside = in_window(start, end, window, False)
-        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
-    fused = [f for f in fused if f.score >= min_score]
-    fused.sort(key=lambda f: (-f.score, f.tiebreak))
-    keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
+        predicate = row["predicate"]
+        life = (
+            lives[predicate] if predicate in lives else lives.setdefault(predicate, half(predicate))
+        )
+        finish(f, recency(valid_at - start, life), tiebreak, inside)
+    # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
+    ordered = sorted(
+        [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]
+    )
+    keep = [fused[i] for _, _, i in ordered[: k if r.reranker is None else max(3 * k, k + 20)]]
     kept = [by_id[f.id] for f in keep]
-    src = reads.sources_prepared(conn, scope.tenant, (row["fact_id"] for row in kept))
+    src = reads.sources_prepared(conn, scope.tenant, [row["fact_id"] for row in kept])
     found = [
         (
-            to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
+            to_fact(row, valid_at, src.get(row["fact_id"], ())),
             f.score,
             _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
         )

@@ -366,26 +366,28 @@ class Reader:
         cos: dict[str, float] = {}
         docs = self.hit_docs
         leg_cosine = scoring.leg_cosine
+        doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for h in hits:
             f = h.fact
             if f is None:
                 continue
             predicate = f.predicate
-            if not (predicate == keys.DOC or predicate.startswith(keys.INDEX_PREFIX)):
+            if predicate == doc:
+                if f.state is live and is_doc(predicate, f.object):
+                    docs[f.subject] = f
+            elif not predicate.startswith(index_prefix):
                 continue
             subject, vid = f.subject, f.version_id
-            found = entries.get(subject)
-            if found is None:
+            if subject in entries:
+                entries[subject].append(vid)
+                if h.score > best[subject]:
+                    best[subject] = h.score
+            else:  # an item's first hit (every item's first, then, sets its best)
                 entries[subject] = [vid]
-            else:
-                found.append(vid)
-            if f.state is State.LIVE and is_doc(predicate, f.object):
-                docs[subject] = f
+                best[subject] = h.score
             known = leg_cosine(h.explain)
             if known is not None:
                 cos[vid] = known
-            if h.score > best.get(subject, float("-inf")):
-                best[subject] = h.score
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best
