@@ -443,26 +443,35 @@ def _range_count(bounded: bool) -> Prepared:
 
 @functools.cache
 def _range_count_and_registry(bounded: bool) -> Prepared:
-    """``_range_count``'s count, and the tenant's ``registry_us`` (the predicate
-    registry's version, ``Registry.load``) in the same statement."""
+    """``_range_count``'s count, the tenant's ``registry_us`` (the predicate
+    registry's version, ``Registry.load``), and whether any fact of the tenant
+    cites an episode (one probe of ``cm_sources``' primary key), in one statement."""
     counted = _range_count(bounded).stmt.scalar_subquery()
     version = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
-    return Prepared(select(counted.label("size"), version.scalar_subquery().label("registry_us")))
+    cited = exists().where(sources_table.c.tenant == bindparam("tenant"))
+    return Prepared(
+        select(
+            counted.label("size"),
+            version.scalar_subquery().label("registry_us"),
+            cited.label("cited"),
+        )
+    )
 
 
 def prefix_size_and_registry(
     conn: Connection, tenant: str, prefix: str, cap: int
-) -> tuple[int, int | None] | None:
-    """``prefix_size``, and the tenant's registry version (``Registry.load``'s
-    ``version``), in one statement; None when the prefix has no index range."""
+) -> tuple[int, int | None, bool] | None:
+    """``prefix_size``, the tenant's registry version (``Registry.load``'s
+    ``version``), and whether any of its facts cites an episode (else none has
+    a source to read), in one statement; None when the prefix has no index range."""
     found = subject_range(prefix)
     if found is None:
         return None
     low, high = found
     params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
     rows = _range_count_and_registry(high is not None).rows(conn, params)
-    size, version = rows[0]
-    return int(size or 0), version
+    size, version, cited = rows[0]
+    return int(size or 0), version, bool(cited)
 
 
 def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:
