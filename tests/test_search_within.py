@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chronomem import EndOp, Memory, SearchFailed, reads
+from chronomem import EndOp, Memory, SearchFailed, State, reads
 from chronomem.retrieval import within
 from chronomem.retrieval.legs import TimeFilter
 from chronomem.retrieval.search import search as run_search
@@ -384,3 +384,43 @@ def test_held_views_are_bounded_by_the_rows_they_were_derived_from() -> None:
     assert held.view("t", cols, open_[:3], derive) and derived == [3, 3, 1, 3]  # dropped
     held.clear()
     assert held.view("t", cols, open_[:1], derive) is None
+
+
+@pytest.mark.parametrize("known", [False, True])
+@pytest.mark.parametrize("states", [frozenset({State.LIVE}), frozenset(State) - {State.RETRACTED}])
+def test_a_closing_read_returns_the_drivers_rows(
+    memory: Memory, known: bool, states: frozenset[State]
+) -> None:
+    """The closing read a held namespace runs on every search selects the closing
+    columns alone, none the dialect post-processes, so ``Prepared.rows`` returns
+    the driver's rows without copying each one (it read ``_r`` too, a boolean:
+    every row of a namespace was copied to convert it, and it is always false
+    for the states a search within a prefix reads)."""
+    scope = memory.scoped(tenant="closing").scope
+    q = reads.facts_query(
+        scope,
+        valid_at=1,
+        known_at=1 if known else None,
+        states=states,
+        subject_prefix="ns.",
+        limit=10,
+        closing_only=True,
+    )
+    assert q.columns == reads.CLOSING_COLUMNS
+    prepared = reads._facts_prepared(q.shape)
+    compiled = prepared._compile(memory.backend.engine.dialect, type(memory.backend))
+    assert compiled.results == ()
+
+
+def test_a_closing_read_takes_no_retracted_state(memory: Memory) -> None:
+    """A retracted version is found by another predicate than ``temporal``'s
+    valid-time one (``reads.retracted``), which a closing read does not carry."""
+    with pytest.raises(ValueError):
+        reads.facts_query(
+            memory.scope,
+            valid_at=1,
+            known_at=None,
+            states=frozenset({State.LIVE, State.RETRACTED}),
+            subject_prefix="ns.",
+            closing_only=True,
+        )

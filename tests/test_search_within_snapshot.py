@@ -220,3 +220,50 @@ def test_time_matches_once_per_query_give_the_windows_of_matching_each_call(
 ) -> None:
     query = " ".join(pieces)
     assert querytime.time_window(query, now_us) == _reference_window(query, now_us)
+
+
+def test_a_tenant_citing_no_episode_reads_no_sources(
+    memory: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first statement also says whether any fact of the tenant cites an
+    episode: in the point read's snapshot a tenant citing none runs no statement
+    for the kept hits' sources (a LangGraph store's never cite: two statements a
+    search, not three). Once a fact cites one the sources are read, and every
+    hit carries the sources ``facts`` gives it, as in a read transaction."""
+    m = memory.scoped(tenant=f"s{next(counter)}")
+    _fill(m, clock)
+    backend = type(m._engine.backend)
+    sqlite = m._engine.backend.name == "sqlite"
+    sql: list[str] = []
+    if sqlite:
+        real = backend.fetch.__func__  # type: ignore[attr-defined]
+
+        def fetch(cls: Any, conn: Any, statement: str, params: Any) -> list[Any]:
+            sql.append(statement)
+            return real(cls, conn, statement, params)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(backend, "fetch", classmethod(fetch))
+
+    def searched(query: str) -> list[tuple[Any, ...]]:
+        sql.clear()
+        return _hits(m, query)
+
+    searched("green tea")  # the rows held
+    assert searched("green tea")
+    if sqlite:
+        assert len(sql) == 2 and not any("cm_sources.fact_id" in s for s in sql), sql
+    episode = m.add_episode("we talked about tea")
+    clock.advance(seconds=1)
+    m.apply([m.assertion("ns.9.cited", "says", "green tea cited", exact=True, source=episode)])
+    searched("green tea")  # the new version's row held
+    found = searched("green tea")
+    if sqlite:
+        assert len(sql) == 3, sql
+    sources = {
+        f.version_id: f.source_episode_ids for f in m.facts(subject_prefix="ns.", exact=True)
+    }
+    assert any(f.source_episode_ids == (episode.id,) for f, _, _ in found)
+    assert all(f.source_episode_ids == sources[f.version_id] for f, _, _ in found)
+    with monkeypatch.context() as patch:
+        _in_transaction(patch)
+        assert _hits(m, "green tea") == found

@@ -16,6 +16,7 @@ reaches the driver."""
 
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -157,6 +158,8 @@ class PreparedIn:
         self._by_size: dict[int, Prepared] = {}
         self._lock = threading.Lock()
         self.columns = self._prepared(IN_LISTS[0]).columns
+        # each length's parameter names, made once (not a formatted name per value per call)
+        self._names = {size: tuple(f"{name}{i}" for i in range(size)) for size in IN_LISTS}
 
     def _prepared(self, size: int) -> Prepared:
         found = self._by_size.get(size)
@@ -172,10 +175,9 @@ class PreparedIn:
         """The rows for ``values`` (any number: in parts of at most the longest list)."""
         out: list[Sequence[Any]] = []
         for part in chunks(values, IN_LISTS[-1]):
-            size = next(c for c in IN_LISTS if c >= len(part))
+            size = IN_LISTS[bisect.bisect_left(IN_LISTS, len(part))]  # the first >= len(part)
             args = dict(params)
-            for i in range(size):
-                args[f"{self._name}{i}"] = part[min(i, len(part) - 1)]
+            args.update(zip(self._names[size], part + [part[-1]] * (size - len(part)), strict=True))
             out.extend(self._prepared(size).rows(conn, args))
         return out
 

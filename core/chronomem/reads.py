@@ -443,26 +443,35 @@ def _range_count(bounded: bool) -> Prepared:
 
 @functools.cache
 def _range_count_and_registry(bounded: bool) -> Prepared:
-    """``_range_count``'s count, and the tenant's ``registry_us`` (the predicate
-    registry's version, ``Registry.load``) in the same statement."""
+    """``_range_count``'s count, the tenant's ``registry_us`` (the predicate
+    registry's version, ``Registry.load``), and whether any fact of the tenant
+    cites an episode (one probe of ``cm_sources``' primary key), in one statement."""
     counted = _range_count(bounded).stmt.scalar_subquery()
     version = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
-    return Prepared(select(counted.label("size"), version.scalar_subquery().label("registry_us")))
+    cited = exists().where(sources_table.c.tenant == bindparam("tenant"))
+    return Prepared(
+        select(
+            counted.label("size"),
+            version.scalar_subquery().label("registry_us"),
+            cited.label("cited"),
+        )
+    )
 
 
 def prefix_size_and_registry(
     conn: Connection, tenant: str, prefix: str, cap: int
-) -> tuple[int, int | None] | None:
-    """``prefix_size``, and the tenant's registry version (``Registry.load``'s
-    ``version``), in one statement; None when the prefix has no index range."""
+) -> tuple[int, int | None, bool] | None:
+    """``prefix_size``, the tenant's registry version (``Registry.load``'s
+    ``version``), and whether any of its facts cites an episode (else none has
+    a source to read), in one statement; None when the prefix has no index range."""
     found = subject_range(prefix)
     if found is None:
         return None
     low, high = found
     params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
     rows = _range_count_and_registry(high is not None).rows(conn, params)
-    size, version = rows[0]
-    return int(size or 0), version
+    size, version, cited = rows[0]
+    return int(size or 0), version, bool(cited)
 
 
 def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:
@@ -532,7 +541,7 @@ class _FactsShape:
     light: bool = False  # only the columns of a ``FactRow`` (``Memory.rows``)
     # also what the search legs read: ``content_hash``, ``index_text``, the vector
     text: bool = False
-    # only the version id and what a close changes (``CLOSING_COLUMNS``) and ``_r``:
+    # only the version id and what a close changes (``CLOSING_COLUMNS``):
     # the rest of a version never changes, so a caller holding it reads only these
     closing: bool = False
 
@@ -627,7 +636,10 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
     known_at = bindparam("known_at", type_=BigInteger()) if shape.as_of else None
     retracted_row = _retracted_by(known_at).label("_r")
     if shape.closing:  # unordered, as the ``text`` read it stands in for
-        q = select(*(c[name] for name in CLOSING_COLUMNS), retracted_row).where(
+        # no ``_r``: a row found without ``RETRACTED`` asked is never retracted by
+        # ``known_at`` (``known`` wants it open then), and a column the driver
+        # returns as is spares a copy of every row (``Prepared.rows``' processing)
+        q = select(*(c[name] for name in CLOSING_COLUMNS)).where(
             *filters, temporal(shape.states, valid_at, known_at)
         )
     elif shape.light:
@@ -776,8 +788,11 @@ def facts_query(
     no sources (``Memory.rows``; run it with ``FactsQuery.rows``). ``with_text``:
     the rows also carry ``content_hash``, ``index_text`` and the version's stored
     vector as ``_vec`` (a read without its sources joined: ``retrieval.within``).
-    ``closing_only``: the same rows, as ``CLOSING_COLUMNS`` and ``_r`` alone (the
-    columns of a version a close can change; ``retrieval.within`` holds the rest)."""
+    ``closing_only``: the same rows, as ``CLOSING_COLUMNS`` alone (the columns of
+    a version a close can change; ``retrieval.within`` holds the rest), for a read
+    of states without ``RETRACTED`` (its rows' ``_r`` is always false)."""
+    if closing_only and State.RETRACTED in states:
+        raise ValueError("a closing_only read finds no retracted version")
     levels, params = scope_params(scope)
     params.update(valid_at=valid_at, known_at=known_at)
     if subject_key is not None:

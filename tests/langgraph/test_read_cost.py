@@ -299,7 +299,7 @@ def test_a_query_search_decodes_the_pages_documents_only(
             for s, r in found.items()
             if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
         ]
-        return sorted(ok, key=self._rank(best)), found
+        return self._ranked(best, ok), found
 
     top = found[0].value["text"]
     cases = [None, {"text": {"$ne": top}}, {"text": {"$gt": "m"}}, {"text": {"$lt": "g"}}]

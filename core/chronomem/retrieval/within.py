@@ -294,18 +294,19 @@ def prefix_rows(
     predicates: Sequence[str] | None,
     subject_key: str | None,
     held: HeldRows | None = None,
-) -> tuple[Rows, int | None] | None:
+) -> tuple[Rows, int | None, bool] | None:
     """The prefix's rows at the search's instants (one range read of the subject
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
     more versions than that, from a walk of the index alone), with the tenant's
-    registry version (read by the same statement). With ``held``: the
+    registry version and whether any of its facts cites an episode (read by the
+    same statement). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
     ``held`` when it holds them all (with what earlier searches derived from the
     same rows: ``HeldRows.view``); else the whole rows are read (and held)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
     if found is None or found[0] > ROW_CAP:
         return None
-    registry_us = found[1]
+    registry_us, cited = found[1], found[2]
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
@@ -326,14 +327,14 @@ def prefix_rows(
             return None
         completed = held.view(scope.tenant, columns, closing, Rows)
         if completed is not None:
-            return completed, registry_us
+            return completed, registry_us, cited
     rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
     if len(rows) > ROW_CAP:
         return None
     view = Rows(rows)
     if held is not None:
         held.hold(scope.tenant, columns, rows, view)
-    return view, registry_us
+    return view, registry_us, cited
 
 
 def _fixed(row: dict[str, Any]) -> dict[str, Any]:
@@ -459,8 +460,9 @@ def search(
     None when the prefix holds more than ``ROW_CAP`` rows. ``asked_us``: the instant
     the query's relative times count from (default: the valid instant).
 
-    Its statements (the range count and registry version, the rows, the kept
-    hits' sources) share one snapshot: on SQLite a point read's driver-level
+    Its statements (the range count, registry version and whether the tenant
+    cites episodes at all, the rows, the kept hits' sources: not read in a
+    snapshot where it cites none) share one snapshot: on SQLite a point read's driver-level
     transaction (``_Snapshot``) when they are all prepared statements, as they
     are unless predicates are resolved or listed past ``reads.INLINE``, else (or
     when one would leave it: ``_Outside``) a read transaction."""
@@ -509,7 +511,7 @@ def _search(
     read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
     if read is None:
         return None
-    view, registry_us = read
+    view, registry_us, cited = read
     rows = view.rows
 
     def run(name: str, fn: Callable[[], Ranking]) -> None:
@@ -544,6 +546,7 @@ def _search(
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
     valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}  # predicate -> half-life, one ``half`` call each
     for f in fused:
         row = by_id[f.id]
         tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
@@ -554,15 +557,25 @@ def _search(
         if window is not None:
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             inside = in_window(start, end, window, False)
-        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
-    fused = [f for f in fused if f.score >= min_score]
-    fused.sort(key=lambda f: (-f.score, f.tiebreak))
-    keep = fused[: k if r.reranker is None else max(3 * k, k + 20)]
+        predicate = row["predicate"]
+        life = (
+            lives[predicate] if predicate in lives else lives.setdefault(predicate, half(predicate))
+        )
+        finish(f, recency(valid_at - start, life), tiebreak, inside)
+    # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
+    ordered = sorted(
+        [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]
+    )
+    keep = [fused[i] for _, _, i in ordered[: k if r.reranker is None else max(3 * k, k + 20)]]
     kept = [by_id[f.id] for f in keep]
-    src = reads.sources_prepared(conn, scope.tenant, (row["fact_id"] for row in kept))
+    src: dict[str, list[str]] = {}
+    if cited or not isinstance(conn, _Snapshot):
+        # in one snapshot with the first statement (``_Snapshot``), a tenant none of
+        # whose facts cites an episode has no source to read: no statement for them
+        src = reads.sources_prepared(conn, scope.tenant, [row["fact_id"] for row in kept])
     found = [
         (
-            to_fact(row, tf.valid_at, src.get(row["fact_id"], ())),
+            to_fact(row, valid_at, src.get(row["fact_id"], ())),
             f.score,
             _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
         )

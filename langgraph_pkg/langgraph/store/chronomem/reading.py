@@ -72,8 +72,11 @@ class Reader:
     # no second read when that is all the item is: ``_hit_records``)
     hit_docs: dict[str, Fact] = field(default_factory=dict)
 
-    def _rank(self, scores: dict[str, float]) -> Any:
-        return lambda s: (-scores[s], -self.fused.get(s, 0.0), s)
+    def _ranked(self, scores: dict[str, float], subjects: Iterable[str]) -> list[str]:
+        """``subjects`` best first: by score, then by fused relevance, then by
+        subject; sorted as decorated tuples (no key function call per item)."""
+        fused = self.fused
+        return [s for _, _, s in sorted([(-scores[s], -fused.get(s, 0.0), s) for s in subjects])]
 
     def _times(self) -> dict[str, Any]:
         return {"valid_at": from_us(self.valid_at), "known_at": opt_dt(self.known_at)}
@@ -133,7 +136,7 @@ class Reader:
             scores = {s: v for s, v in fast.items() if s in by_subject}
         else:
             scores = self._scores(op, set(by_subject), end)
-        ranked = sorted(scores, key=self._rank(scores))
+        ranked = self._ranked(scores, scores)
         rest = _newest_first([r for s, r in by_subject.items() if s not in scores])
         matched: list[tuple[Record, float | None]] = [(by_subject[s], scores[s]) for s in ranked]
         page_scored = matched[op.offset : end]
@@ -160,13 +163,13 @@ class Reader:
         assert op.query is not None
         end = op.offset + op.limit
         records = self._hit_records(scores)
-        ranked = sorted(
+        ranked = self._ranked(
+            scores,
             (
                 s
                 for s, r in records.items()
                 if r is not None and (not op.filter or filters.matches(r.value(), op.filter))
             ),
-            key=self._rank(scores),
         )
         start = max(op.offset - len(ranked), 0)
         want = max(end - len(ranked), 0) - start
@@ -296,12 +299,12 @@ class Reader:
     def _ranked_hits(
         self, op: SearchOp, best: dict[str, float], end: int
     ) -> tuple[list[str], dict[str, Record | None]]:
-        """The hit items that are live and pass the filter, best first (``_rank``),
+        """The hit items that are live and pass the filter, best first (``_ranked``),
         as far as the first ``end`` of them, and the records resolved on the way:
         the ``end`` best hits first (most pages hold them all), then, if some of
         them fell out, every other hit at once (one more read at most). Only the
         records resolved have their documents decoded."""
-        order = sorted(best, key=self._rank(best))
+        order = self._ranked(best, best)
         records: dict[str, Record | None] = {}
         ranked: list[str] = []
         for chunk in (order[:end], order[end:]):
@@ -366,26 +369,28 @@ class Reader:
         cos: dict[str, float] = {}
         docs = self.hit_docs
         leg_cosine = scoring.leg_cosine
+        doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for h in hits:
             f = h.fact
             if f is None:
                 continue
             predicate = f.predicate
-            if not (predicate == keys.DOC or predicate.startswith(keys.INDEX_PREFIX)):
+            if predicate == doc:
+                if f.state is live and is_doc(predicate, f.object):
+                    docs[f.subject] = f
+            elif not predicate.startswith(index_prefix):
                 continue
             subject, vid = f.subject, f.version_id
-            found = entries.get(subject)
-            if found is None:
+            if subject in entries:
+                entries[subject].append(vid)
+                if h.score > best[subject]:
+                    best[subject] = h.score
+            else:  # an item's first hit (every item's first, then, sets its best)
                 entries[subject] = [vid]
-            else:
-                found.append(vid)
-            if f.state is State.LIVE and is_doc(predicate, f.object):
-                docs[subject] = f
+                best[subject] = h.score
             known = leg_cosine(h.explain)
             if known is not None:
                 cos[vid] = known
-            if h.score > best.get(subject, float("-inf")):
-                best[subject] = h.score
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best

@@ -42,17 +42,20 @@ def searched_states(mode: str) -> tuple[State, ...]:
 
 def leg_cosine(explain: Mapping[str, Any]) -> float | None:
     """The cosine the search already computed for a hit (its query embedding, the
-    stored vector): the fact vector leg's, when that leg returned the hit, else
-    the ``cosine`` a search inside a namespace gives every hit."""
+    stored vector): the ``cosine`` a search inside a namespace gives every hit
+    (retrieval/within.py: the very value its vector leg scores the hit with, when
+    that leg returned it; looked up first, one lookup), else the fact vector
+    leg's, when that leg returned the hit."""
+    known = explain.get("cosine")
+    if known is not None:
+        return round(float(known), DIGITS)
     legs = explain.get("legs")
     leg = legs.get("fact_vector") if legs else None
     if leg:
         score = leg.get("score")
         if score is not None:
             return round(float(score), DIGITS)
-    # a search inside a namespace knows every hit's cosine (retrieval/within.py)
-    known = explain.get("cosine")
-    return None if known is None else round(float(known), DIGITS)
+    return None
 
 
 def cosines(memory: Memory, query: str, version_ids: Iterable[str]) -> dict[str, float]:
