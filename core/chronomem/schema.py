@@ -92,8 +92,9 @@ txclock = Table(
     metadata,
     Column("tenant", String(255), primary_key=True),
     Column("last_us", BigInteger, nullable=False),
-    # when this tenant last erased something / changed its predicate registry:
-    # other processes' caches (search mirror, registry) reload when these move
+    # when this tenant last erased something (or was written at or before its last
+    # stamp: an import of the past, Backend.advance_clock) / changed its predicate
+    # registry: other processes' caches (search mirror, registry) reload when these move
     Column("erased_us", BigInteger, nullable=True),
     Column("registry_us", BigInteger, nullable=True),
 )

@@ -56,6 +56,12 @@ _CLOCK_ROW = (
 _CLOCK_SET = (
     update(txclock).where(txclock.c.tenant == bindparam("t")).values(last_us=bindparam("v"))
 )
+# a write stamped at or before the last stamp: one tick, which the rewrite marker takes
+_CLOCK_REWRITE = (
+    update(txclock)
+    .where(txclock.c.tenant == bindparam("t"))
+    .values(last_us=bindparam("v"), erased_us=bindparam("v"))
+)
 
 
 class Backend:
@@ -199,13 +205,19 @@ class Backend:
         """Create (if absent), lock until commit and advance the tenant's clock row;
         return this write's transaction time (``at``, or ``max(now_us, last + 1)``)
         and the row's ``registry_us``. The clock never goes back: ``at`` at or
-        before the last stamp is returned but not stored. The plain form: insert
-        if absent, read ``FOR UPDATE``, update."""
+        before the last stamp (an import of the past) is returned but not stored;
+        the clock ticks once instead and ``erased_us``, the marker every process's
+        search mirror reloads on, takes that tick. A mirror follows the clock
+        (rows recorded or closed after the stamp it synced to), so rows stamped at
+        or before that stamp would otherwise stay out of it for good. The plain
+        form: insert if absent, read ``FOR UPDATE``, update."""
         cls.insert_ignore(conn, txclock, [{"tenant": tenant, "last_us": CLOCK_START}])
         last, registry_us = conn.execute(_CLOCK_ROW, {"tenant": tenant}).one()
         value = at if at is not None else max(now_us, last + 1)
         if value > last:
             conn.execute(_CLOCK_SET, {"t": tenant, "v": value})
+        else:
+            conn.execute(_CLOCK_REWRITE, {"t": tenant, "v": last + 1})
         return value, registry_us
 
     @classmethod

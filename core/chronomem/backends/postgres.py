@@ -135,7 +135,10 @@ _ADVANCE = text(
 )
 _ADVANCE_AT = text(
     "INSERT INTO cm_txclock (tenant, last_us) VALUES (:tenant, :now) "
-    "ON CONFLICT (tenant) DO UPDATE SET last_us = GREATEST(cm_txclock.last_us, :now) "
+    "ON CONFLICT (tenant) DO UPDATE SET last_us = CASE WHEN EXCLUDED.last_us > "
+    "cm_txclock.last_us THEN EXCLUDED.last_us ELSE cm_txclock.last_us + 1 END, "
+    "erased_us = CASE WHEN EXCLUDED.last_us > cm_txclock.last_us "
+    "THEN cm_txclock.erased_us ELSE cm_txclock.last_us + 1 END "
     "RETURNING last_us, registry_us"
 )
 

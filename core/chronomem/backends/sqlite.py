@@ -96,9 +96,10 @@ _CLOSE = (
 
 # The writer's stamp (``advance_clock``) as one upsert, as on PostgreSQL: create the
 # clock row at the write's instant, or advance it to max(last + 1, now) (``_AT``: an
-# import's chosen instant, never moving the clock back), and return it. ``BEGIN
-# IMMEDIATE`` already holds the database's write lock. RETURNING needs SQLite 3.35;
-# an older library takes the plain three statements.
+# import's chosen instant, never moving the clock back; one at or before the last
+# stamp ticks the clock and the rewrite marker instead, ``Backend.advance_clock``),
+# and return it. ``BEGIN IMMEDIATE`` already holds the database's write lock.
+# RETURNING needs SQLite 3.35; an older library takes the plain three statements.
 _ADVANCE = (
     "INSERT INTO cm_txclock (tenant, last_us) VALUES (?, ?) ON CONFLICT (tenant) "
     "DO UPDATE SET last_us = MAX(cm_txclock.last_us + 1, excluded.last_us) "
@@ -106,7 +107,10 @@ _ADVANCE = (
 )
 _ADVANCE_AT = (
     "INSERT INTO cm_txclock (tenant, last_us) VALUES (?, ?) ON CONFLICT (tenant) "
-    "DO UPDATE SET last_us = MAX(cm_txclock.last_us, excluded.last_us) "
+    "DO UPDATE SET last_us = CASE WHEN excluded.last_us > cm_txclock.last_us "
+    "THEN excluded.last_us ELSE cm_txclock.last_us + 1 END, "
+    "erased_us = CASE WHEN excluded.last_us > cm_txclock.last_us "
+    "THEN cm_txclock.erased_us ELSE cm_txclock.last_us + 1 END "
     "RETURNING last_us, registry_us"
 )
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)

@@ -504,7 +504,9 @@ class Mirror:
 class TenantMirror:
     """One tenant's mirror in this process: its versions (``v``) and episodes
     (``e``), with scope, entity and predicate codes shared by both. ``last`` is the
-    transaction time synced to and ``erased`` the erase marker last seen; ``sync``
+    transaction time synced to and ``erased`` the erase marker last seen (it also
+    moves when a write is stamped at or before the clock's last stamp, whose rows a
+    sync from ``last`` would never read: ``Backend.advance_clock``); ``sync``
     (under ``lock``) brings both up to the tenant's clock row. Without vectors
     (``with_vectors=False``: PostgreSQL with pgvector ranks vectors in SQL) the
     mirror holds the columns only."""
