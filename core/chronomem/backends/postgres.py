@@ -745,6 +745,16 @@ class PostgresBackend(Backend):
         return pgpipeline.supported()
 
     @classmethod
+    def fetch_together(cls, conn: Connection, reads: Sequence[tuple[str, Any]]) -> list[list[Any]]:
+        """In one round trip (``pgpipeline.send``): each still a statement of its
+        own, run after the one before it (on a ``statement_read`` connection each
+        takes its own snapshot, as when sent one by one)."""
+        if len(reads) < 2 or not pgpipeline.supported():
+            return super().fetch_together(conn, reads)
+        cursors = pgpipeline.send(conn, [(sql, params, None) for sql, params in reads])
+        return [list(cur.fetchall()) for cur in cursors]
+
+    @classmethod
     def deferring(cls, conn: Connection) -> AbstractContextManager[None]:
         return pgpipeline.deferring(conn)
 

@@ -13,9 +13,10 @@ import numpy as np
 from sqlalchemy import Connection, bindparam, select
 
 from .. import backends, reads
+from ..backends.base import Run
 from ..identity import fold
 from ..model import State
-from ..prepared import ByShape, ShapedTerms
+from ..prepared import Ahead, ByShape, ShapedTerms
 from ..schema import episodes, versions
 from ..scope import Scope
 from . import querytime
@@ -162,10 +163,16 @@ _LEXICAL = ByShape()
 
 
 def _lexical(
-    conn: Connection, tbl: Any, terms: Sequence[str], filters: ShapedTerms, n: int
+    conn: Connection,
+    tbl: Any,
+    terms: Sequence[str],
+    filters: ShapedTerms,
+    n: int,
+    ahead: Sequence[Ahead] = (),
 ) -> Ranking:
     """The database's text-index ranking (``Backend.lexical``: FTS5 bm25 on SQLite,
-    tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash."""
+    tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash. ``ahead``: reads
+    sent with the leg's statement, in its round trip (left unread when it runs none)."""
     if not terms:
         return []
     # ties: content hash, (time,) then id, which sorts in creation order
@@ -174,7 +181,8 @@ def _lexical(
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
         tbl.c.id,
     ]
-    return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak, _LEXICAL.rows)
+    run: Run = _LEXICAL.rows if not ahead else functools.partial(_LEXICAL.rows, ahead=ahead)
+    return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak, run)
 
 
 def lexical_facts(
@@ -187,11 +195,12 @@ def lexical_facts(
     subject_prefix: str | None = None,
     predicates: Sequence[str] | None = None,
     subject_key: str | None = None,
+    ahead: Sequence[Ahead] = (),
 ) -> Ranking:
     filters = fact_leg_filters(
         scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    return _lexical(conn, versions, terms, filters, n)
+    return _lexical(conn, versions, terms, filters, n, ahead)
 
 
 def lexical_episodes(

@@ -16,7 +16,7 @@ from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
-from ..prepared import PreparedIn
+from ..prepared import Ahead, PreparedIn
 from ..render import asks_about_past
 from ..schema import episodes as episodes_table
 from ..schema import sources as sources_table
@@ -264,16 +264,6 @@ def search(
             skey = subject if exact else fold(subject)
         mirror = r.mirrors.get(scope.tenant)
 
-        mirror.sync(conn)  # once, before any leg: every leg sees the same state
-        # A kind the tenant holds no row of (as of the sync) has no leg to run: an
-        # episodes-only store spends nothing on the three fact legs. (On PostgreSQL a
-        # row committed after the sync is then not found, as if the search had run
-        # just before that commit.)
-        if mirror.v.n == 0:
-            wanted -= set(FACT_LEGS)
-        if mirror.e.n == 0:
-            wanted -= set(EPISODE_LEGS)
-
         # Where a failed statement aborts the transaction it runs in (PostgreSQL), the
         # SQL legs run in a savepoint each, so one failure stays one leg's; outside a
         # transaction (PostgreSQL's statement_read) a failed statement ends nothing
@@ -295,6 +285,46 @@ def search(
             except Exception as exc:  # a failing leg is reported, not fatal
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
+
+        def fact_lexical(ahead: Sequence[Ahead] = ()) -> None:
+            run(
+                "fact_lexical",
+                HitKind.FACT,
+                lambda: legs.lexical_facts(
+                    conn,
+                    scope,
+                    askwords.fact_terms(terms),  # "occupation" also searches "job title"
+                    tf,
+                    n,
+                    subject_prefix=subject_prefix,
+                    predicates=preds,
+                    subject_key=skey,
+                    ahead=ahead,
+                ),
+            )
+
+        # The fact lexical leg needs nothing from the mirror: where the tenant held
+        # facts at the mirror's last sync, it runs first, the sync's clock read sent
+        # ahead of its statement, in its round trip (``prepared.Ahead``; PostgreSQL's
+        # pipeline mode: one round trip, not two). It is the leg the sync would
+        # have run next, on rows committed by then or just after, as before.
+        clock = mirror.clock_read()
+        early = mirror.v.n > 0
+        if early:
+            fact_lexical([clock])
+        mirror.sync(conn, clock)  # once, before any other leg: they see the same state
+        # A kind the tenant holds no row of (as of the sync) has no leg to run: an
+        # episodes-only store spends nothing on the three fact legs. (On PostgreSQL a
+        # row committed after the sync is then not found, as if the search had run
+        # just before that commit.)
+        if mirror.v.n == 0:
+            wanted -= set(FACT_LEGS)
+            rankings.pop("fact_lexical", None)  # (erased since the last sync)
+            failed.pop("fact_lexical", None)
+        if mirror.e.n == 0:
+            wanted -= set(EPISODE_LEGS)
+        if not early:
+            fact_lexical()
 
         def q() -> np.ndarray:
             nonlocal qvec
@@ -331,20 +361,6 @@ def search(
                 fmask = mask_at(None)
             return fmask
 
-        run(
-            "fact_lexical",
-            HitKind.FACT,
-            lambda: legs.lexical_facts(
-                conn,
-                scope,
-                askwords.fact_terms(terms),  # "occupation" also searches "job title"
-                tf,
-                n,
-                subject_prefix=subject_prefix,
-                predicates=preds,
-                subject_key=skey,
-            ),
-        )
         if r.pgvector:
             run(
                 "fact_vector",
