@@ -126,17 +126,24 @@ class Prepared:
         return c, args
 
     def rows(
-        self, conn: Connection, params: Mapping[str, Any], ahead: Sequence[Ahead] = ()
+        self,
+        conn: Connection,
+        params: Mapping[str, Any],
+        ahead: Sequence[Ahead] = (),
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[Sequence[Any]]:
         """The statement's rows (tuples, values as SQLAlchemy would return them).
-        ``ahead``: reads sent before it, in its round trip (``Ahead``)."""
+        ``ahead``: reads sent before it, in its round trip (``Ahead``);
+        ``meanwhile``: client work run while the database runs it
+        (``Backend.fetch_together``)."""
         backend = backends.of(conn)
         c, args = self._bound(conn, backend, params)
         pending = [a for a in ahead if a.rows is None]
-        if not pending:
+        if not pending and meanwhile is None:
             return _processed(c, backend.fetch(conn, c.sql, args))
         bound = [a.stmt._bound(conn, backend, a.params) for a in pending]
-        got = backend.fetch_together(conn, [*((b.sql, p) for b, p in bound), (c.sql, args)])
+        reads = [*((b.sql, p) for b, p in bound), (c.sql, args)]
+        got = backend.fetch_together(conn, reads, meanwhile)
         for a, (b, _), rows in zip(pending, bound, got, strict=False):
             a.rows = _processed(b, rows)
         return _processed(c, got[-1])
@@ -260,10 +267,11 @@ class ByShape:
         build: Callable[[], Select[Any]],
         params: Mapping[str, Any],
         ahead: Sequence[Ahead] = (),
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[Sequence[Any]]:
         found = self._by_key.get(key)
         if found is None:
             made = Prepared(build())
             with self._lock:
                 found = self._by_key.setdefault(key, made)
-        return found.rows(conn, params, ahead)
+        return found.rows(conn, params, ahead, meanwhile)

@@ -745,13 +745,20 @@ class PostgresBackend(Backend):
         return pgpipeline.supported()
 
     @classmethod
-    def fetch_together(cls, conn: Connection, reads: Sequence[tuple[str, Any]]) -> list[list[Any]]:
+    def fetch_together(
+        cls,
+        conn: Connection,
+        reads: Sequence[tuple[str, Any]],
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[list[Any]]:
         """In one round trip (``pgpipeline.send``): each still a statement of its
         own, run after the one before it (on a ``statement_read`` connection each
-        takes its own snapshot, as when sent one by one)."""
-        if len(reads) < 2 or not pgpipeline.supported():
-            return super().fetch_together(conn, reads)
-        cursors = pgpipeline.send(conn, [(sql, params, None) for sql, params in reads])
+        takes its own snapshot, as when sent one by one); ``meanwhile`` runs once
+        they are sent, while the server works, before their results are waited for."""
+        if (len(reads) < 2 and meanwhile is None) or not pgpipeline.supported():
+            return super().fetch_together(conn, reads, meanwhile)
+        items = [(sql, params, None) for sql, params in reads]
+        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile)
         return [list(cur.fetchall()) for cur in cursors]
 
     @classmethod

@@ -169,10 +169,13 @@ def _lexical(
     filters: ShapedTerms,
     n: int,
     ahead: Sequence[Ahead] = (),
+    meanwhile: Callable[[], None] | None = None,
 ) -> Ranking:
     """The database's text-index ranking (``Backend.lexical``: FTS5 bm25 on SQLite,
     tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash. ``ahead``: reads
-    sent with the leg's statement, in its round trip (left unread when it runs none)."""
+    sent with the leg's statement, in its round trip (left unread when it runs none);
+    ``meanwhile``: client work done while the database runs it (not run when it
+    runs none; possibly called again when it runs several)."""
     if not terms:
         return []
     # ties: content hash, (time,) then id, which sorts in creation order
@@ -181,7 +184,9 @@ def _lexical(
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
         tbl.c.id,
     ]
-    run: Run = _LEXICAL.rows if not ahead else functools.partial(_LEXICAL.rows, ahead=ahead)
+    run: Run = _LEXICAL.rows
+    if ahead or meanwhile is not None:
+        run = functools.partial(_LEXICAL.rows, ahead=ahead, meanwhile=meanwhile)
     return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak, run)
 
 
@@ -196,11 +201,12 @@ def lexical_facts(
     predicates: Sequence[str] | None = None,
     subject_key: str | None = None,
     ahead: Sequence[Ahead] = (),
+    meanwhile: Callable[[], None] | None = None,
 ) -> Ranking:
     filters = fact_leg_filters(
         scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    return _lexical(conn, versions, terms, filters, n, ahead)
+    return _lexical(conn, versions, terms, filters, n, ahead, meanwhile)
 
 
 def lexical_episodes(
