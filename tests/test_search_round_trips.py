@@ -158,3 +158,52 @@ def _shown(hits: Any) -> list[tuple[Any, ...]]:
         (h.fact.version_id if h.fact else h.episode.id, h.score, sorted(h.explain.items()))
         for h in hits
     ]
+
+
+def test_a_read_fetch_keeps_cursor_events_and_errors(filled: Memory) -> None:
+    """On an autocommit connection (a search's, a point read's) ``fetch`` runs the
+    statement on a driver cursor of its own, past SQLAlchemy's result: the rows
+    are those SQLAlchemy's path gives, the statement still passes the cursor
+    events (statement counts, the Citus guard), and a failure is still
+    SQLAlchemy's error."""
+    from sqlalchemy.exc import DBAPIError
+
+    from chronomem.backends.base import Backend
+
+    db = type(filled.backend)
+    sql = "SELECT id, subject, valid_from FROM cm_versions WHERE tenant = %(t)s ORDER BY id"
+    with filled.backend.statement_read() as conn:
+        assert db.statement_at_a_time(conn)
+        gen = _watch(filled)
+        seen = next(gen)
+        try:
+            rows = db.fetch(conn, sql, {"t": filled.scope.tenant})
+        finally:
+            gen.close()
+        assert seen.statements == [sql]
+        want = Backend.fetch.__func__(db, conn, sql, {"t": filled.scope.tenant})  # type: ignore[attr-defined]
+        assert [tuple(r) for r in rows] == [tuple(r) for r in want] and len(rows) == 41
+        with pytest.raises(DBAPIError, match="division by zero"):
+            db.fetch(conn, "SELECT 1 / 0", {})
+        assert db.fetch(conn, "SELECT 2", {}) == [(2,)]  # the connection is usable after it
+
+
+def test_a_warm_search_builds_no_sqlalchemy_result(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its statements (the clock with the lexical leg, the kept rows; with
+    pgvector the HNSW leg) are read from driver cursors: SQLAlchemy builds no
+    result (column metadata) around any (one per statement on the old code)."""
+    from sqlalchemy.engine import cursor
+
+    filled.search("where does user3 live city3")  # the mirror's first sync
+    built: list[int] = []
+    real = cursor.CursorResult.__init__
+
+    def counted(self: Any, *args: Any, **kw: Any) -> None:
+        built.append(1)
+        real(self, *args, **kw)
+
+    monkeypatch.setattr(cursor.CursorResult, "__init__", counted)
+    hits = filled.search("where does user5 live city5", k=10)
+    assert hits and built == []
