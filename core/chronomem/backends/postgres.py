@@ -369,13 +369,21 @@ def _lexical(
             # terms share one lexeme) holds for no row
             gate = [~func.coalesce(tsv.op("@@")(q_two), False), count_two < lex_n]
         other = recent(tsv.op("@@")(tsq("lex_match")), *gate).cte("other")
-        u: Any = other.c
-        several = func.ts_rank(u.tsv, q_any) > func.ts_rank(func.strip(u.tsv), q_any)
-        repeats = select(other).where(several).cte("repeats")
+        o: Any = other.c
+        # whether a row holds a query term at several positions, tested once per row
+        # (the repeats and the single-position rows both need it)
+        several = func.ts_rank(o.tsv, q_any) > func.ts_rank(func.strip(o.tsv), q_any)
+        flagged = select(other, several.label("several")).cte("flagged")
+        u: Any = flagged.c
+        row = [u.id, u.tsv, *[u[t] for t in ties]]
+        repeats = select(*row).where(u.several).cte("repeats")
         parts.append(select(repeats))
         held = count_two + select(func.count()).select_from(repeats).scalar_subquery()
         single = (
-            select(other).where(~several, held < lex_n).order_by(*[u[t] for t in ties]).limit(lex_n)
+            select(*row)
+            .where(~u.several, held < lex_n)
+            .order_by(*[u[t] for t in ties])
+            .limit(lex_n)
         )
         cand = union_all(*parts, single).subquery("cand")
         rank = func.ts_rank_cd(cand.c.tsv, q_any)
