@@ -7,13 +7,17 @@ without a savepoint around each leg. A leg whose SQL fails still fails alone."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 
 from chronomem import Memory
+from chronomem.backends import pgpipeline
 from chronomem.retrieval import legs
+
+from .test_pg_round_trips import Wire
 
 
 @pytest.fixture(params=["postgres", "pgvector"])
@@ -108,3 +112,98 @@ def test_a_leg_whose_sql_fails_fails_alone(filled: Memory, monkeypatch: pytest.M
     assert any(h.fact is not None and h.fact.subject == "ann" for h in res)
     monkeypatch.setattr(legs, "lexical_facts", real)
     assert not filled.search("where does ann live lisbon").degraded
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_search_waits_for_the_server_twice(filled: Memory, backend: str) -> None:
+    """Counted on the wire (libpq's trace): the clock read goes out with the fact
+    lexical leg's statement, in its round trip (``prepared.Ahead``), then the kept
+    rows: two round trips (three before: the clock alone first). With pgvector the
+    HNSW leg, which needs the synced mirror, is one more."""
+    wire = Wire(filled)
+    try:
+        filled.search("where does user3 live city3")  # the mirror's first sync; HNSW settings
+        trips = [
+            wire.round_trips(lambda q=q: filled.search(q, k=10))
+            for q in ("where does user5 live city5", "ann lisbon", "user7 north")
+        ]
+        assert trips == [3 if backend == "pgvector" else 2] * 3
+    finally:
+        wire.close()
+
+
+def test_a_warm_search_ranks_as_a_fresh_one(filled: Memory, url: str) -> None:
+    """The clock read riding with the lexical leg changes no result: a store's
+    warm mirror (the leg first, the clock with it) and a fresh one (the sync
+    first, then the leg, as before) give the same hits, scores and explanations,
+    also right after writes the warm mirror has yet to catch up with."""
+    fresh = Memory(url)
+    try:
+        queries = ["where does user5 live city5", "ann lisbon", "north city3", "lives in"]
+        for step in range(3):
+            at = filled.now() + timedelta(days=1)  # one instant: the same recency
+            for q in queries:
+                fresh._engine.retrieval.mirrors.clear()  # type: ignore[union-attr]
+                want = _shown(fresh.search(q, k=10, valid_at=at))
+                assert _shown(filled.search(q, k=10, valid_at=at)) == want
+                assert want
+            filled.remember(f"late{step}", "lives_in", f"city{step} north")
+            filled.remember("ann", "lives_in", ["Porto", "Lisbon", "Faro"][step])
+    finally:
+        fresh.close()
+
+
+def _shown(hits: Any) -> list[tuple[Any, ...]]:
+    return [
+        (h.fact.version_id if h.fact else h.episode.id, h.score, sorted(h.explain.items()))
+        for h in hits
+    ]
+
+
+def test_a_read_fetch_keeps_cursor_events_and_errors(filled: Memory) -> None:
+    """On an autocommit connection (a search's, a point read's) ``fetch`` runs the
+    statement on a driver cursor of its own, past SQLAlchemy's result: the rows
+    are those SQLAlchemy's path gives, the statement still passes the cursor
+    events (statement counts, the Citus guard), and a failure is still
+    SQLAlchemy's error."""
+    from sqlalchemy.exc import DBAPIError
+
+    from chronomem.backends.base import Backend
+
+    db = type(filled.backend)
+    sql = "SELECT id, subject, valid_from FROM cm_versions WHERE tenant = %(t)s ORDER BY id"
+    with filled.backend.statement_read() as conn:
+        assert db.statement_at_a_time(conn)
+        gen = _watch(filled)
+        seen = next(gen)
+        try:
+            rows = db.fetch(conn, sql, {"t": filled.scope.tenant})
+        finally:
+            gen.close()
+        assert seen.statements == [sql]
+        want = Backend.fetch.__func__(db, conn, sql, {"t": filled.scope.tenant})  # type: ignore[attr-defined]
+        assert [tuple(r) for r in rows] == [tuple(r) for r in want] and len(rows) == 41
+        with pytest.raises(DBAPIError, match="division by zero"):
+            db.fetch(conn, "SELECT 1 / 0", {})
+        assert db.fetch(conn, "SELECT 2", {}) == [(2,)]  # the connection is usable after it
+
+
+def test_a_warm_search_builds_no_sqlalchemy_result(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its statements (the clock with the lexical leg, the kept rows; with
+    pgvector the HNSW leg) are read from driver cursors: SQLAlchemy builds no
+    result (column metadata) around any (one per statement on the old code)."""
+    from sqlalchemy.engine import cursor
+
+    filled.search("where does user3 live city3")  # the mirror's first sync
+    built: list[int] = []
+    real = cursor.CursorResult.__init__
+
+    def counted(self: Any, *args: Any, **kw: Any) -> None:
+        built.append(1)
+        real(self, *args, **kw)
+
+    monkeypatch.setattr(cursor.CursorResult, "__init__", counted)
+    hits = filled.search("where does user5 live city5", k=10)
+    assert hits and built == []

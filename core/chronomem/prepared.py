@@ -107,9 +107,10 @@ class Prepared:
             self._by_dialect[dialect] = found
         return found
 
-    def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Sequence[Any]]:
-        """The statement's rows (tuples, values as SQLAlchemy would return them)."""
-        backend = backends.of(conn)
+    def _bound(
+        self, conn: Connection, backend: type[Backend], params: Mapping[str, Any]
+    ) -> tuple[_Compiled, Any]:
+        """The compiled statement and ``params`` as the driver takes them."""
         c = self._compile(conn.dialect, backend)
         values: list[Any]
         if c.plain:  # values as given (SQLite's usual case)
@@ -123,21 +124,65 @@ class Prepared:
                 value = params[name] if default is _MISSING else params.get(name, default)
                 values.append(value if proc is None or value is None else proc(value))
         args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
-        rows = backend.fetch(conn, c.sql, args)
-        if not c.results:
-            return rows
-        out: list[Sequence[Any]] = []
-        for row in rows:
-            fixed = list(row)
-            for i, proc in c.results:
-                fixed[i] = proc(fixed[i])  # type: ignore[misc]
-            out.append(fixed)
-        return out
+        return c, args
+
+    def rows(
+        self,
+        conn: Connection,
+        params: Mapping[str, Any],
+        ahead: Sequence[Ahead] = (),
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[Sequence[Any]]:
+        """The statement's rows (tuples, values as SQLAlchemy would return them).
+        ``ahead``: reads sent before it, in its round trip (``Ahead``);
+        ``meanwhile``: client work run while the database runs it
+        (``Backend.fetch_together``)."""
+        backend = backends.of(conn)
+        c, args = self._bound(conn, backend, params)
+        pending = [a for a in ahead if a.rows is None]
+        if not pending and meanwhile is None:
+            return _processed(c, backend.fetch(conn, c.sql, args))
+        bound = [a.stmt._bound(conn, backend, a.params) for a in pending]
+        reads = [*((b.sql, p) for b, p in bound), (c.sql, args)]
+        got = backend.fetch_together(conn, reads, meanwhile)
+        for a, (b, _), rows in zip(pending, bound, got, strict=False):
+            a.rows = _processed(b, rows)
+        return _processed(c, got[-1])
 
     def scalar(self, conn: Connection, params: Mapping[str, Any]) -> Any:
         """The first column of the first row, or None."""
         rows = self.rows(conn, params)
         return rows[0][0] if rows else None
+
+
+def _processed(c: _Compiled, rows: list[Any]) -> list[Sequence[Any]]:
+    """``rows`` with the statement's result processors applied."""
+    if not c.results:
+        return rows
+    out: list[Sequence[Any]] = []
+    for row in rows:
+        fixed = list(row)
+        for i, proc in c.results:
+            fixed[i] = proc(fixed[i])  # type: ignore[misc]
+        out.append(fixed)
+    return out
+
+
+class Ahead:
+    """A read that goes to the database with the next statement run with it
+    (``Prepared.rows(..., ahead=[...])``), in that statement's round trip where
+    the backend sends statements together (``Backend.fetch_together``:
+    PostgreSQL's pipeline mode; elsewhere one after the other, this one first).
+    A search's clock read rides with its lexical leg: one round trip, not two.
+    ``rows`` stays None until it went out and came back; a statement that was
+    never run, or failed, leaves it None, and its caller then reads it alone."""
+
+    __slots__ = ("params", "rows", "stmt")
+
+    def __init__(self, stmt: Prepared, params: Mapping[str, Any]):
+        self.stmt = stmt
+        self.params = params
+        self.rows: list[Sequence[Any]] | None = None
 
 
 # the lengths a PreparedIn compiles its list at (a longer list runs in parts)
@@ -223,10 +268,12 @@ class ByShape:
         key: Hashable,
         build: Callable[[], Select[Any]],
         params: Mapping[str, Any],
+        ahead: Sequence[Ahead] = (),
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[Sequence[Any]]:
         found = self._by_key.get(key)
         if found is None:
             made = Prepared(build())
             with self._lock:
                 found = self._by_key.setdefault(key, made)
-        return found.rows(conn, params)
+        return found.rows(conn, params, ahead, meanwhile)

@@ -327,6 +327,24 @@ class Backend:
         return list(conn.exec_driver_sql(sql, params).fetchall())
 
     @classmethod
+    def fetch_together(
+        cls,
+        conn: Connection,
+        reads: Sequence[tuple[str, Any]],
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[list[Any]]:
+        """The rows of each of ``reads`` (``fetch``'s SQL and parameters), run in
+        their order: one after the other by default; in one round trip where the
+        database takes statements together (PostgreSQL's pipeline mode). A failing
+        one raises, as ``fetch`` would. ``meanwhile`` (client work that does not
+        use ``conn``) runs once: here after the reads; on PostgreSQL while the
+        server runs them."""
+        rows = [cls.fetch(conn, sql, params) for sql, params in reads]
+        if meanwhile is not None:
+            meanwhile()
+        return rows
+
+    @classmethod
     def json_text(cls, column: Any, path: Sequence[str]) -> Any:
         """The text at ``path`` (object keys) inside a JSON text ``column``:
         SQLite's ``json_extract`` by default (NULL where there is none)."""

@@ -81,16 +81,30 @@ def driver_sql(conn: Connection, stmt: Any) -> str:
     return hit[1]
 
 
-def send(conn: Connection, items: Sequence[Queued], *, commit: bool = False) -> list[Any]:
+def send(
+    conn: Connection,
+    items: Sequence[Queued],
+    *,
+    commit: bool = False,
+    meanwhile: Callable[[], None] | None = None,
+) -> list[Any]:
     """Run ``items`` (and then ``COMMIT`` when ``commit``) in one round trip; their
     cursors, in order, results read. Statements already on their way (``launch``)
     go first: ``items`` join their pipeline, whose results come back with theirs.
     A failing statement raises as it would have alone (the ones after it did not
-    run; the transaction is aborted)."""
+    run; the transaction is aborted). ``meanwhile`` runs once they are sent,
+    before their results are waited for (client work done while the server
+    runs them; it must not use ``conn``)."""
     import psycopg
 
     run = [*items, ("COMMIT", None, None)] if commit else list(items)
     block, sent, cursors, before = _sent_in_pipeline(conn, run)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException as exc:
+            block.__exit__(type(exc), exc, exc.__traceback__)
+            raise
     # one sync (``raw.commit()`` would add one of its own)
     try:
         block.__exit__(None, None, None)

@@ -404,13 +404,21 @@ def _lexical(
             # terms share one lexeme) holds for no row
             gate = [~func.coalesce(tsv.op("@@")(q_two), False), count_two < lex_n]
         other = recent(tsv.op("@@")(tsq("lex_match")), *gate).cte("other")
-        u: Any = other.c
-        several = func.ts_rank(u.tsv, q_any) > func.ts_rank(func.strip(u.tsv), q_any)
-        repeats = select(other).where(several).cte("repeats")
+        o: Any = other.c
+        # whether a row holds a query term at several positions, tested once per row
+        # (the repeats and the single-position rows both need it)
+        several = func.ts_rank(o.tsv, q_any) > func.ts_rank(func.strip(o.tsv), q_any)
+        flagged = select(other, several.label("several")).cte("flagged")
+        u: Any = flagged.c
+        row = [u.id, u.tsv, *[u[t] for t in ties]]
+        repeats = select(*row).where(u.several).cte("repeats")
         parts.append(select(repeats))
         held = count_two + select(func.count()).select_from(repeats).scalar_subquery()
         single = (
-            select(other).where(~several, held < lex_n).order_by(*[u[t] for t in ties]).limit(lex_n)
+            select(*row)
+            .where(~u.several, held < lex_n)
+            .order_by(*[u[t] for t in ties])
+            .limit(lex_n)
         )
         cand = union_all(*parts, single).subquery("cand")
         rank = func.ts_rank_cd(cand.c.tsv, q_any)
@@ -778,6 +786,40 @@ class PostgresBackend(Backend):
     @classmethod
     def sends_together(cls) -> bool:
         return pgpipeline.supported()
+
+    @classmethod
+    def fetch(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """On an autocommit connection (``statement_read``, ``point_read``: no
+        transaction to begin) through a driver cursor of its own, as
+        ``fetch_together`` sends its statements: the statement still passes
+        SQLAlchemy's cursor events and error handling, without the result
+        SQLAlchemy builds around a cursor (its column metadata: a fifth of a
+        search's fetch of the kept rows, 24 columns, cost more than reading them)."""
+        if not cls.statement_at_a_time(conn):
+            return super().fetch(conn, sql, params)
+        cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            conn._cursor_execute(cur, sql, params)
+            return cur.fetchall()
+        finally:
+            cur.close()
+
+    @classmethod
+    def fetch_together(
+        cls,
+        conn: Connection,
+        reads: Sequence[tuple[str, Any]],
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[list[Any]]:
+        """In one round trip (``pgpipeline.send``): each still a statement of its
+        own, run after the one before it (on a ``statement_read`` connection each
+        takes its own snapshot, as when sent one by one); ``meanwhile`` runs once
+        they are sent, while the server works, before their results are waited for."""
+        if (len(reads) < 2 and meanwhile is None) or not pgpipeline.supported():
+            return super().fetch_together(conn, reads, meanwhile)
+        items = [(sql, params, None) for sql, params in reads]
+        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile)
+        return [list(cur.fetchall()) for cur in cursors]
 
     @classmethod
     def deferring(cls, conn: Connection) -> AbstractContextManager[None]:

@@ -31,7 +31,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
 from .. import backends
-from ..prepared import Prepared, PreparedIn
+from ..prepared import Ahead, Prepared, PreparedIn
 from ..schema import episodes, txclock, vectors, versions
 from .querytime import words
 
@@ -614,10 +614,21 @@ class TenantMirror:
         )
         return conn.execute(stmt).partitions()
 
-    def sync(self, conn: Connection) -> None:
-        """Bring the mirror up to the database's latest transaction time."""
+    def clock_read(self) -> Ahead:
+        """The tenant's clock row as a read that can go ahead of another statement
+        (a search's lexical leg), for ``sync`` to start from."""
+        return Ahead(_CLOCK, {"tenant": self.tenant})
+
+    def sync(self, conn: Connection, clock: Ahead | None = None) -> None:
+        """Bring the mirror up to the database's latest transaction time: the clock
+        row ``clock`` read (``clock_read``), or else its own read of it. A row read
+        before another thread synced the mirror past it is read again."""
         with self.lock:
-            rows = _CLOCK.rows(conn, {"tenant": self.tenant})
+            rows = clock.rows if clock is not None else None
+            if rows is not None and rows and rows[0][0] is not None and rows[0][0] < self.last:
+                rows = None
+            if rows is None:
+                rows = _CLOCK.rows(conn, {"tenant": self.tenant})
             row = rows[0] if rows else None
             if row is None:  # the tenant was purged (or never written): nothing to mirror
                 if self.v.n or self.e.n:

@@ -13,9 +13,10 @@ import numpy as np
 from sqlalchemy import Connection, bindparam, select
 
 from .. import backends, reads
+from ..backends.base import Run
 from ..identity import fold
 from ..model import State
-from ..prepared import ByShape, ShapedTerms
+from ..prepared import Ahead, ByShape, ShapedTerms
 from ..schema import episodes, versions
 from ..scope import Scope
 from . import querytime
@@ -162,10 +163,19 @@ _LEXICAL = ByShape()
 
 
 def _lexical(
-    conn: Connection, tbl: Any, terms: Sequence[str], filters: ShapedTerms, n: int
+    conn: Connection,
+    tbl: Any,
+    terms: Sequence[str],
+    filters: ShapedTerms,
+    n: int,
+    ahead: Sequence[Ahead] = (),
+    meanwhile: Callable[[], None] | None = None,
 ) -> Ranking:
     """The database's text-index ranking (``Backend.lexical``: FTS5 bm25 on SQLite,
-    tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash."""
+    tsvector ``ts_rank_cd`` on PostgreSQL); ties by content hash. ``ahead``: reads
+    sent with the leg's statement, in its round trip (left unread when it runs none);
+    ``meanwhile``: client work done while the database runs it (not run when it
+    runs none; possibly called again when it runs several)."""
     if not terms:
         return []
     # ties: content hash, (time,) then id, which sorts in creation order
@@ -174,7 +184,10 @@ def _lexical(
         *([tbl.c.occurred_at] if "occurred_at" in tbl.c else []),
         tbl.c.id,
     ]
-    return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak, _LEXICAL.rows)
+    run: Run = _LEXICAL.rows
+    if ahead or meanwhile is not None:
+        run = functools.partial(_LEXICAL.rows, ahead=ahead, meanwhile=meanwhile)
+    return backends.of(conn).lexical(conn, tbl, terms, filters, n, tiebreak, run)
 
 
 def lexical_facts(
@@ -187,11 +200,13 @@ def lexical_facts(
     subject_prefix: str | None = None,
     predicates: Sequence[str] | None = None,
     subject_key: str | None = None,
+    ahead: Sequence[Ahead] = (),
+    meanwhile: Callable[[], None] | None = None,
 ) -> Ranking:
     filters = fact_leg_filters(
         scope, tf, subject_prefix=subject_prefix, predicates=predicates, subject_key=subject_key
     )
-    return _lexical(conn, versions, terms, filters, n)
+    return _lexical(conn, versions, terms, filters, n, ahead, meanwhile)
 
 
 def lexical_episodes(

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, select
@@ -16,7 +16,7 @@ from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
 from ..model import Episode, Fact, State, parse_states
-from ..prepared import PreparedIn
+from ..prepared import Ahead, PreparedIn
 from ..render import asks_about_past
 from ..schema import episodes as episodes_table
 from ..schema import sources as sources_table
@@ -120,6 +120,25 @@ def _window_leg(
     )
     votes = [(i, f.rrf) for (_, i), f in fused.items()]
     return sorted(votes, key=lambda x: (-x[1], x[0]))[:n]
+
+
+class _NoSQL:
+    """A connection refusing every use: what the mirror's legs get while the
+    lexical leg's statement holds the real one (``search``'s ``meanwhile``); a leg
+    that would read SQL then (vectors the mirror no longer keeps) raises, and is
+    ranked again after the sync."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("no SQL while the lexical leg's statement runs")
+
+
+_NO_SQL = cast(Connection, _NoSQL())
+
+
+def _mirror_state(mirror: TenantMirror) -> tuple[Any, ...]:
+    """What changes whenever a sync changes the mirror (rows brought, closes seen,
+    a reload): equal before and after a sync, the sync changed nothing."""
+    return (id(mirror.v), id(mirror.e), mirror.last, mirror.erased, mirror.v.n, mirror.e.n)
 
 
 class SearchFailed(ChronomemError, RuntimeError):
@@ -264,16 +283,6 @@ def search(
             skey = subject if exact else fold(subject)
         mirror = r.mirrors.get(scope.tenant)
 
-        mirror.sync(conn)  # once, before any leg: every leg sees the same state
-        # A kind the tenant holds no row of (as of the sync) has no leg to run: an
-        # episodes-only store spends nothing on the three fact legs. (On PostgreSQL a
-        # row committed after the sync is then not found, as if the search had run
-        # just before that commit.)
-        if mirror.v.n == 0:
-            wanted -= set(FACT_LEGS)
-        if mirror.e.n == 0:
-            wanted -= set(EPISODE_LEGS)
-
         # Where a failed statement aborts the transaction it runs in (PostgreSQL), the
         # SQL legs run in a savepoint each, so one failure stays one leg's; outside a
         # transaction (PostgreSQL's statement_read) a failed statement ends nothing
@@ -296,21 +305,33 @@ def search(
                 log.warning("search leg %s failed: %s", name, exc)
                 failed[name] = f"{type(exc).__name__}: {exc}"
 
+        def fact_lexical(
+            ahead: Sequence[Ahead] = (), meanwhile: Callable[[], None] | None = None
+        ) -> None:
+            run(
+                "fact_lexical",
+                HitKind.FACT,
+                lambda: legs.lexical_facts(
+                    conn,
+                    scope,
+                    askwords.fact_terms(terms),  # "occupation" also searches "job title"
+                    tf,
+                    n,
+                    subject_prefix=subject_prefix,
+                    predicates=preds,
+                    subject_key=skey,
+                    ahead=ahead,
+                    meanwhile=meanwhile,
+                ),
+            )
+
         def q() -> np.ndarray:
             nonlocal qvec
             if qvec is None:
                 qvec = embed_query_checked(r.embedder, query)
             return qvec
 
-        retracted_ids: list[str] = []
-        if State.RETRACTED in tf.states:
-            retracted_ids = list(
-                conn.execute(
-                    select(versions.c.id).where(
-                        reads.scope_visible(versions, scope), reads.retracted(kn)
-                    )
-                ).scalars()
-            )
+        retracted_ids: list[str] = []  # read after the sync, when retracted rows are wanted
         fmask: np.ndarray | None = None
 
         def mask_at(at: np.ndarray | None) -> np.ndarray:
@@ -331,20 +352,81 @@ def search(
                 fmask = mask_at(None)
             return fmask
 
-        run(
-            "fact_lexical",
-            HitKind.FACT,
-            lambda: legs.lexical_facts(
-                conn,
-                scope,
-                askwords.fact_terms(terms),  # "occupation" also searches "job title"
-                tf,
-                n,
-                subject_prefix=subject_prefix,
-                predicates=preds,
-                subject_key=skey,
-            ),
-        )
+        def fact_admits(at: np.ndarray) -> np.ndarray:
+            # the graph leg asks about the rows it reaches only: the mask at those,
+            # unless the whole one is built already (pgvector builds none)
+            if fmask is not None:
+                return fmask[at]
+            return mask_at(at)
+
+        def vector_ranking(c: Connection) -> list[tuple[str, float]]:
+            return legs.vector_leg(mirror.v, fact_mask(), q(), n, c)
+
+        def graph_ranking() -> list[tuple[str, float]]:
+            return legs.graph_leg(mirror, fact_admits, query, min(n, GRAPH_CAP))
+
+        # The mirror's fact legs, ranked while the database runs the lexical
+        # statement (``meanwhile``), from the mirror as its last sync left it: kept
+        # only if this search's sync then finds nothing new, so they ranked the
+        # state they would have ranked after it. Only legs that need no SQL (the
+        # connection is busy meanwhile): not with pgvector, nor once the mirror
+        # keeps no float32 vectors, nor when retracted rows are wanted (read after
+        # the sync).
+        ranked_ahead: dict[str, list[tuple[str, float]]] = {}
+        seen: tuple[Any, ...] | None = None
+
+        def meanwhile() -> None:
+            nonlocal seen
+            if seen is not None:  # (a backend running several statements calls again)
+                return
+            seen = _mirror_state(mirror)
+            try:
+                if "fact_vector" in wanted and not r.pgvector and mirror.v.floats.a is not None:
+                    ranked_ahead["fact_vector"] = vector_ranking(_NO_SQL)
+                if "entity_graph" in wanted:
+                    ranked_ahead["entity_graph"] = graph_ranking()
+            except Exception:  # ranked again after the sync, each in its error boundary
+                ranked_ahead.clear()
+
+        def ranked(name: str, rank: Callable[[], list[tuple[str, float]]]) -> Callable[[], Any]:
+            return lambda: ranked_ahead.pop(name) if name in ranked_ahead else rank()
+
+        # The fact lexical leg needs nothing from the mirror: where the tenant held
+        # facts at the mirror's last sync, it runs first, the sync's clock read sent
+        # ahead of its statement, in its round trip (``prepared.Ahead``; PostgreSQL's
+        # pipeline mode: one round trip, not two), the mirror's legs ranked meanwhile.
+        # It is the leg the sync would have run next, on rows committed by then or
+        # just after, as before.
+        clock = mirror.clock_read()
+        early = mirror.v.n > 0
+        if early:
+            fact_lexical([clock], meanwhile if State.RETRACTED not in tf.states else None)
+        mirror.sync(conn, clock)  # once, before any other leg: they see the same state
+        if seen is not None and _mirror_state(mirror) != seen:
+            ranked_ahead.clear()  # the sync brought rows: rank them again
+            fmask = None
+        # A kind the tenant holds no row of (as of the sync) has no leg to run: an
+        # episodes-only store spends nothing on the three fact legs. (On PostgreSQL a
+        # row committed after the sync is then not found, as if the search had run
+        # just before that commit.)
+        if mirror.v.n == 0:
+            wanted -= set(FACT_LEGS)
+            rankings.pop("fact_lexical", None)  # (erased since the last sync)
+            failed.pop("fact_lexical", None)
+        if mirror.e.n == 0:
+            wanted -= set(EPISODE_LEGS)
+        if not early:
+            fact_lexical()
+
+        if State.RETRACTED in tf.states:
+            retracted_ids = list(
+                conn.execute(
+                    select(versions.c.id).where(
+                        reads.scope_visible(versions, scope), reads.retracted(kn)
+                    )
+                ).scalars()
+            )
+
         if r.pgvector:
             run(
                 "fact_vector",
@@ -362,25 +444,8 @@ def search(
                 ),
             )
         else:
-            run(
-                "fact_vector",
-                HitKind.FACT,
-                lambda: legs.vector_leg(mirror.v, fact_mask(), q(), n, conn),
-            )
-
-        def fact_admits(at: np.ndarray) -> np.ndarray:
-            # the graph leg asks about the rows it reaches only: the mask at those,
-            # unless the whole one is built already (pgvector builds none)
-            if fmask is not None:
-                return fmask[at]
-            return mask_at(at)
-
-        run(
-            "entity_graph",
-            HitKind.FACT,
-            lambda: legs.graph_leg(mirror, fact_admits, query, min(n, GRAPH_CAP)),
-            sql=False,
-        )
+            run("fact_vector", HitKind.FACT, ranked("fact_vector", lambda: vector_ranking(conn)))
+        run("entity_graph", HitKind.FACT, ranked("entity_graph", graph_ranking), sql=False)
         run(
             "episode_lexical",
             HitKind.EPISODE,
