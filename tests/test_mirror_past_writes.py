@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import hypothesis.strategies as st
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from chronomem import Memory
 from chronomem.errors import TimeTravel
 
-from .conftest import ManualClock, drop_pg_schema, make_pg_schema, require_pg
+from .conftest import ManualClock
 
 SUBJECTS = ["ada", "bob", "cid", "dan"]
 CITIES = ["paris", "rome", "oslo", "kyiv", "lima"]
@@ -38,19 +35,6 @@ STEP = st.one_of(
     ),
     st.tuples(st.just("ask")),
 )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-        return
-    require_pg()
-    url, schema = make_pg_schema()
-    try:
-        yield url
-    finally:
-        drop_pg_schema(schema)
 
 
 def held(memory: Memory) -> list[tuple[str, int]]:
@@ -76,11 +60,11 @@ def found(memory: Memory) -> list[tuple[str, str]]:
 )
 # an import closing a version the reader holds, stamped at the reader's synced stamp
 @example([("now", "ada", "paris"), ("now", "bob", "rome"), ("ask",), ("past", "ada", "lima", 0)])
-def test_a_long_lived_mirror_holds_what_a_fresh_one_loads(store_url: str, steps) -> None:
+def test_a_long_lived_mirror_holds_what_a_fresh_one_loads(durable_url: str, steps) -> None:
     clock = ManualClock(tick=timedelta(seconds=1))
     tenant = uuid.uuid4().hex  # each example starts from an empty tenant of its own
-    writer = Memory(store_url, clock=clock, tenant=tenant)
-    reader = Memory(store_url, clock=clock, tenant=tenant)
+    writer = Memory(durable_url, clock=clock, tenant=tenant)
+    reader = Memory(durable_url, clock=clock, tenant=tenant)
     try:
         latest = None
         for step in steps:
@@ -94,7 +78,7 @@ def test_a_long_lived_mirror_holds_what_a_fresh_one_loads(store_url: str, steps)
             elif step[0] == "ask":
                 reader.search("lives in")
         got = found(reader)
-        fresh = Memory(store_url, clock=clock, tenant=tenant)
+        fresh = Memory(durable_url, clock=clock, tenant=tenant)
         try:
             assert got == found(fresh)
             assert held(reader) == held(fresh)
