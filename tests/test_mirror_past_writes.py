@@ -45,7 +45,8 @@ def held(memory: Memory) -> list[tuple[str, int]]:
 
 
 def found(memory: Memory) -> list[tuple[str, str]]:
-    return sorted((h.fact.id, h.fact.object) for h in memory.search("lives in", k=50))
+    """The facts a search finds (no episodes are searched: every hit is a fact)."""
+    return sorted((h.fact.id, h.fact.object) for h in memory.search("lives in", k=50) if h.fact)
 
 
 @settings(
