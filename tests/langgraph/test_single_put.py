@@ -1,9 +1,10 @@
-"""``store.put`` runs its one ``PutOp`` outside ``batch`` (``ChronomemStore._put``,
-issue #32: less Python per single put). It must store exactly what
-``store.batch([PutOp(...)])`` stores: two stores on their own databases, on
-clocks moved alike, take the same random puts (new keys, overwrites, deletes,
-TTLs, ``index=False`` and field lists), one through ``put`` and one through
-``batch``; every version each holds, in every state, and every read agree."""
+"""A batch of one ``PutOp`` (what ``store.put`` sends) runs outside the general
+path of ``_run`` (``ChronomemStore._put``, issue #32: less Python per single put).
+It must store exactly what the general path stores: two stores on their own
+databases, on clocks moved alike, take the same random puts (new keys, overwrites,
+deletes, TTLs, ``index=False`` and field lists), one through ``put`` and one in a
+batch the general path runs (the put beside a get of another item, which writes
+nothing); every version each holds, in every state, and every read agree."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langgraph.store.base import PutOp
+from langgraph.store.base import GetOp, PutOp
 
 from langgraph.store.chronomem import ChronomemStore
 
@@ -59,7 +60,7 @@ def _open(clock: ManualClock) -> ChronomemStore:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(puts=PUTS)
-def test_put_stores_what_a_batch_of_one_put_stores(puts: list[Any]) -> None:
+def test_put_stores_what_the_general_path_stores(puts: list[Any]) -> None:
     clocks = ManualClock(), ManualClock()
     single, batched = _open(clocks[0]), _open(clocks[1])
     try:
@@ -67,7 +68,12 @@ def test_put_stores_what_a_batch_of_one_put_stores(puts: list[Any]) -> None:
             for c in clocks:
                 c.advance(seconds=wait)
             single.put(ns, key, value, index, ttl=ttl)
-            batched.batch([PutOp(ns, key, value, index=index, ttl=ttl)])
+            batched.batch(
+                [
+                    PutOp(ns, key, value, index=index, ttl=ttl),
+                    GetOp(("elsewhere",), "none", refresh_ttl=False),
+                ]
+            )
         assert _stored(single) == _stored(batched)
         for ns in NAMESPACES:
             for key in ("k1", "k2", "k3"):

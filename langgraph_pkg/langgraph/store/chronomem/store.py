@@ -14,17 +14,15 @@ import weakref
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
-    NOT_PROVIDED,
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
-    NotProvided,
     Op,
     PutOp,
     Result,
@@ -33,8 +31,6 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 from langgraph.store.base import _ensure_refresh as ensure_refresh
-from langgraph.store.base import _ensure_ttl as ensure_ttl
-from langgraph.store.base import _validate_namespace as validate_namespace
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
@@ -386,32 +382,10 @@ class ChronomemStore(BaseStore):
         ctx = self._context()
         return self._get(op, None) if ctx is None else self._batch([op], ctx)[0]  # type: ignore[return-value]
 
-    def put(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: Mapping[str, Any],
-        index: Literal[False] | list[str] | None = None,
-        *,
-        ttl: float | NotProvided | None = NOT_PROVIDED,
-    ) -> None:
-        """``BaseStore.put``: its one ``PutOp`` (built and checked as ``BaseStore``
-        builds it) run as ``batch`` runs it, straight through ``_put`` unless the
-        run's context is needed (as ``get``)."""
-        validate_namespace(namespace)
-        if ttl not in (NOT_PROVIDED, None) and not self.supports_ttl:
-            raise NotImplementedError(f"TTL is not supported by {type(self).__name__}")
-        op = PutOp(namespace, str(key), value, index=index, ttl=ensure_ttl(self.ttl_config, ttl))
-        ctx = self._context()
-        if ctx is None:
-            self._put(op)
-        else:
-            self._batch([op], ctx)
-
     def _put(self, op: PutOp) -> None:
         """A batch of one put (what ``store.put`` sends), outside a run that needs its
-        context: ``_run`` without the batch's bookkeeping. The same validation, the
-        same point read of the item, the same plan and write (``_write``)."""
+        context: the same validation, point read of the item, plan and write
+        (``_write``) as the general path of ``_run``, without its bookkeeping."""
         puts = self._prepare([op])  # checks and encodes it; a view raises ReadOnlyView
         subject = puts[0].subject
         self._write(puts, {subject: self._reader().item(subject)}, {})
@@ -425,6 +399,9 @@ class ChronomemStore(BaseStore):
     def _run(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         if len(ops) == 1 and type(ops[0]) is GetOp:
             return [self._get(ops[0], ctx)]
+        if len(ops) == 1 and type(ops[0]) is PutOp and ctx is None:  # what store.put sends
+            self._put(ops[0])
+            return [None]
         if len(ops) == 1 and type(ops[0]) is ListNamespacesOp:  # what list_namespaces sends
             self._prepare(ops)
             return [self._namespaces(ops[0], self._reader(ctx))]
