@@ -322,7 +322,6 @@ def _kept(
         if not isinstance(v, SlotVersion):
             vid, fid, okey, start, end = kept_of(v)
         else:
-            assert isinstance(v, SlotVersion)
             vid, fid, okey, start, end = v.id, v.fact_id, v.object_key, v.valid_from, v.valid_to
         if (
             okey == key

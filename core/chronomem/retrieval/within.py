@@ -546,7 +546,6 @@ def _search(
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
     valid_at = tf.valid_at
-    lives: dict[str, float | None] = {}  # predicate -> half-life, one ``half`` call each
     for f in fused:
         row = by_id[f.id]
         tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
@@ -557,11 +556,7 @@ def _search(
         if window is not None:
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             inside = in_window(start, end, window, False)
-        predicate = row["predicate"]
-        life = (
-            lives[predicate] if predicate in lives else lives.setdefault(predicate, half(predicate))
-        )
-        finish(f, recency(valid_at - start, life), tiebreak, inside)
+        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
     # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
     ordered = sorted(
         [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]
