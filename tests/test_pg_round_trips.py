@@ -30,10 +30,17 @@ from .statements import counting
 
 class Wire:
     """libpq's trace of every connection of a store's pool: the round trips of
-    a call are the turns from frontend messages to backend messages (a
-    pipeline's statements go out together and their results come back
-    together: one turn), not counting the pool's pre-ping (an empty query
-    each checkout, the pool's and not the write's)."""
+    a call are the times the client waits for the server, counted from the
+    frontend messages that end a wait's request: a ``Sync`` (a pipeline's
+    statements go out together, end with one, and their results come back
+    together: one round trip), a simple ``Query``, or a ``Flush`` that asks for
+    a pipeline's results without a sync. Not counted: the pool's pre-ping (an
+    empty query each checkout, the pool's and not the call's), and the
+    ``Flush`` psycopg sends right behind a ``Sync`` (the same wait). Results a
+    server sends before a sync (its output buffer full) and the client reads
+    while still sending are no wait of their own: counting the turns from
+    frontend to backend messages instead counted such a read as one, and made
+    the counts depend on timing."""
 
     def __init__(self, memory: Memory) -> None:
         import psycopg
@@ -66,21 +73,53 @@ class Wire:
         with open(self.path, "rb") as f:
             f.seek(start)
             lines = f.read().decode("utf-8", "replace").splitlines()
-        turns, last, ping = 0, "", False
+        waits, previous = 0, ""
         for line in lines:
             side, _, rest = line.partition("\t")
-            if side not in ("F", "B"):
+            if side != "F":
                 continue
-            if side == "F":
-                ping = rest.split("\t")[1:3] == ["Query", ' ";"']
-            elif last == "F" and not ping:
-                turns += 1
-            last = side
-        return turns
+            message = rest.split("\t")[1:3]
+            kind = message[0] if message else ""
+            ping = message == ["Query", ' ";"']
+            waits += kind == "Sync" or (kind == "Query" and not ping)
+            waits += kind == "Flush" and previous != "Sync"
+            previous = kind
+        return waits
 
     def close(self) -> None:
         os.close(self.fd)
         os.unlink(self.path)
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_results_read_while_the_client_still_sends_are_no_round_trip(pg_memory: Memory) -> None:
+    """A pipeline's first statement returns more than the server's output buffer
+    holds, so the server sends it before the sync; the client, slowed before the
+    second statement, reads those results while it still sends. It never waited:
+    one round trip, whatever the timing (the count by turns from frontend to
+    backend messages said two here, as it did now and then under load)."""
+    big = "SELECT repeat('x', 65536) FROM generate_series(1, 4)"
+    late = "SELECT 2"
+
+    def slow(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement == late:
+            time.sleep(0.3)  # the first statement's rows are in the socket by now
+
+    wire = Wire(pg_memory)
+    event.listen(pg_memory.backend.engine, "before_cursor_execute", slow)
+    try:
+        with pg_memory.backend.statement_read() as conn:
+            conn.exec_driver_sql("SELECT 1")  # the pool's checkout and ping are behind us
+            rows: list[Any] = []
+
+            def both() -> None:
+                rows.extend(pg_memory.backend.fetch_together(conn, [(big, None), (late, None)]))
+
+            assert wire.round_trips(both) == 1
+        assert [len(r) for r in rows] == [4, 1] and rows[1][0][0] == 2
+    finally:
+        event.remove(pg_memory.backend.engine, "before_cursor_execute", slow)
+        wire.close()
 
 
 @pytest.fixture
