@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 from collections.abc import Awaitable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,27 @@ def _run(coro: Awaitable[Any]) -> Any:
         return asyncio.run(main())
     with cf.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def _as_matrix(vectors: Any, n: int, dim: int) -> np.ndarray:
+    """``np.asarray(vectors, dtype=np.float32)``. A list of ``n`` lists of ``dim``
+    numbers (what ``embed_documents`` returns) is read in one pass over them all:
+    the same float32 of each number, without the nested lists' shape discovery
+    (``asarray`` took longer than embedding a hashing batch)."""
+    if (
+        type(vectors) is list
+        and len(vectors) == n
+        and n
+        and all(type(v) is list for v in vectors)
+        and set(map(len, vectors)) == {dim}
+    ):
+        try:
+            flat = np.fromiter(chain.from_iterable(vectors), np.float32, n * dim)
+        except (TypeError, ValueError):
+            pass  # not all numbers: asarray says why
+        else:
+            return flat.reshape(n, dim)
+    return np.asarray(vectors, dtype=np.float32)
 
 
 class LangChainEmbedder:
@@ -62,7 +84,7 @@ class LangChainEmbedder:
             vectors = _run(self.embeddings.aembed_documents(items))
         else:
             vectors = self.embeddings.embed_documents(items)
-        arr = np.asarray(vectors, dtype=np.float32)
+        arr = _as_matrix(vectors, len(items), self.dim)
         if arr.shape != (len(items), self.dim):
             raise InvalidInput(
                 f"embeddings returned shape {arr.shape}, expected {(len(items), self.dim)} "
