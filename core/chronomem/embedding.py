@@ -7,8 +7,11 @@ with unit-length rows (cosine similarity is then a dot product)."""
 from __future__ import annotations
 
 import re
+import threading
 import zlib
 from collections.abc import Sequence
+from itertools import chain
+from operator import methodcaller
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -46,7 +49,13 @@ class HashingEmbedder:
 
     Deterministic across processes and machines (CRC32, not Python's salted
     ``hash``), numpy only, no model. It captures lexical overlap and some
-    morphology (``lives``/``lived`` share trigrams), not meaning."""
+    morphology (``lives``/``lived`` share trigrams), not meaning.
+
+    ``embed`` does no Python work per word: a word's features are hashed once
+    into one flat table (``_word_ids`` gives its span), a batch gathers every
+    word's span with array arithmetic and adds them in one ``np.add.at``, in the
+    order a word-by-word sum would (text, word, feature), so each float32 sum
+    rounds the same."""
 
     def __init__(self, dim: int = 256, trigram_weight: float = 0.35):
         if not isinstance(dim, int) or dim < 8:
@@ -54,12 +63,32 @@ class HashingEmbedder:
         self.dim = dim
         self.trigram_weight = trigram_weight
         self.name = f"hashing-v1-{dim}"
-        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()
+        self._reset()
+
+    _TABLE = ("_lock", "_word_ids", "_start", "_size", "_idx", "_val", "_used")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the word table behind (and its lock)."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._TABLE}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        # word -> its number; its features are _idx/_val[_start[n] : _start[n] + _size[n]]
+        self._word_ids: dict[str, int] = {}
+        self._start = np.zeros(1024, dtype=np.int64)
+        self._size = np.zeros(1024, dtype=np.int64)
+        self._idx = np.zeros(8192, dtype=np.int64)
+        self._val = np.zeros(8192, dtype=np.float32)
+        self._used = 0  # filled length of _idx/_val
 
     def _features(self, word: str) -> tuple[np.ndarray, np.ndarray]:
-        hit = self._cache.get(word)
-        if hit is not None:
-            return hit
+        """The word's feature buckets and signed weights: the word itself (weight 1)
+        and, for words over three characters, each trigram of ``<word>``."""
         feats = [word]
         weights = [1.0]
         padded = f"<{word}>"
@@ -73,17 +102,90 @@ class HashingEmbedder:
             h = zlib.crc32(f.encode("utf-8", "surrogatepass"))
             idx[j] = h % self.dim
             val[j] = w if (h >> 31) & 1 == 0 else -w
-        if len(self._cache) < 200_000:
-            self._cache[word] = (idx, val)
         return idx, val
 
+    def _learn(self, words: Sequence[str]) -> None:
+        """Adds new words' features to the table."""
+        feats = [self._features(w) for w in words]
+        first = len(self._word_ids)
+        need = first + len(words)
+        if need > len(self._start):
+            grow = max(need, 2 * len(self._start))
+            self._start = np.resize(self._start, grow)
+            self._size = np.resize(self._size, grow)
+        total = self._used + sum(len(i) for i, _ in feats)
+        if total > len(self._idx):
+            grow = max(total, 2 * len(self._idx))
+            self._idx = np.resize(self._idx, grow)
+            self._val = np.resize(self._val, grow)
+        at = self._used
+        for n, (w, (idx, val)) in enumerate(zip(words, feats, strict=True), start=first):
+            self._word_ids[w] = n
+            self._start[n] = at
+            self._size[n] = len(idx)
+            self._idx[at : at + len(idx)] = idx
+            self._val[at : at + len(idx)] = val
+            at += len(idx)
+        self._used = at
+
+    def _ids(self, words: list[str]) -> np.ndarray:
+        """The words' numbers in the table, new words learned first (the table is
+        emptied before it would pass ``_MAX_WORDS`` words: the batch's own words
+        are always in it)."""
+        try:
+            return np.fromiter(map(self._word_ids.__getitem__, words), np.int64, len(words))
+        except KeyError:
+            pass
+        new = [w for w in dict.fromkeys(words) if w not in self._word_ids]
+        if len(self._word_ids) + len(new) > _MAX_WORDS:
+            self._reset()
+            new = list(dict.fromkeys(words))
+        self._learn(new)
+        return np.fromiter(map(self._word_ids.__getitem__, words), np.int64, len(words))
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in _WORD.findall(text.casefold()):
-                idx, val = self._features(word)
-                np.add.at(out[row], idx, val)
+        n = len(texts)
+        dim = self.dim
+        out = np.zeros((n, dim), dtype=np.float32)
+        per_text = _words(texts)
+        words = list(chain.from_iterable(per_text))
+        if not words:
+            return normalize_rows(out)
+        with self._lock:  # another thread's words may grow or empty the table
+            wid = self._ids(words)
+            start = self._start[wid]
+            size = self._size[wid]
+            # every word's features in order (start, start + 1, ..., word after word)
+            ends = np.cumsum(size)
+            pos = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(start - (ends - size), size)
+            idx = self._idx[pos]
+            val = self._val[pos]
+        row_of_word = np.repeat(
+            np.arange(0, n * dim, dim, dtype=np.int64),
+            np.fromiter(map(len, per_text), dtype=np.int64, count=n),
+        )
+        idx += np.repeat(row_of_word, size)
+        np.add.at(out.reshape(-1), idx, val)
         return normalize_rows(out)
+
+
+# how many words' features a HashingEmbedder keeps
+_MAX_WORDS = 200_000
+
+# ASCII characters outside the regex's word class, but NUL, each to a space: an ASCII
+# text's word runs are then its whitespace-separated pieces
+_SPACES = {c: " " for c in range(1, 128) if not _WORD.fullmatch(chr(c))}
+_casefold = methodcaller("casefold")
+
+
+def _words(texts: Sequence[str]) -> list[list[str]]:
+    """Each text's word runs (``_WORD``), casefolded. ASCII texts go through one
+    ``lower``, ``translate`` and ``split`` of them all (joined by NULs, to cut them
+    apart again); other texts, or texts holding a NUL, through the regex."""
+    joined = "\x00".join(texts)
+    if joined.isascii() and joined.count("\x00") == len(texts) - 1:
+        return [t.split() for t in joined.lower().translate(_SPACES).split("\x00")]
+    return list(map(_WORD.findall, map(_casefold, texts)))
 
 
 class SentenceTransformerEmbedder:
