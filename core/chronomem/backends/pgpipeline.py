@@ -23,6 +23,11 @@ version insert, vector insert, ``COMMIT``). Three things here cut that to two
   on the ordinary path are queued too, and go with the slots' load.
 * ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
   with the first statements instead of alone.
+* ``send`` with ``meanwhile`` (a search's clock read and lexical leg, the client
+  ranking the mirror meanwhile) sends the pipeline's sync before that work, not at
+  its exit: the server keeps a pipeline's results until the sync, so a sync sent
+  after the work woke a server long done (``_sync_now``, ``_close_synced``; with
+  a psycopg lacking the pipeline's parts they use, the sync goes at the exit).
 * ``launch``: a batch's closes and version insert are sent as soon as they are
   queued, in a pipeline left open (no sync, nothing waited for), so the server
   inserts while the client embeds the batch; the pipeline's results come back
