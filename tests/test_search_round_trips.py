@@ -6,6 +6,7 @@ without a savepoint around each leg. A leg whose SQL fails still fails alone."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -207,3 +208,87 @@ def test_a_warm_search_builds_no_sqlalchemy_result(
     monkeypatch.setattr(cursor.CursorResult, "__init__", counted)
     hits = filled.search("where does user5 live city5", k=10)
     assert hits and built == []
+
+
+def _frontend_messages(wire: Wire, start: int) -> list[str]:
+    """The frontend messages traced since ``start`` (the trace file's offset), by
+    name, in order; the tracing goes on."""
+    for c in wire.conns:
+        c.untrace()  # flushes the trace so far
+    with open(wire.path, "rb") as f:
+        f.seek(start)
+        lines = f.read().decode("utf-8", "replace").splitlines()
+    for c in wire.conns:
+        wire._on(c)
+    return [ln.split("\t")[2] for ln in lines if ln.startswith("F\t") and ln.count("\t") >= 2]
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_the_lexical_round_trip_is_synced_before_the_client_works(
+    filled: Memory, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server keeps a pipeline's results until its sync: the clock read and
+    the lexical leg's statement go out with theirs before the mirror's legs rank
+    (``meanwhile``), not after, so the results leave while the client works
+    instead of one more wake-up and turn later. And no second sync follows (the
+    pipeline's exit would send one and wait for it): a search sends as many as
+    it has round trips. Counted on the wire (libpq's trace)."""
+    wire = Wire(filled)
+    try:
+        filled.search("where does user3 live city3")  # the mirror's first sync
+        os.fsync(wire.fd)
+        start = os.lseek(wire.fd, 0, os.SEEK_END)
+        before: list[list[str]] = []
+        real = pgpipeline.send
+
+        def send(conn: Any, items: Any, **kw: Any) -> Any:
+            work = kw.get("meanwhile")
+            if work is not None:
+
+                def probe() -> None:
+                    before.append(_frontend_messages(wire, start))
+                    work()
+
+                kw["meanwhile"] = probe
+            return real(conn, items, **kw)
+
+        monkeypatch.setattr(pgpipeline, "send", send)
+        hits = filled.search("where does user5 live city5", k=10)
+        assert hits
+        monkeypatch.setattr(pgpipeline, "send", real)
+        sent = _frontend_messages(wire, start)
+    finally:
+        wire.close()
+    assert len(before) == 1  # the lexical leg's round trip, with the clock read
+    assert before[0].count("Execute") == 2 and before[0][-1] == "Sync", before[0]
+    assert sent.count("Sync") == (3 if backend == "pgvector" else 2), sent
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_statements_synced_early_fail_as_before(filled: Memory) -> None:
+    """A statement failing in a pipeline synced before ``meanwhile`` (the sync is
+    on the wire when it runs): SQLAlchemy's error naming it, ``meanwhile`` still
+    run, the connection usable after."""
+    from sqlalchemy.exc import DBAPIError
+
+    db = type(filled.backend)
+    wire = Wire(filled)
+    try:
+        filled.search("where does user3 live city3")
+        os.fsync(wire.fd)
+        start = os.lseek(wire.fd, 0, os.SEEK_END)
+        before: list[list[str]] = []
+        with filled.backend.statement_read() as conn:
+            with pytest.raises(DBAPIError, match="division by zero") as err:
+                db.fetch_together(
+                    conn,
+                    [("SELECT 1", {}), ("SELECT 1 / 0", {})],
+                    meanwhile=lambda: before.append(_frontend_messages(wire, start)),
+                )
+            assert "1 / 0" in str(err.value.statement)
+            assert len(before) == 1 and before[0][-1] == "Sync", before
+            two = db.fetch_together(conn, [("SELECT 2", {}), ("SELECT 3", {})], lambda: None)
+            assert two == [[(2,)], [(3,)]]
+            assert db.fetch(conn, "SELECT 4", {}) == [(4,)]
+    finally:
+        wire.close()

@@ -23,6 +23,11 @@ version insert, vector insert, ``COMMIT``). Three things here cut that to two
   on the ordinary path are queued too, and go with the slots' load.
 * ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
   with the first statements instead of alone.
+* ``send`` with ``meanwhile`` (a search's clock read and lexical leg, the client
+  ranking the mirror meanwhile) sends the pipeline's sync before that work, not at
+  its exit: the server keeps a pipeline's results until the sync, so a sync sent
+  after the work woke a server long done (``_sync_now``, ``_close_synced``; with
+  a psycopg lacking the pipeline's parts they use, the sync goes at the exit).
 * ``launch``: a batch's closes and version insert are sent as soon as they are
   queued, in a pipeline left open (no sync, nothing waited for), so the server
   inserts while the client embeds the batch; the pipeline's results come back
@@ -98,22 +103,93 @@ def send(
     import psycopg
 
     run = [*items, ("COMMIT", None, None)] if commit else list(items)
+    fresh = _LAUNCHED not in conn.info
     block, sent, cursors, before = _sent_in_pipeline(conn, run)
+    synced = None
     if meanwhile is not None:
         try:
+            if fresh:
+                synced = _sync_now(conn)
             meanwhile()
         except BaseException as exc:
             block.__exit__(type(exc), exc, exc.__traceback__)
+            if isinstance(exc, psycopg.Error):
+                _raise_failed(conn, exc, sent, cursors)
             raise
     # one sync (``raw.commit()`` would add one of its own)
     try:
-        block.__exit__(None, None, None)
+        if synced is not None:
+            _close_synced(conn, synced, block)
+        else:
+            block.__exit__(None, None, None)
     except psycopg.Error as exc:
         _raise_failed(conn, exc, sent, cursors)
     for (_, _, check), cur in zip(sent, cursors, strict=False):
         if check is not None:
             check(cur)
     return cursors[before : before + len(items)]
+
+
+@functools.cache
+def _early_sync() -> bool:
+    """Whether psycopg's pipeline has the parts ``_sync_now`` and ``_close_synced``
+    use (its own ``sync()`` is made of them): otherwise the sync goes at the end."""
+    import inspect
+
+    import psycopg
+
+    p = psycopg.Pipeline
+    parts = ("_enqueue_sync", "_communicate_gen", "_fetch_gen", "_exit_gen", "level")
+    if not all(hasattr(p, n) for n in parts[:-1]):
+        return False
+    return "flush" in inspect.signature(p._fetch_gen).parameters
+
+
+def _sync_now(conn: Connection) -> Any:
+    """Send the pipeline's sync now, after its statements and before ``meanwhile``;
+    the pipeline (None where psycopg lacks the parts, or in a nested pipeline:
+    the sync then goes at the end, as before).
+
+    The server holds a pipeline's results in its output buffer until the sync
+    (or a flush) arrives. Sent at the end, after ``meanwhile``, the sync found the
+    server done and asleep: the results then waited for its wake-up and one more
+    turn on the wire, after the client's work instead of during it. Sent now, the
+    results leave as the server finishes them and are read after ``meanwhile``.
+    The statements and their grouping are the same (they precede the one sync)."""
+    if not _early_sync():
+        return None
+    raw: Any = conn.connection.driver_connection
+    pipeline = raw._pipeline
+    if pipeline is None or pipeline.level != 1:
+        return None
+    pipeline._enqueue_sync()
+    raw.wait(pipeline._communicate_gen())
+    return pipeline
+
+
+def _no_sync() -> Iterator[None]:
+    """A pipeline's exit with nothing left to send or read (``_close_synced``)."""
+    yield from ()
+
+
+def _close_synced(conn: Connection, pipeline: Any, block: Any) -> None:
+    """Read the results of a pipeline ``_sync_now`` synced, then leave pipeline
+    mode without a second sync (psycopg's exit sends one and waits for it: the
+    turn on the wire the early sync saves). On an error the exit is psycopg's."""
+    raw: Any = conn.connection.driver_connection
+    try:
+        raw.wait(pipeline._fetch_gen(flush=False))
+    except BaseException as exc:
+        block.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    if pipeline.result_queue:  # not all read (cannot happen after the sync): psycopg's exit
+        block.__exit__(None, None, None)
+        return
+    pipeline._exit_gen = _no_sync
+    try:
+        block.__exit__(None, None, None)
+    finally:
+        del pipeline._exit_gen
 
 
 def _sent_in_pipeline(
