@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import Select, bindparam, literal, literal_column, select
+from sqlalchemy import Select, and_, bindparam, false, literal, literal_column, or_, select
 
 from . import backends, reads
 from .backends import Backend
@@ -77,6 +77,59 @@ def _statements(
 _BUILT: dict[tuple[str, tuple[bool, bool, bool], str], tuple[Select[Any], Select[Any]]] = {}
 
 
+def _past_statements(
+    backend: type[Backend], levels: tuple[bool, bool, bool], name: str
+) -> tuple[Select[Any], Select[Any]]:
+    """``_statements`` as believed at ``known_at``: the page walks ``history_order``'s
+    index (every version of the predicate, schema v14) with the temporal filter
+    (recorded by then, closed after it, valid at ``valid_at``); the probe looks for
+    a version believed then whose key is no such instant."""
+    cache_key = (backend.name, levels, name)
+    if cache_key in _PAST:
+        return _PAST[cache_key]
+    predicate, path = INSTANT_ORDERS[name]
+    c = versions.c
+    key = instant_key(backend, c.metadata, path)
+    named = c.predicate == literal_column(f"'{predicate}'")
+    held = backend.partial_index_term(c.predicate, predicate)
+    terms = (named,) if held.compare(named) else (named, held)
+    t: Any = bindparam("known_at")
+    # ``+ 0`` (as ``reads.known``): no planner walks the recorded_at or superseded_at
+    # index, out of the page's order, instead
+    believed = and_(
+        (c.recorded_at + 0) <= t, or_(c.superseded_at.is_(None), (c.superseded_at + 0) > t)
+    )
+    page = (
+        select(*reads._READ_COLUMNS, false().label("_r"))  # believed then: not retracted by then
+        .where(
+            reads.scope_bound(versions, levels),
+            *terms,
+            believed,
+            reads.in_states(LIVE, bindparam("valid_at")),
+        )
+        .order_by(
+            key.desc(),
+            SubjectHead(c.subject_key).desc(),
+            _CodePoints(c.subject_key).desc(),
+            c.valid_from,
+            c.object_key,
+            c.id,
+        )
+        .limit(bindparam("limit"))
+        .offset(bindparam("offset"))
+    )
+    unshaped = (
+        select(literal(1))
+        .where(c.tenant == bindparam("tenant"), *terms, key.is_(None), believed)
+        .limit(1)
+    )
+    _PAST[cache_key] = page, unshaped
+    return page, unshaped
+
+
+_PAST: dict[tuple[str, tuple[bool, bool, bool], str], tuple[Select[Any], Select[Any]]] = {}
+
+
 def newest_by_instant(
     engine: Engine,
     scope: Scope,
@@ -86,11 +139,13 @@ def newest_by_instant(
     limit: int,
     offset: int,
     where: Callable[[Mapping[str, Any]], bool] | None = None,
+    known_at: int | None = None,
 ) -> list[Fact] | None:
-    """``Memory.newest_by_instant`` (see there) at a resolved valid instant, in one
-    read transaction: the probe, then pages of the index (doubling while ``where``
-    drops rows), then the page's sources. None when no index orders ``predicate``
-    by ``key`` or a current version of it in the tenant has no such instant."""
+    """``Memory.newest_by_instant`` (see there) at resolved instants, in one read
+    transaction: the probe, then pages of the index (doubling while ``where`` drops
+    rows; as believed at ``known_at``, the index of every version: ``_past_statements``),
+    then the page's sources. None when no index orders ``predicate`` by ``key`` or
+    a version of it in the tenant believed then has no such instant."""
     name = index_for(predicate, key)
     if name is None:
         return None
@@ -101,9 +156,16 @@ def newest_by_instant(
     want = offset + limit
     kept: list[Any] = []  # row mappings
     with engine.backend.read() as conn:
-        page, unshaped = _statements(backends.of(conn), levels, name)
-        if conn.execute(unshaped, {"tenant": scope.tenant}).first() is not None:
-            return None
+        backend = backends.of(conn)
+        if known_at is None:
+            page, unshaped = _statements(backend, levels, name)
+            if conn.execute(unshaped, {"tenant": scope.tenant}).first() is not None:
+                return None
+        else:
+            params["known_at"] = known_at
+            page, probe = _past_statements(backend, levels, name)
+            if conn.execute(probe, {"tenant": scope.tenant, "known_at": known_at}).first():
+                return None
         skip, n = (0, want) if where is not None else (offset, limit)
         while True:
             rows = [r._mapping for r in conn.execute(page, {**params, "limit": n, "offset": skip})]

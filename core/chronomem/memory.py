@@ -461,6 +461,9 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         limit: int,
         offset: int = 0,
         where: Callable[[Mapping[str, Any]], bool] | None = None,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
     ) -> list[Fact] | None:
         """A page of the live facts of one predicate (a stored name, as given) in this
         scope (and the scopes enclosing it) now, the instant at ``key`` in their
@@ -470,18 +473,23 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         ``schema.INSTANT_ORDERS`` holds for that predicate and key, backwards: the rows
         read follow the page (and what ``where`` drops), not the store. None, for the
         caller to read and sort the facts itself, when no index orders them so, when a
-        current version of the predicate in the tenant holds at ``key`` no UTC instant
-        as ``datetime.isoformat`` writes it (``Backend.utc_iso_text``), or with the
-        served-read log on (a ``facts`` read is logged instead)."""
+        version of the predicate in the tenant believed at ``known_at`` holds at ``key``
+        no UTC instant as ``datetime.isoformat`` writes it (``Backend.utc_iso_text``),
+        or with the served-read log on (a ``facts`` read is logged instead).
+
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far; a
+            past one merges the walk with one of the closed versions' index, schema v14)
+        :param as_of: sets both instants (combines with neither)"""
         self._check_open()
         n, skip = fact_store.check_limit(limit), fact_store.check_limit(offset)
         if n is None or skip is None:
             raise InvalidType("limit and offset must be ints")
         if self._engine.read_log:
             return None
-        v, _ = self._engine.times(None, None, None)
+        v, k = self._engine.times(valid_at, known_at, as_of)
         return instant_order.newest_by_instant(
-            self._engine, self.scope, v, predicate, key, n, skip, where
+            self._engine, self.scope, v, predicate, key, n, skip, where, k
         )
 
     def count_facts(

@@ -228,6 +228,13 @@ INSTANT_ORDERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def history_order(name: str) -> str:
+    """The index holding *every* version of an ``INSTANT_ORDERS`` entry's predicate,
+    closed ones too, in the same order (schema v14): an ``as_of`` page walks it
+    (``instant_order``), since a version closed after the instant was believed then."""
+    return f"{name}_history"
+
+
 def instant_key(backend: type[Backend], metadata: Any, path: Sequence[str]) -> Any:
     """The text at ``path`` in a version's ``metadata`` column when it is an instant written as
     ``YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`` (``datetime.isoformat`` of a UTC instant,
@@ -335,7 +342,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -549,6 +556,28 @@ def _v13(conn: Connection, backend: type[Backend]) -> None:
         )
 
 
+def _v14(conn: Connection, backend: type[Backend]) -> None:
+    """An ``as_of`` page of one predicate ordered by an instant in its metadata reads
+    that page too (issue #32, a past view's ``list_records``): beside each
+    ``INSTANT_ORDERS`` index (the current versions), the same key over every version
+    of that predicate (``history_order``), closed ones too, walked with the
+    temporal filter. (A merge of two walks, the current versions' index and one of
+    the closed versions, was tried: PostgreSQL sorted every version instead.)"""
+    for name, (predicate, path) in INSTANT_ORDERS.items():
+        key, head, held = (
+            e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            for e in (
+                instant_key(backend, column("metadata"), path),
+                SubjectHead(column("subject_key")),
+                backend.partial_index_term(column("predicate"), predicate),
+            )
+        )
+        conn.exec_driver_sql(
+            f"CREATE INDEX IF NOT EXISTS {history_order(name)} ON cm_versions "
+            f"(tenant, predicate, ({key}), ({head})) WHERE {held}"
+        )
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -563,6 +592,7 @@ MIGRATIONS: dict[int, Migration] = {
     11: _v11,
     12: _v12,
     13: _v13,
+    14: _v14,
 }
 
 

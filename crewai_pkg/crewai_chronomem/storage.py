@@ -511,12 +511,13 @@ class ChronomemStorage:
     ) -> list[MemoryRecord]:
         """A page of the current records, newest ``created_at`` first (ties: the
         record id, descending), a ``MemoryRecord`` built for the page's records only.
-        In the present, read through the store's index of the records by
-        ``created_at`` (``Memory.newest_by_instant``): the rows read follow the page
-        (and, under ``scope_prefix``, the records outside it walked past), not the
-        store. An ``as_of`` view, or a store holding a current record whose
-        ``created_at`` this storage did not write, reads and sorts every current
-        record (``_newest_created``)."""
+        Read through the store's index of the records by ``created_at``
+        (``Memory.newest_by_instant``; an ``as_of`` view merges it with the index of
+        the closed versions): the rows read follow the page (and, under
+        ``scope_prefix``, the records outside it walked past; in a past view, the
+        versions not believed or not valid then), not the store. A store holding a
+        record believed at this view's instant whose ``created_at`` this storage did
+        not write reads and sorts every current record (``_newest_created``)."""
         start, n = _int(offset, "offset"), _int(limit, "limit")
         page = self._newest_page(scope_prefix, start, n)
         if page is None:
@@ -524,10 +525,9 @@ class ChronomemStorage:
         return [to_record(f) for f in page]
 
     def _newest_page(self, scope_prefix: str | None, start: int, n: int) -> list[Fact] | None:
-        """``_newest_created(scope_prefix)[start : start + n]`` through the index, or
-        None when it cannot serve it (a past view; see ``Memory.newest_by_instant``)."""
-        if not self._time.is_present:
-            return None
+        """``_newest_created(scope_prefix)[start : start + n]`` through the index (a
+        past view: through it and the closed versions' one), or None when it cannot
+        serve it (see ``Memory.newest_by_instant``)."""
 
         def under(meta: Mapping[str, Any]) -> bool:
             return paths.within(_scope(meta), scope_prefix)
@@ -535,8 +535,10 @@ class ChronomemStorage:
         keep = None if scope_prefix is None else under
         with self._handle.lock:
             return self.chronomem.newest_by_instant(
-                PREDICATE, "created_at", limit=n, offset=start, where=keep
-            )
+                PREDICATE, "created_at", limit=n, offset=start, where=keep,
+                valid_at=self._time.valid_at, known_at=self._time.known_at,
+                as_of=self._time.as_of,
+            )  # fmt: skip
 
     def count(self, scope_prefix: str | None = None) -> int:
         """The current records (under ``scope_prefix``): every one (no prefix, or the

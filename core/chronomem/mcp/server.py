@@ -80,10 +80,19 @@ def build_server(
         mask_error_details=True,
     )
 
+    # one MemoryTools per client scope (the tokens' scopes are fixed), made at its
+    # first call, not at every call
+    views: dict[tuple[tuple[str, str | None], ...], MemoryTools] = {}
+
     def tools_for_request() -> MemoryTools:
         token = get_access_token() if tokens else None
         scope = token_scope(token.claims) if token is not None else {}
-        return MemoryTools(memory.scoped(**scope) if scope else memory, extractor=extractor)
+        key = tuple(sorted(scope.items()))
+        tools = views.get(key)
+        if tools is None:
+            view = memory.scoped(**scope) if scope else memory
+            tools = views[key] = MemoryTools(view, extractor=extractor)
+        return tools
 
     async def run(
         ctx: Context | None, call: Callable[[MemoryTools], Any], error: type[Exception] = ToolError

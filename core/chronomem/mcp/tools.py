@@ -9,7 +9,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, ScopeError
-from ..model import Fact
+from ..model import Fact, Provenance
 from . import arguments as arg
 from .rendering import (
     Result,
@@ -41,12 +41,17 @@ class MemoryTools:
         return [f for fid in fact_ids for f in self.memory.get(fid)]
 
     def _fact_id(self, value: object) -> str:
+        return self._provenance(value)[0]
+
+    def _provenance(self, value: object) -> tuple[str, Provenance]:
+        """The id as given (a fact's or a version's) and the fact it names, as ``why``
+        reads it: one read both checks the id (an ``ArgumentError`` when this scope
+        has no such fact) and answers ``why``."""
         fact_id = arg.text(value, "fact_id")
         try:
-            self.memory.why(fact_id)
+            return fact_id, self.memory.why(fact_id)
         except (NotFound, ScopeError):
             raise arg.ArgumentError("fact_id", f"no fact {fact_id!r} in this scope") from None
-        return fact_id
 
     # -- writes --------------------------------------------------------------------------
     def remember(self, text: object, occurred_at: object = None) -> Result:
@@ -85,9 +90,9 @@ class MemoryTools:
         return receipt_result("corrected", r, self._current(r.fact_ids))
 
     def forget(self, fact_id: object) -> Result:
-        fid = self._fact_id(fact_id)
+        fid, known = self._provenance(fact_id)
         r = self.memory.retract(fid)
-        first = self.memory.why(fid).versions[0]
+        first = known.versions[0]  # a retraction closes versions, never renames them
         every = self.memory.history(first.subject, first.predicate, include_retracted=True)
         gone = [f for f in every if f.id == fid]
         return receipt_result("forgot (retracted; history keeps it)", r, gone)
@@ -163,10 +168,12 @@ class MemoryTools:
         return facts_result(found, empty="(no history)", subject=s, predicate=p)
 
     def why(self, fact_id: object) -> Result:
-        return provenance_result(self.memory.why(self._fact_id(fact_id)))
+        return provenance_result(self._provenance(fact_id)[1])
 
     def facts(self) -> Result:
-        found = self.memory.facts()
+        # one more than is shown: enough to say whether the list was cut, and the
+        # rows read follow the cap, not the store
+        found = self.memory.facts(limit=MAX_RESOURCE_FACTS + 1)
         shown = found[:MAX_RESOURCE_FACTS]
         out = facts_result(shown, empty="(no current facts)", truncated=len(found) > len(shown))
         return out
