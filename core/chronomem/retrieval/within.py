@@ -304,9 +304,9 @@ def prefix_rows(
     ``held`` when it holds them all (with what earlier searches derived from the
     same rows: ``HeldRows.view``); else the whole rows are read (and held)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
-    if found is None or found[0] > ROW_CAP:
+    if found is None or found.size > ROW_CAP:
         return None
-    registry_us, cited = found[1], found[2]
+    registry_us, cited, stamp = found.registry_us, found.cited, found.stamp
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
@@ -320,20 +320,33 @@ def prefix_rows(
     q = reads.facts_query(scope, closing_only=True, **kw)
     if not q.shape.inline:  # a long list of predicates: the whole rows, not held
         held = None
+    asked: tuple[Any, ...] = ()
+    if held is not None and stamp is not None:
+        # no write since the stamp this read was kept at: the same rows
+        preds = None if predicates is None else tuple(predicates)
+        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at)
+        kept = held.stamped(asked, stamp, tf.valid_at)
+        if kept is not None:
+            return kept, registry_us, cited
+    view: Rows | None = None
     if held is not None:
         columns = q.columns
         closing = q.tuples(conn)
         if len(closing) > ROW_CAP:
             return None
-        completed = held.view(scope.tenant, columns, closing, Rows)
-        if completed is not None:
-            return completed, registry_us, cited
-    rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
-    if len(rows) > ROW_CAP:
-        return None
-    view = Rows(rows)
-    if held is not None:
-        held.hold(scope.tenant, columns, rows, view)
+        view = held.view(scope.tenant, columns, closing, Rows)
+    if view is None:
+        rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
+        if len(rows) > ROW_CAP:
+            return None
+        view = Rows(rows)
+        if held is not None:
+            held.hold(scope.tenant, columns, rows, view)
+    if held is not None and stamp is not None:
+        # read after the stamp (in its snapshot, or a later one): the stamp's rows
+        # or newer, the same at every valid instant until a version begins or ends
+        until = reads.next_valid_change(conn, scope.tenant, subject_prefix, tf.valid_at)
+        held.stamp(asked, stamp, tf.valid_at, until, view)
     return view, registry_us, cited
 
 
