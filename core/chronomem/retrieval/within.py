@@ -144,15 +144,18 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
         df = len(found)
         idf[t] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
         holding.update(found)
+    # best first, ties by content hash then id: sorted as (-score, hash, id) tuples
+    # (no key call per row; negation is exact, so -(-score) is the score)
     scored: list[tuple[float, str, str]] = []
     for i in holding:
         row, tf, length = docs[i]
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
-        score = sum(idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf)
+        # a list, not a generator, summed: the same ``sum`` (no resume per term)
+        score = sum([idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf])
         if score > 0:
-            scored.append((score, row["content_hash"], row["id"]))
-    scored.sort(key=lambda x: (-x[0], x[1], x[2]))
-    return [(i, s) for s, _, i in scored[:n]]
+            scored.append((-score, row["content_hash"], row["id"]))
+    scored.sort()
+    return [(i, -s) for s, _, i in scored[:n]]
 
 
 def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
@@ -276,9 +279,9 @@ class Rows:
         hashes = self._hashes
         if hashes is None:
             hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
-        scored = [(c, hashes[i], i) for i, c in cos.items() if c > 0]
-        scored.sort(key=lambda x: (-x[0], x[1], x[2]))
-        return [(i, s) for s, _, i in scored[:n]]
+        scored = [(-c, hashes[i], i) for i, c in cos.items() if c > 0]
+        scored.sort()  # best first, ties by hash then id (no key call per row)
+        return [(i, -s) for s, _, i in scored[:n]]
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
@@ -307,6 +310,16 @@ def prefix_rows(
     if found is None or found.size > ROW_CAP:
         return None
     registry_us, cited, stamp = found.registry_us, found.cited, found.stamp
+    if reads.list_count(predicates) == reads.EXPANDING:  # the whole rows, not held
+        held = None
+    asked: tuple[Any, ...] = ()
+    if held is not None and stamp is not None:
+        # no write since the stamp this read was kept at: the same rows
+        preds = None if predicates is None else tuple(predicates)
+        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at)
+        kept = held.stamped(asked, stamp, tf.valid_at)
+        if kept is not None:
+            return kept, registry_us, cited
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
@@ -317,19 +330,10 @@ def prefix_rows(
         "limit": ROW_CAP + 1,
     }
     columns: tuple[str, ...] = ()
-    q = reads.facts_query(scope, closing_only=True, **kw)
-    if not q.shape.inline:  # a long list of predicates: the whole rows, not held
-        held = None
-    asked: tuple[Any, ...] = ()
-    if held is not None and stamp is not None:
-        # no write since the stamp this read was kept at: the same rows
-        preds = None if predicates is None else tuple(predicates)
-        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at)
-        kept = held.stamped(asked, stamp, tf.valid_at)
-        if kept is not None:
-            return kept, registry_us, cited
     view: Rows | None = None
     if held is not None:
+        q = reads.facts_query(scope, closing_only=True, **kw)
+        assert q.shape.inline
         columns = q.columns
         closing = q.tuples(conn)
         if len(closing) > ROW_CAP:
@@ -559,17 +563,25 @@ def _search(
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
     valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}  # ``half``'s, looked up without a call per hit
     for f in fused:
         row = by_id[f.id]
-        tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
-        if tiebreak is None:
+        # of columns no close changes: kept on the row
+        if "_tiebreak" in row:
+            tiebreak = row["_tiebreak"]
+        else:
             tiebreak = row["_tiebreak"] = f"{row['content_hash']}:{row['id']}"
         start = row["valid_from"]
         inside = None
         if window is not None:
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             inside = in_window(start, end, window, False)
-        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
+        predicate = row["predicate"]
+        if predicate in lives:
+            life = lives[predicate]
+        else:
+            life = lives[predicate] = half(predicate)
+        finish(f, recency(valid_at - start, life), tiebreak, inside)
     # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
     ordered = sorted(
         [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]
