@@ -305,7 +305,11 @@ def prefix_rows(
     same statement). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
     ``held`` when it holds them all (with what earlier searches derived from the
-    same rows: ``HeldRows.view``); else the whole rows are read (and held)."""
+    same rows: ``HeldRows.view``); else the whole rows are read (and held). And
+    no range read at all while the tenant's clock stamp (read by the first
+    statement) is the one a kept read of the same request was made at and the
+    valid instant is short of the prefix's next version start or end
+    (``HeldRows.stamped``; ``reads.next_valid_change`` when a read is kept)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
     if found is None or found.size > ROW_CAP:
         return None
