@@ -443,35 +443,93 @@ def _range_count(bounded: bool) -> Prepared:
 
 @functools.cache
 def _range_count_and_registry(bounded: bool) -> Prepared:
-    """``_range_count``'s count, the tenant's ``registry_us`` (the predicate
-    registry's version, ``Registry.load``), and whether any fact of the tenant
-    cites an episode (one probe of ``cm_sources``' primary key), in one statement."""
+    """``_range_count``'s count, the tenant's clock row (``last_us``, ``erased_us``
+    and ``registry_us``, the predicate registry's version: ``Registry.load``), and
+    whether any fact of the tenant cites an episode (one probe of ``cm_sources``'
+    primary key), in one statement."""
     counted = _range_count(bounded).stmt.scalar_subquery()
-    version = select(txclock.c.registry_us).where(txclock.c.tenant == bindparam("tenant"))
+    clock = txclock.c
+
+    def of_clock(column: Any) -> Any:
+        return select(column).where(clock.tenant == bindparam("tenant")).scalar_subquery()
+
     cited = exists().where(sources_table.c.tenant == bindparam("tenant"))
     return Prepared(
         select(
             counted.label("size"),
-            version.scalar_subquery().label("registry_us"),
+            of_clock(clock.registry_us).label("registry_us"),
             cited.label("cited"),
+            of_clock(clock.last_us).label("last_us"),
+            of_clock(clock.erased_us).label("erased_us"),
         )
     )
 
 
+@dataclass(frozen=True)
+class PrefixSize:
+    """``prefix_size_and_registry``'s answer. ``stamp``: the tenant's clock row as
+    ``(last_us, erased_us)``, None without one (never written, or purged). Every
+    write of the tenant moves it, a write stamped at or before the last stamp and
+    an erasure too (``erased_us``: ``Backend.advance_clock``, ``erasure``), so the
+    rows of a prefix read at one stamp are the rows at that stamp."""
+
+    size: int
+    registry_us: int | None
+    cited: bool
+    stamp: tuple[int, int | None] | None
+
+
 def prefix_size_and_registry(
     conn: Connection, tenant: str, prefix: str, cap: int
-) -> tuple[int, int | None, bool] | None:
+) -> PrefixSize | None:
     """``prefix_size``, the tenant's registry version (``Registry.load``'s
-    ``version``), and whether any of its facts cites an episode (else none has
-    a source to read), in one statement; None when the prefix has no index range."""
+    ``version``), whether any of its facts cites an episode (else none has
+    a source to read) and its clock stamp, in one statement; None when the
+    prefix has no index range."""
     found = subject_range(prefix)
     if found is None:
         return None
     low, high = found
     params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
     rows = _range_count_and_registry(high is not None).rows(conn, params)
-    size, version, cited = rows[0]
-    return int(size or 0), version, bool(cited)
+    size, version, cited, last_us, erased_us = rows[0]
+    stamp = None if last_us is None else (last_us, erased_us)
+    return PrefixSize(int(size or 0), version, bool(cited), stamp)
+
+
+@functools.cache
+def _next_change(bounded: bool) -> Prepared:
+    """The least ``valid_from`` and the least ``valid_to`` after ``valid_at`` of the
+    versions (any state, any scope of the tenant) with a subject head in
+    ``[head_from, head_to)`` (``bounded``; else from ``head_from`` on)."""
+    head = SubjectHead(versions.c.subject_key)
+    conds = [versions.c.tenant == bindparam("tenant"), head >= bindparam("head_from")]
+    if bounded:
+        conds.append(head < bindparam("head_to"))
+    at = bindparam("valid_at", type_=BigInteger())
+    c = versions.c
+    return Prepared(
+        select(
+            func.min(case((c.valid_from > at, c.valid_from))),
+            func.min(case((c.valid_to > at, c.valid_to))),
+        ).where(*conds)
+    )
+
+
+def next_valid_change(conn: Connection, tenant: str, prefix: str, valid_at: int) -> int | None:
+    """The first valid instant after ``valid_at`` at which a version whose subject
+    key starts with ``prefix`` (any state, any scope of the tenant, so a bound)
+    begins or ends: until then a time filter (``temporal``) keeps the same
+    versions of the prefix as at ``valid_at``. None: none begins or ends later
+    (or the prefix has no index range)."""
+    found = subject_range(prefix)
+    if found is None:
+        return None
+    low, high = found
+    params = {"tenant": tenant, "head_from": low, "head_to": high, "valid_at": valid_at}
+    begins, ends = _next_change(high is not None).rows(conn, params)[0]
+    later = [v for v in (begins, ends) if v is not None]
+    return min(later) if later else None
 
 
 def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | None:

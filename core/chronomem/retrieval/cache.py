@@ -23,7 +23,7 @@ import bisect
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -688,6 +688,7 @@ class TenantMirror:
 
 
 HELD_ROWS = 8_192  # version rows ``HeldRows`` keeps at most (a prefix search reads <= 2,000)
+STAMPED_READS = 1_024  # reads ``HeldRows.stamped`` answers at most (then dropped whole)
 
 
 class HeldRows:
@@ -704,7 +705,13 @@ class HeldRows:
     (``within.Rows``: term counts, the entity index, the vector matrix), keyed by
     the closing read's values: the same values name the same rows (the held
     columns never change while they are held), so a search of a namespace nothing
-    was written to since derives nothing again. Views go with the rows."""
+    was written to since derives nothing again. Views go with the rows.
+
+    ``stamped`` skips even the closing read: a view is also kept by what the read
+    asked (``stamp``: its scope, prefix, filters and belief instant) with the
+    tenant's clock stamp the search read before it (``reads.PrefixSize.stamp``)
+    and the valid instants over which its time filter keeps the same versions;
+    a search reading the same stamp inside them is answered by it."""
 
     def __init__(self, cap: int = HELD_ROWS):
         self.cap = cap
@@ -714,7 +721,32 @@ class HeldRows:
         # and how many rows those views were derived from (at most ``cap``, as held)
         self._views: dict[tuple[Any, ...], Any] = {}
         self._view_rows = 0
+        # what a read asked -> (the clock stamp, the first valid instant and the one
+        # past the last it holds for, None: no end; the view), views of ``_views``
+        # (dropped with them, so they hold no more rows)
+        self._stamped: dict[Hashable, tuple[Any, int, int | None, Any]] = {}
         self._lock = threading.Lock()
+
+    def stamped(self, asked: Hashable, stamp: Any, valid_at: int) -> Any:
+        """The view ``stamp`` kept for ``asked`` at the clock stamp ``stamp``, when
+        ``valid_at`` is inside the valid instants it holds for; else None."""
+        found = self._stamped.get(asked)
+        if found is None:
+            return None
+        at, since, until, view = found
+        if at != stamp or valid_at < since or (until is not None and valid_at >= until):
+            return None
+        return view
+
+    def stamp(self, asked: Hashable, stamp: Any, since: int, until: int | None, view: Any) -> None:
+        """Keep ``view`` for ``asked`` at the clock stamp ``stamp``: the rows of the
+        read at that stamp at every valid instant in ``[since, until)`` (``until``
+        None: every one from ``since`` on). A stamp read before the rows were
+        (another snapshot, on PostgreSQL) only names rows as new or newer."""
+        with self._lock:
+            if len(self._stamped) >= STAMPED_READS and asked not in self._stamped:
+                self._stamped = {}
+            self._stamped[asked] = (stamp, since, until, view)
 
     def view(
         self,
@@ -745,6 +777,7 @@ class HeldRows:
         if self._view_rows + size > self.cap:
             self._views = {}
             self._view_rows = 0
+            self._stamped = {}
         if size <= self.cap and key not in self._views:
             self._views[key] = view
             self._view_rows += size
@@ -784,6 +817,7 @@ class HeldRows:
                 self._rows = {}
                 self._views = {}
                 self._view_rows = 0
+                self._stamped = {}
             if len(rows) <= self.cap:
                 self._rows.update(
                     ((tenant, r["id"]), (r, seen)) for r, seen in zip(rows, closing, strict=True)
@@ -796,6 +830,7 @@ class HeldRows:
             self._rows = {}
             self._views = {}
             self._view_rows = 0
+            self._stamped = {}
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -144,15 +144,18 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
         df = len(found)
         idf[t] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
         holding.update(found)
+    # best first, ties by content hash then id: sorted as (-score, hash, id) tuples
+    # (no key call per row; negation is exact, so -(-score) is the score)
     scored: list[tuple[float, str, str]] = []
     for i in holding:
         row, tf, length = docs[i]
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
-        score = sum(idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf)
+        # a list, not a generator, summed: the same ``sum`` (no resume per term)
+        score = sum([idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf])
         if score > 0:
-            scored.append((score, row["content_hash"], row["id"]))
-    scored.sort(key=lambda x: (-x[0], x[1], x[2]))
-    return [(i, s) for s, _, i in scored[:n]]
+            scored.append((-score, row["content_hash"], row["id"]))
+    scored.sort()
+    return [(i, -s) for s, _, i in scored[:n]]
 
 
 def lexical(rows: Sequence[dict[str, Any]], terms: Sequence[str], n: int) -> Ranking:
@@ -276,9 +279,9 @@ class Rows:
         hashes = self._hashes
         if hashes is None:
             hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
-        scored = [(c, hashes[i], i) for i, c in cos.items() if c > 0]
-        scored.sort(key=lambda x: (-x[0], x[1], x[2]))
-        return [(i, s) for s, _, i in scored[:n]]
+        scored = [(-c, hashes[i], i) for i, c in cos.items() if c > 0]
+        scored.sort()  # best first, ties by hash then id (no key call per row)
+        return [(i, -s) for s, _, i in scored[:n]]
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
@@ -302,11 +305,25 @@ def prefix_rows(
     same statement). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
     ``held`` when it holds them all (with what earlier searches derived from the
-    same rows: ``HeldRows.view``); else the whole rows are read (and held)."""
+    same rows: ``HeldRows.view``); else the whole rows are read (and held). And
+    no range read at all while the tenant's clock stamp (read by the first
+    statement) is the one a kept read of the same request was made at and the
+    valid instant is short of the prefix's next version start or end
+    (``HeldRows.stamped``; ``reads.next_valid_change`` when a read is kept)."""
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
-    if found is None or found[0] > ROW_CAP:
+    if found is None or found.size > ROW_CAP:
         return None
-    registry_us, cited = found[1], found[2]
+    registry_us, cited, stamp = found.registry_us, found.cited, found.stamp
+    if reads.list_count(predicates) == reads.EXPANDING:  # the whole rows, not held
+        held = None
+    asked: tuple[Any, ...] = ()
+    if held is not None and stamp is not None:
+        # no write since the stamp this read was kept at: the same rows
+        preds = None if predicates is None else tuple(predicates)
+        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at)
+        kept = held.stamped(asked, stamp, tf.valid_at)
+        if kept is not None:
+            return kept, registry_us, cited
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
@@ -317,23 +334,27 @@ def prefix_rows(
         "limit": ROW_CAP + 1,
     }
     columns: tuple[str, ...] = ()
-    q = reads.facts_query(scope, closing_only=True, **kw)
-    if not q.shape.inline:  # a long list of predicates: the whole rows, not held
-        held = None
+    view: Rows | None = None
     if held is not None:
+        q = reads.facts_query(scope, closing_only=True, **kw)
+        assert q.shape.inline
         columns = q.columns
         closing = q.tuples(conn)
         if len(closing) > ROW_CAP:
             return None
-        completed = held.view(scope.tenant, columns, closing, Rows)
-        if completed is not None:
-            return completed, registry_us, cited
-    rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
-    if len(rows) > ROW_CAP:
-        return None
-    view = Rows(rows)
-    if held is not None:
-        held.hold(scope.tenant, columns, rows, view)
+        view = held.view(scope.tenant, columns, closing, Rows)
+    if view is None:
+        rows = reads.facts_query(scope, with_text=True, **kw).run(conn)
+        if len(rows) > ROW_CAP:
+            return None
+        view = Rows(rows)
+        if held is not None:
+            held.hold(scope.tenant, columns, rows, view)
+    if held is not None and stamp is not None:
+        # read after the stamp (in its snapshot, or a later one): the stamp's rows
+        # or newer, the same at every valid instant until a version begins or ends
+        until = reads.next_valid_change(conn, scope.tenant, subject_prefix, tf.valid_at)
+        held.stamp(asked, stamp, tf.valid_at, until, view)
     return view, registry_us, cited
 
 
@@ -546,17 +567,25 @@ def _search(
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
     valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}  # ``half``'s, looked up without a call per hit
     for f in fused:
         row = by_id[f.id]
-        tiebreak = row.get("_tiebreak")  # of columns no close changes: kept on the row
-        if tiebreak is None:
+        # of columns no close changes: kept on the row
+        if "_tiebreak" in row:
+            tiebreak = row["_tiebreak"]
+        else:
             tiebreak = row["_tiebreak"] = f"{row['content_hash']}:{row['id']}"
         start = row["valid_from"]
         inside = None
         if window is not None:
             end = MAX_US if row["valid_to"] is None else row["valid_to"]
             inside = in_window(start, end, window, False)
-        finish(f, recency(valid_at - start, half(row["predicate"])), tiebreak, inside)
+        predicate = row["predicate"]
+        if predicate in lives:
+            life = lives[predicate]
+        else:
+            life = lives[predicate] = half(predicate)
+        finish(f, recency(valid_at - start, life), tiebreak, inside)
     # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
     ordered = sorted(
         [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]

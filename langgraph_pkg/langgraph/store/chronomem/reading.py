@@ -368,7 +368,7 @@ class Reader:
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
         docs = self.hit_docs
-        leg_cosine = scoring.leg_cosine
+        leg_cosine, digits = scoring.leg_cosine, scoring.DIGITS
         doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for h in hits:
             f = h.fact
@@ -388,9 +388,14 @@ class Reader:
             else:  # an item's first hit (every item's first, then, sets its best)
                 entries[subject] = [vid]
                 best[subject] = h.score
-            known = leg_cosine(h.explain)
-            if known is not None:
-                cos[vid] = known
+            ex = h.explain
+            known = ex.get("cosine")
+            if known.__class__ is float:  # within a prefix: ``leg_cosine`` without its calls
+                cos[vid] = round(known, digits)
+            else:
+                known = leg_cosine(ex)
+                if known is not None:
+                    cos[vid] = known
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best
