@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronomem import Memory, reads
+from chronomem.model import State
 
 from .conftest import T0, ManualClock
 from .statements import counting
@@ -58,6 +59,20 @@ def test_a_long_list_is_one_array_parameter(pg_url: str) -> None:
         one_by_one = [f for s in subjects for f in m.facts(subject=s, exact=True)]
         assert sorted(map(_key, many)) == sorted(map(_key, one_by_one))
         assert len(many) == 2 * N
+
+        # run more often than psycopg's threshold for preparing a statement (5):
+        # never a server-side prepared statement (``reads.UNPREPARED``), each run
+        # planned for its own array, as the expanded statement was
+        q = reads.facts_query(
+            m.scope, valid_at=2**62, known_at=None, states=frozenset(State), subject_keys=subjects
+        )
+        with m.backend.engine.connect() as conn:
+            for _ in range(7):
+                assert len(q.run(conn)) == 2 * N
+            prepared = conn.exec_driver_sql(
+                "SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, 'ANY') > 0"
+            ).scalar()
+        assert prepared == 0
 
     finally:
         m.close()

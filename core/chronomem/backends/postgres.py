@@ -30,6 +30,7 @@ from sqlalchemy import (
     case,
     cast,
     create_engine,
+    event,
     func,
     literal_column,
     null,
@@ -42,6 +43,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
+from ..reads import UNPREPARED
 from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
 from . import pgping, pgpipeline
 from .base import Backend, Run, _simple_path
@@ -639,6 +641,15 @@ def _load_processors(dialect: Any) -> tuple[tuple[int, Any], ...]:
     return hit
 
 
+def _unprepared(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+    """Run a statement marked ``reads.UNPREPARED`` with psycopg's ``prepare=False``
+    (True: run here); any other as SQLAlchemy would (False)."""
+    if context is None or not context.execution_options.get(UNPREPARED):
+        return False
+    cursor.execute(statement, parameters, prepare=False)
+    return True
+
+
 def slot_bucket(slot: str) -> str:
     """The lock a slot's writers take: one of ``SLOT_LOCK_BUCKETS`` per tenant, by a
     stable hash of the slot key (the same in every process; not slot-key shaped)."""
@@ -668,6 +679,7 @@ class PostgresBackend(Backend):
         super().__init__(engine)
         pgping.install(engine)
         pgpipeline.install(engine)  # queued write statements go ahead of any other
+        event.listen(engine, "do_execute", _unprepared)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
