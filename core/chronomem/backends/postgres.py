@@ -115,7 +115,7 @@ TEXT_INDEX_TABLES = ("cm_versions", "cm_episodes")
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 # Inserts: one statement for any number of rows of one tenant (``insert_rows``).
-_SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[Any, list[Any]]] = {}
+_SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...], bool], tuple[Any, list[Any]]] = {}
 
 # Closings: one statement for any number of versions (arrays of ids, successors
 # and reasons zipped by unnest), instead of one Bind/Execute per row.
