@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
     Boolean,
     ColumnElement,
@@ -30,7 +31,10 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    Text,
+    TypeDecorator,
     and_,
+    any_,
     bindparam,
     case,
     exists,
@@ -550,6 +554,13 @@ def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | N
 # expanding ``IN``, which SQLAlchemy rewrites for each call.
 INLINE = 8
 EXPANDING = -1  # a list count in a shape: more than INLINE values
+# An execution option: the statement is never made a server-side prepared
+# statement (PostgreSQL: ``postgres._unprepared``). A read of a list of values
+# (``_InList``, one array on PostgreSQL) is planned for its values on every
+# execution, as when it was too long for psycopg to prepare (which it does to a
+# statement run five times on a connection, in a round trip of its own; the
+# server may then plan it once for any array).
+UNPREPARED = "chronomem_unprepared"
 
 
 def list_count(values: Sequence[Any] | None) -> int | None:
@@ -559,9 +570,41 @@ def list_count(values: Sequence[Any] | None) -> int | None:
     return len(values) if len(values) <= INLINE else EXPANDING
 
 
+class _InList(FunctionElement[bool]):
+    """``column IN (<the values of one list parameter>)``, however long the list:
+    SQLAlchemy's expanding ``IN`` on SQLite; on PostgreSQL ``column = ANY(<one
+    array parameter>)`` (``_in_array``)."""
+
+    name = "cm_in_list"
+    inherit_cache = True
+    type = Boolean()
+    _is_implicitly_boolean = True  # a comparison: no ``= 1`` after it where booleans are ints
+
+
+@compiles(_InList)
+def _in_expanding(element: _InList, compiler: Any, **kw: Any) -> str:
+    column, values = element.clauses
+    return str(compiler.process(column.in_(values), **kw))
+
+
+@compiles(_InList, "postgresql")
+def _in_array(element: _InList, compiler: Any, **kw: Any) -> str:
+    """The same rows, one array parameter (each element bound through the
+    column's type, as the expanded parameters were): a LangGraph batch's read of
+    its items (about 500 subjects a statement, each in two lists) was a 32 kB
+    statement of ~1,000 placeholders that SQLAlchemy expanded, psycopg parsed
+    anew (too long for its cache) and the server parsed and bound, per chunk."""
+    column, values = element.clauses
+    # a plain string column's array as ``text[]`` (a ``varchar(n)[]`` cast would cut
+    # a longer value short: the expanded parameters were cast to ``varchar``)
+    item = column.type if isinstance(column.type, TypeDecorator) else Text()
+    array = bindparam(values.key, type_=ARRAY(item))
+    return str(compiler.process(column == any_(array), **kw))
+
+
 def _in_list(column: ColumnElement[Any], name: str, count: int) -> ColumnElement[bool]:
     if count == EXPANDING:
-        return column.in_(bindparam(name, expanding=True))
+        return _InList(column, bindparam(name, expanding=True))
     if (
         count == 0
     ):  # nothing matches an empty list (SQLAlchemy's empty IN is a literal-execute bind)
@@ -742,6 +785,8 @@ def _facts_select(shape: _FactsShape) -> Select[Any]:
             .where(*filters, temporal(shape.states, valid_at, known_at))
             .order_by(*_VERSION_ORDER)
         )
+    if not shape.inline:  # a list parameter: planned for its values each time
+        q = q.execution_options(**{UNPREPARED: True})
     return q.limit(bindparam("limit", type_=BigInteger())) if shape.limit else q
 
 

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import logging
+import struct
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -29,6 +30,7 @@ from sqlalchemy import (
     case,
     cast,
     create_engine,
+    event,
     func,
     literal_column,
     null,
@@ -41,6 +43,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
+from ..reads import UNPREPARED
 from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
 from . import pgping, pgpipeline
 from .base import Backend, Run, _simple_path
@@ -112,7 +115,7 @@ TEXT_INDEX_TABLES = ("cm_versions", "cm_episodes")
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 # Inserts: one statement for any number of rows of one tenant (``insert_rows``).
-_SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[Any, list[Any]]] = {}
+_SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...], bool], tuple[Any, list[Any]]] = {}
 
 # Closings: one statement for any number of versions (arrays of ids, successors
 # and reasons zipped by unnest), instead of one Bind/Execute per row.
@@ -170,6 +173,7 @@ def _setwise_insert(
     cols: tuple[str, ...],
     extra: tuple[tuple[str, str], ...] = (),
     same: tuple[str, ...] = (),
+    flat: bool = False,
 ) -> tuple[Any, list[Any]]:
     """The statement inserting ``cols`` of a JSON array of row objects (typed by the
     table's own row type), and each column's bind processor. Binary columns (a
@@ -186,8 +190,13 @@ def _setwise_insert(
     time by the client and scanned by the server's JSON parser. ``same``: columns
     holding one value in every row (``_same_columns``), read from one JSON object
     (``:same``, by ``json_populate_record``: the conversion the rows' columns get)
-    instead of from each row's."""
-    key = (table.name, cols + tuple(c for c, _ in extra), same)
+    instead of from each row's. ``flat``: each extra column instead comes from one
+    ``real[]`` parameter holding every row's components in row order
+    (``:f4_<column>``, built by numpy and sent in binary: ``_float4_array``), row
+    ``n``'s slice of ``:dim_<column>`` components cast to the column's type
+    (pgvector's cast of a ``real[]``): no text for the client to format nor for
+    the server to read."""
+    key = (table.name, cols + tuple(c for c, _ in extra), same, flat)
     hit = _SETWISE.get(key)
     if hit is None:
         types = [table.c[c].type for c in cols]
@@ -197,7 +206,13 @@ def _setwise_insert(
         picked = ", ".join(
             [
                 *(f"b.{c}" if c in binary else f"s.{c}" if c in same else f"u.{c}" for c in cols),
-                *(f"CAST(b.{c} AS {t})" for c, t in extra),
+                *(
+                    f"CAST((%(f4_{c})b::real[])[(CAST(b.n AS integer) - 1) * %(dim_{c})s + 1 "
+                    f": CAST(b.n AS integer) * %(dim_{c})s] AS {t})"
+                    if flat
+                    else f"CAST(b.{c} AS {t})"
+                    for c, t in extra
+                ),
             ]
         )
         rows = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json))"
@@ -213,10 +228,10 @@ def _setwise_insert(
             arrays = ", ".join(
                 [
                     *(f"%(bin_{c})b::bytea[]" for c in binary),
-                    *(f"%(text_{c})b::text[]" for c, _ in extra),
+                    *(() if flat else (f"%(text_{c})b::text[]" for c, _ in extra)),
                 ]
             )
-            zipped = ", ".join([*binary, *(c for c, _ in extra)])
+            zipped = ", ".join([*binary, *(() if flat else (c for c, _ in extra))])
             stmt = (
                 f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
                 f"FROM {txclock.name} AS k, {one}ROWS FROM ({rows}) WITH ORDINALITY AS u, "
@@ -299,15 +314,63 @@ class _QueuedVectors:
 _EMBEDDING = (("embedding", "vector"),)
 
 
+class _Float4Array:
+    """A ``real[]`` parameter in PostgreSQL's binary array format (``_float4_array``)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+
+def _float4_array(values: Any) -> _Float4Array:
+    """Every component of ``values`` (float32), in order, as one one-dimensional
+    ``real[]``: the header (one dimension, no NULLs, element type ``float4``, its
+    length, lower bound 1), then each element's length (4) and big-endian bytes."""
+    import numpy as np
+
+    flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+    body = np.empty(len(flat), dtype=[("n", ">i4"), ("v", ">f4")])
+    body["n"] = 4
+    body["v"] = flat
+    return _Float4Array(struct.pack(">iiiii", 1, 0, _FLOAT4_OID, len(flat), 1) + body.tobytes())
+
+
+_FLOAT4_OID, _FLOAT4_ARRAY_OID = 700, 1021
+
+
+@functools.cache
+def _float4_dumper() -> type:
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class Float4ArrayDumper(Dumper):
+        format = Format.BINARY
+        oid = _FLOAT4_ARRAY_OID
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    return Float4ArrayDumper
+
+
 def embed_in_queued_insert(
-    conn: Connection, tenant: str, kind: str, ids: Sequence[str], embeddings: Sequence[str]
+    conn: Connection,
+    tenant: str,
+    kind: str,
+    ids: Sequence[str],
+    embeddings: Sequence[str] | None = None,
+    *,
+    floats: Any = None,
 ) -> bool:
     """Set pgvector's ``embedding`` of the vector rows (``tenant``, ``kind``, ``ids``)
     inside their insert, when that insert is the last statement queued
     (``insert_rows`` in ``pgpipeline.deferring``) and holds exactly those rows, in
     that order: the rows are then stored once, with their embedding (``embeddings``:
     vector literals, read by the column's own input function, as the ``UPDATE``
-    that set it after the insert read them). True when done; False (nothing done)
+    that set it after the insert read them; or ``floats``: the float32 components
+    those literals are read as, one row per id, ``pgvector.stored_floats``, sent
+    as one binary ``real[]``). True when done; False (nothing done)
     otherwise, and the caller updates the inserted rows. The update wrote every
     vector row twice: a second heap tuple, a second entry in the primary key
     (the embedding is indexed, so not a HOT update) and a dead tuple to vacuum."""
@@ -323,8 +386,24 @@ def embed_in_queued_insert(
         )
     ):
         return False
-    stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same)
-    params = {**queued.params, "text_embedding": list(embeddings)}
+    params: dict[str, Any]
+    if floats is not None:
+        if len(floats) != len(ids):
+            return False
+        stmt, _ = _setwise_insert(
+            conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same, flat=True
+        )
+        raw: Any = conn.connection.driver_connection
+        raw.adapters.register_dumper(_Float4Array, _float4_dumper())
+        params = {
+            **queued.params,
+            "f4_embedding": _float4_array(floats),
+            "dim_embedding": int(floats.shape[1]),
+        }
+    else:
+        assert embeddings is not None
+        stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same)
+        params = {**queued.params, "text_embedding": list(embeddings)}
     check = functools.partial(_inserted_all, len(ids))
     pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
     pgpipeline.note(conn, None)
@@ -562,6 +641,15 @@ def _load_processors(dialect: Any) -> tuple[tuple[int, Any], ...]:
     return hit
 
 
+def _unprepared(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+    """Run a statement marked ``reads.UNPREPARED`` with psycopg's ``prepare=False``
+    (True: run here); any other as SQLAlchemy would (False)."""
+    if context is None or not context.execution_options.get(UNPREPARED):
+        return False
+    cursor.execute(statement, parameters, prepare=False)
+    return True
+
+
 def slot_bucket(slot: str) -> str:
     """The lock a slot's writers take: one of ``SLOT_LOCK_BUCKETS`` per tenant, by a
     stable hash of the slot key (the same in every process; not slot-key shaped)."""
@@ -591,6 +679,7 @@ class PostgresBackend(Backend):
         super().__init__(engine)
         pgping.install(engine)
         pgpipeline.install(engine)  # queued write statements go ahead of any other
+        event.listen(engine, "do_execute", _unprepared)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:

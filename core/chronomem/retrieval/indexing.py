@@ -98,15 +98,9 @@ class Indexer:
             ],
         )
         if self.pgvector:
-            from .pgvector import vector_literal, write_embeddings
+            from .pgvector import write_vectors
 
-            write_embeddings(
-                conn,
-                [
-                    {"t": r["tenant"], "k": kind, "i": r["id"], "e": vector_literal(v)}
-                    for r, v in zip(rows, vecs, strict=True)
-                ],
-            )
+            write_vectors(conn, [r["tenant"] for r in rows], kind, [r["id"] for r in rows], vecs)
         of(conn).after_insert_vectors(conn, len(rows))  # PostgreSQL: ANALYZE now and then
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
