@@ -56,14 +56,7 @@ def _statements(
             *current,
             reads.temporal(LIVE, bindparam("valid_at"), None),
         )
-        .order_by(
-            key.desc(),
-            SubjectHead(c.subject_key).desc(),
-            _CodePoints(c.subject_key).desc(),
-            c.valid_from,
-            c.object_key,
-            c.id,
-        )
+        .order_by(*_page_order(key))
         .limit(bindparam("limit"))
         .offset(bindparam("offset"))
     )
@@ -72,6 +65,20 @@ def _statements(
     )
     _BUILT[cache_key] = page, unshaped
     return page, unshaped
+
+
+def _page_order(key: Any) -> tuple[Any, ...]:
+    """A page's order: the instant, newest first, then the subject key (its head,
+    then its code points), then the version's own valid start, object and id."""
+    c = versions.c
+    return (
+        key.desc(),
+        SubjectHead(c.subject_key).desc(),
+        _CodePoints(c.subject_key).desc(),
+        c.valid_from,
+        c.object_key,
+        c.id,
+    )
 
 
 _BUILT: dict[tuple[str, tuple[bool, bool, bool], str], tuple[Select[Any], Select[Any]]] = {}
@@ -107,14 +114,7 @@ def _past_statements(
             believed,
             reads.in_states(LIVE, bindparam("valid_at")),
         )
-        .order_by(
-            key.desc(),
-            SubjectHead(c.subject_key).desc(),
-            _CodePoints(c.subject_key).desc(),
-            c.valid_from,
-            c.object_key,
-            c.id,
-        )
+        .order_by(*_page_order(key))
         .limit(bindparam("limit"))
         .offset(bindparam("offset"))
     )

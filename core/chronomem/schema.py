@@ -541,19 +541,7 @@ def _v13(conn: Connection, backend: type[Backend]) -> None:
     partial expression index per ``INSTANT_ORDERS`` entry, over the tenant, the
     instant (``instant_key``) and the subject key's head, holding that predicate's
     current versions only."""
-    for name, (predicate, path) in INSTANT_ORDERS.items():
-        key, head, held = (
-            e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
-            for e in (
-                instant_key(backend, column("metadata"), path),
-                SubjectHead(column("subject_key")),
-                backend.partial_index_term(column("predicate"), predicate),
-            )
-        )
-        conn.exec_driver_sql(
-            f"CREATE INDEX IF NOT EXISTS {name} ON cm_versions (tenant, predicate, ({key}), ({head})) "
-            f"WHERE {held} AND superseded_at IS NULL"
-        )
+    _instant_order_indexes(conn, backend, history=False)
 
 
 def _v14(conn: Connection, backend: type[Backend]) -> None:
@@ -563,6 +551,13 @@ def _v14(conn: Connection, backend: type[Backend]) -> None:
     of that predicate (``history_order``), closed ones too, walked with the
     temporal filter. (A merge of two walks, the current versions' index and one of
     the closed versions, was tried: PostgreSQL sorted every version instead.)"""
+    _instant_order_indexes(conn, backend, history=True)
+
+
+def _instant_order_indexes(conn: Connection, backend: type[Backend], *, history: bool) -> None:
+    """One index per ``INSTANT_ORDERS`` entry over (tenant, predicate, the instant,
+    the subject key's head), holding that predicate's versions: every one
+    (``history``, named by ``history_order``) or the current ones."""
     for name, (predicate, path) in INSTANT_ORDERS.items():
         key, head, held = (
             e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
@@ -572,9 +567,12 @@ def _v14(conn: Connection, backend: type[Backend]) -> None:
                 backend.partial_index_term(column("predicate"), predicate),
             )
         )
+        index, kept = (
+            (history_order(name), held) if history else (name, f"{held} AND superseded_at IS NULL")
+        )
         conn.exec_driver_sql(
-            f"CREATE INDEX IF NOT EXISTS {history_order(name)} ON cm_versions "
-            f"(tenant, predicate, ({key}), ({head})) WHERE {held}"
+            f"CREATE INDEX IF NOT EXISTS {index} ON cm_versions "
+            f"(tenant, predicate, ({key}), ({head})) WHERE {kept}"
         )
 
 

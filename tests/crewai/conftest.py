@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,26 @@ def outside_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     yield
     added = (crewai_named() - before) | snapshot(cwd)
     assert not added, f"written outside the sandbox: {sorted(added)[:10]}"
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Fact rows decoded (``reads.to_fact``) and records built (``to_record``) while
+    the test runs (crewai imported here, after the sandbox above is set)."""
+    from chronomem import reads
+    from crewai_chronomem import storage as storage_module
+
+    n = {"rows": 0, "records": 0}
+    decode, build = reads.to_fact, storage_module.to_record
+
+    def row(*args: Any, **kwargs: Any) -> Any:
+        n["rows"] += 1
+        return decode(*args, **kwargs)
+
+    def record(fact: Any) -> Any:
+        n["records"] += 1
+        return build(fact)
+
+    monkeypatch.setattr(reads, "to_fact", row)
+    monkeypatch.setattr(storage_module, "to_record", record)
+    yield n

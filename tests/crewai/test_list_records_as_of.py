@@ -14,21 +14,17 @@ version (``cm_versions_record_created_history``), not every record believed then
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pytest
 from crewai.memory.types import MemoryRecord
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from chronomem import Fact, reads
 from chronomem.schema import SCHEMA_VERSION
 from chronomem_adapters.conformance import KitClock
 from crewai_chronomem import ChronomemStorage, paths
-from crewai_chronomem import storage as storage_module
 from crewai_chronomem.conformance import kit_embedder
 from crewai_chronomem.storage import PREDICATE, to_record
 
@@ -164,25 +160,6 @@ def test_a_past_page_is_what_the_whole_listing_gave(
                 assert got == want, (how, i, scope, limit, offset)
     finally:
         store.close()
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """Fact rows decoded (``reads.to_fact``) and records built (``to_record``)."""
-    n = {"rows": 0, "records": 0}
-    decode, build = reads.to_fact, storage_module.to_record
-
-    def row(*args: Any, **kwargs: Any) -> Fact:
-        n["rows"] += 1
-        return decode(*args, **kwargs)
-
-    def record(fact: Fact) -> MemoryRecord:
-        n["records"] += 1
-        return build(fact)
-
-    monkeypatch.setattr(reads, "to_fact", row)
-    monkeypatch.setattr(storage_module, "to_record", record)
-    yield n
 
 
 def _past_listing_cost(
