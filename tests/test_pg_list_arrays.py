@@ -61,7 +61,7 @@ def test_a_long_list_is_one_array_parameter(pg_url: str) -> None:
         assert len(many) == 2 * N
 
         # run more often than psycopg's threshold for preparing a statement (5):
-        # never a server-side prepared statement (``reads.UNPREPARED``), each run
+        # never a server-side prepared statement (``backends.base.UNPREPARED``), each run
         # planned for its own array, as the expanded statement was
         q = reads.facts_query(
             m.scope, valid_at=2**62, known_at=None, states=frozenset(State), subject_keys=subjects

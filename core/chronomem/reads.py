@@ -47,6 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.compiler import compiles
 
+from .backends.base import UNPREPARED
 from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
@@ -554,13 +555,6 @@ def prefix_size(conn: Connection, tenant: str, prefix: str, cap: int) -> int | N
 # expanding ``IN``, which SQLAlchemy rewrites for each call.
 INLINE = 8
 EXPANDING = -1  # a list count in a shape: more than INLINE values
-# An execution option: the statement is never made a server-side prepared
-# statement (PostgreSQL: ``postgres._unprepared``). A read of a list of values
-# (``_InList``, one array on PostgreSQL) is planned for its values on every
-# execution, as when it was too long for psycopg to prepare (which it does to a
-# statement run five times on a connection, in a round trip of its own; the
-# server may then plan it once for any array).
-UNPREPARED = "chronomem_unprepared"
 
 
 def list_count(values: Sequence[Any] | None) -> int | None:

@@ -39,6 +39,14 @@ Run = Callable[[Connection, Hashable, Callable[[], Any], Mapping[str, Any]], lis
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_]+")
 
+# An execution option a backend honours: the statement is never made a server-side
+# prepared statement (PostgreSQL: ``postgres._unprepared``). A read of a list of
+# values (``reads._InList``, one array on PostgreSQL) is planned for its values on
+# every execution, as when it was too long for psycopg to prepare (which it does to
+# a statement run five times on a connection, in a round trip of its own; the server
+# may then plan it once for any array).
+UNPREPARED = "chronomem_unprepared"
+
 
 def _simple_path(path: Sequence[str]) -> str:
     """``path`` joined by dots, each key checked to be safe inside SQL text."""

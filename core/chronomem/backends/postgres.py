@@ -43,10 +43,9 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
-from ..reads import UNPREPARED
 from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
 from . import pgping, pgpipeline
-from .base import Backend, Run, _simple_path
+from .base import UNPREPARED, Backend, Run, _simple_path
 
 if TYPE_CHECKING:
     from ..prepared import ShapedTerms
@@ -642,7 +641,7 @@ def _load_processors(dialect: Any) -> tuple[tuple[int, Any], ...]:
 
 
 def _unprepared(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-    """Run a statement marked ``reads.UNPREPARED`` with psycopg's ``prepare=False``
+    """Run a statement marked ``backends.base.UNPREPARED`` with psycopg's ``prepare=False``
     (True: run here); any other as SQLAlchemy would (False)."""
     if context is None or not context.execution_options.get(UNPREPARED):
         return False
