@@ -299,3 +299,28 @@ def test_statements_synced_early_fail_as_before(filled: Memory) -> None:
             assert db.fetch(conn, "SELECT 4", {}) == [(4,)]
     finally:
         wire.close()
+
+
+def test_a_psycopg_release_not_checked_syncs_at_the_exit(
+    filled: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early sync reaches into psycopg's pipeline internals, checked against
+    3.1 to 3.3: a later release (a pre-release too) keeps psycopg's own sync at
+    the exit, and a search gives the same hits either way."""
+    import psycopg
+
+    assert pgpipeline._release("3.3.9") == (3, 3, 9)
+    assert pgpipeline._release("3.4.0b1") == (3, 4, 0)
+    assert pgpipeline._release("3.10") == (3, 10)
+    checked = pgpipeline._early_sync.__wrapped__
+    if pgpipeline.supported():
+        assert checked()  # the installed release is one that was checked
+    monkeypatch.setattr(psycopg, "__version__", "3.4.0b1")
+    assert not checked()
+
+    at = filled.now() + timedelta(days=1)
+    queries = ["where does user5 live city5", "ann lisbon", "lives in"]
+    early = [_shown(filled.search(q, k=10, valid_at=at)) for q in queries]
+    monkeypatch.setattr(pgpipeline, "_early_sync", lambda: False)
+    assert [_shown(filled.search(q, k=10, valid_at=at)) for q in queries] == early
+    assert any(early)

@@ -42,6 +42,7 @@ Without pipeline support in the driver's libpq (``supported``), or with
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -130,14 +131,32 @@ def send(
     return cursors[before : before + len(items)]
 
 
+#: The psycopg releases whose pipeline internals ``_sync_now`` was checked against
+#: (3.1 to 3.3): a later one keeps the public path (the sync at the exit) until it is
+#: checked too, whatever names it still has.
+EARLY_SYNC_BEFORE = (3, 4)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"3.3.9"`` → ``(3, 3, 9)``; a pre-release's suffix is dropped (``"3.4.0b1"`` → ``(3, 4, 0)``)."""
+    parts = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(itertools.takewhile(str.isdigit, piece))
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
 @functools.cache
 def _early_sync() -> bool:
     """Whether psycopg's pipeline has the parts ``_sync_now`` and ``_close_synced``
-    use (its own ``sync()`` is made of them): otherwise the sync goes at the end."""
+    use (its own ``sync()`` is made of them), in a release they were checked
+    against: otherwise the sync goes at the end."""
     import inspect
 
     import psycopg
 
+    if _release(psycopg.__version__) >= EARLY_SYNC_BEFORE:
+        return False
     p = psycopg.Pipeline
     parts = ("_enqueue_sync", "_communicate_gen", "_fetch_gen", "_exit_gen", "level")
     if not all(hasattr(p, n) for n in parts[:-1]):
