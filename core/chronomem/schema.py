@@ -342,7 +342,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -576,6 +576,33 @@ def _instant_order_indexes(conn: Connection, backend: type[Backend], *, history:
         )
 
 
+# The columns holding ids, slot keys and key hashes (ASCII tokens: hex digests, the
+# ids ``identity.require_id`` accepts), compared for equality, joined with each
+# other and ordered only as tiebreaks: schema v15 has them compared as bytes where
+# a database would otherwise use its locale's collation (``Backend.byte_order``).
+# Every id column of every table, so a join of two of them compares in one
+# collation and each side's index serves it.
+BYTE_ORDER_COLUMNS: dict[str, tuple[str, ...]] = {
+    "cm_versions": ("id", "fact_id", "slot", "subject_hash", "superseded_by"),
+    "cm_episodes": ("id",),
+    "cm_sources": ("fact_id", "episode_id"),
+    "cm_vectors": ("item_id",),
+    "cm_reads": ("id",),
+    "cm_read_items": ("read_id", "item_id"),
+}
+
+
+def _v15(conn: Connection, backend: type[Backend]) -> None:
+    """A batch of writes compares its keys as bytes (issue #32): the id, slot and key
+    hash columns (``BYTE_ORDER_COLUMNS``) use byte order, not the database's
+    collation (PostgreSQL: ``COLLATE "C"``; SQLite already compares text as bytes),
+    so each of their index entries is placed by ``memcmp``, not the locale's
+    ``strcoll``. Their values are ASCII tokens, so an order over them is the one
+    SQLite gives and a C or code point collation gave; only a store on a
+    linguistic collation sees a tiebreak on mixed-case ids change, to SQLite's."""
+    backend.byte_order(conn, BYTE_ORDER_COLUMNS)
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -591,6 +618,7 @@ MIGRATIONS: dict[int, Migration] = {
     12: _v12,
     13: _v13,
     14: _v14,
+    15: _v15,
 }
 
 

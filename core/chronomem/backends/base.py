@@ -466,6 +466,12 @@ class Backend:
         (PostgreSQL); nothing where I1 is kept by the write lock alone."""
 
     @classmethod
+    def byte_order(cls, conn: Connection, columns: Mapping[str, Sequence[str]]) -> None:
+        """Schema v15: the text ``columns`` (table -> column names) compare as bytes
+        (``memcmp``), whatever the database's default collation; nothing where text
+        compares so already (SQLite's ``BINARY``)."""
+
+    @classmethod
     def rebuild_text_indexes(
         cls, conn: Connection, bodies: Sequence[tuple[str, str]], *, stemmed: bool
     ) -> None:

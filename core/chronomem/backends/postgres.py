@@ -12,7 +12,7 @@ import json
 import logging
 import struct
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -573,6 +573,14 @@ def _extension(conn: Connection, name: str) -> bool:
     return True
 
 
+# A table's columns of the given names: name, type (with its length) and collation
+# (``byte_order``), in the schema written to (the search path's first table).
+_COLUMN_COLLATIONS = text(
+    "SELECT a.attname, format_type(a.atttypid, a.atttypmod), c.collname "
+    "FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation "
+    "WHERE a.attrelid = CAST(:t AS regclass) AND a.attname = ANY(CAST(:names AS text[])) "
+    "AND NOT a.attisdropped ORDER BY a.attnum"
+)
 _RELTUPLES = text("SELECT reltuples FROM pg_class WHERE oid = CAST(:t AS regclass)")
 READ_LOG_LOCK = "read log"  # not a slot key (those are hex digests): its own lock
 # Tables an erasure deletes from: vacuumed and re-analysed after it.
@@ -1216,6 +1224,22 @@ class PostgresBackend(Backend):
             return
         conn.execute(text("ALTER TABLE cm_versions DROP CONSTRAINT cm_versions_i1"))
         conn.execute(_add_i1(I1_COLUMNS))
+
+    @classmethod
+    def byte_order(cls, conn: Connection, columns: Mapping[str, Sequence[str]]) -> None:
+        """Schema v15: each column ``COLLATE "C"``, its type kept (one ``ALTER TABLE`` a
+        table, for the columns not so already). The values stay as they are (no table
+        rewrite); the indexes over the columns (the primary keys, the I1 constraint's)
+        are rebuilt in the new collation, the table locked meanwhile."""
+        for table, names in columns.items():
+            rows = conn.execute(_COLUMN_COLLATIONS, {"t": table, "names": list(names)}).all()
+            changes = [
+                f'ALTER COLUMN {name} TYPE {kind} COLLATE "C"'
+                for name, kind, collation in rows
+                if collation != "C"
+            ]
+            if changes:
+                conn.exec_driver_sql(f"ALTER TABLE {table} {', '.join(changes)}")
 
     @classmethod
     def rebuild_text_indexes(
