@@ -194,7 +194,18 @@ subject_index = Index(
     versions.c.superseded_at,
 )
 Index("cm_versions_recorded", versions.c.tenant, versions.c.recorded_at)
-Index("cm_versions_superseded", versions.c.tenant, versions.c.superseded_at)
+# The closed versions by when they were closed (the search mirror's catch-up reads the
+# versions closed since its last sync, ``superseded_at > since``). Partial since v16:
+# a current version (NULL) is not in it, so a new version costs no entry here and a
+# close adds one instead of moving one; a read of current versions never took it
+# for the right plan (``tests/test_versions_subject_index.py``).
+superseded_index = Index(
+    "cm_versions_superseded",
+    versions.c.tenant,
+    versions.c.superseded_at,
+    sqlite_where=versions.c.superseded_at.is_not(None),
+    postgresql_where=versions.c.superseded_at.is_not(None),
+)
 # A predicate's current versions newest first (``reads.newest_facts``: CrewAI's storage
 # fills a search page with them, issue #32), in that read's order as far as a btree can
 # hold it (the subject key's head, not the key), so its page is an index walk, not a sort
@@ -342,7 +353,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -603,6 +614,15 @@ def _v15(conn: Connection, backend: type[Backend]) -> None:
     backend.byte_order(conn, BYTE_ORDER_COLUMNS)
 
 
+def _v16(conn: Connection, backend: type[Backend]) -> None:
+    """A new version costs one index entry fewer (issue #32): ``cm_versions_superseded``
+    holds the closed versions only (``superseded_index``: partial, ``superseded_at IS
+    NOT NULL``), the ones its one read (the versions closed since an instant) can
+    return. A store created at this version gets it from ``_v1`` and rebuilds it here."""
+    conn.exec_driver_sql("DROP INDEX IF EXISTS cm_versions_superseded")
+    conn.execute(CreateIndex(superseded_index))
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -619,6 +639,7 @@ MIGRATIONS: dict[int, Migration] = {
     13: _v13,
     14: _v14,
     15: _v15,
+    16: _v16,
 }
 
 

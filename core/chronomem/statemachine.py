@@ -61,6 +61,20 @@ def new_id() -> str:
     return f"{time.time_ns() // 1000:013x}{n:03x}{tail:08x}"
 
 
+def new_id_pair() -> tuple[str, str]:
+    """Two ``new_id``s, in creation order (what two calls give: the second one's
+    counter follows the first's), with one lock, clock read and random draw."""
+    with _id_lock:
+        n = next(_counter) & 0xFFF
+        m = next(_counter) & 0xFFF
+        tail = _tail.getrandbits(64)
+    us = time.time_ns() // 1000
+    a = f"{us:013x}{n:03x}{tail >> 32:08x}"
+    if m == 0:  # the counter wrapped: the second id must still sort after the first
+        us = max(time.time_ns() // 1000, us + 1)
+    return a, f"{us:013x}{m:03x}{tail & 0xFFFFFFFF:08x}"
+
+
 def _placeholder() -> str:
     """A successor id standing in until the real successor exists (``_rebind``
     replaces it in the same plan; it is never stored). Not an id's shape, so it

@@ -37,7 +37,7 @@ from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
 from .slotkeys import scoped_slot_key, slot_key
-from .statemachine import NEW, SlotPlan, SlotVersion, new_id, trivial_assert
+from .statemachine import NEW, SlotPlan, SlotVersion, new_id, new_id_pair, trivial_assert
 from .timeutil import MAX_US, from_us
 
 # Called with the connection and the inserted version rows (to index them).
@@ -556,6 +556,8 @@ class Writer:
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
+        # new versions of slots holding none, their rows made together (``_fresh``)
+        fresh: list[_Fresh] = []
         for op, held in zip(ops, targets, strict=True):
             if isinstance(held, str):  # an exact assert, held as its slot key (``_full``)
                 if touches[held] == 1:
@@ -574,9 +576,13 @@ class Writer:
                         direct[held] = kept
                         continue
                     assert isinstance(op, AssertOp)
+                    loaded = current.get(held)
+                    if not loaded and _fresh(op, tx, held, op.subject, op.predicate, op.obj, fresh):
+                        _cite(op, fresh[-1][7], tx, new_sources)
+                        continue
                     done = self._direct(
                         op, held, op.subject, op.predicate, op.obj,
-                        _versions_of(current.get(held, ())), scope, tx, new_sources,
+                        _versions_of(loaded or ()), scope, tx, new_sources,
                     )  # fmt: skip
                     if done is not None:
                         direct[held] = done
@@ -587,17 +593,26 @@ class Writer:
                 if not t.slots:  # nothing to plan: an end of what a subject does not hold
                     continue
                 if isinstance(op, AssertOp) and touches[t.slots[0]] == 1:
+                    slot = t.slots[0]
+                    loaded = current.get(slot)
+                    if not loaded and _fresh(
+                        op, tx, slot, t.subject_key, t.predicate, t.object_key or "", fresh
+                    ):
+                        _cite(op, fresh[-1][7], tx, new_sources)
+                        continue
                     done = self._direct(
-                        op, t.slots[0], t.subject_key, t.predicate, t.object_key or "",
-                        _versions_of(current.get(t.slots[0], ())), scope, tx, new_sources,
+                        op, slot, t.subject_key, t.predicate, t.object_key or "",
+                        _versions_of(loaded or ()), scope, tx, new_sources,
                     )  # fmt: skip
                     if done is not None:
-                        direct[t.slots[0]] = done
+                        direct[slot] = done
                         continue
             for s in t.slots:
                 if s not in plans:
                     plans[s] = SlotPlan(_versions_of(current.get(s, ())))
             self._plan(t, plans, scope, tx, new_sources)
+        if fresh:
+            _fresh_rows(fresh, scope, tx, direct)
         return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
 
     def _ensured(
@@ -1015,6 +1030,80 @@ class Writer:
         missing = ids - found
         if missing:
             raise NotFound(f"source episode(s) not found: {sorted(missing)}")
+
+
+# An assert into a slot that holds no version, one operation alone touching it
+# (``_fresh``): (slot, op, subject key, predicate, object key, valid from, valid to,
+# fact id, version id), its row made by ``_fresh_rows``.
+_Fresh = tuple[str, AssertOp, str, str, str, int, int | None, str, str]
+
+
+def _fresh(
+    op: AssertOp, tx: int, slot: str, skey: str, pred: str, key: str, out: list[_Fresh]
+) -> bool:
+    """Whether ``op``, the one assert into ``slot``, which holds no version, is a
+    plain new version (no ``valid_for`` to resolve, a valid interval): then it is
+    added to ``out`` with its fact and version ids, drawn as ``_direct`` draws them
+    (``trivial_assert`` is ``NEW`` for an empty slot). Otherwise ``_direct`` takes
+    it (and raises what ``_interval`` raises)."""
+    if op.valid_for is not None:
+        return False
+    vf = op.valid_from if op.valid_from is not None else tx
+    vt = op.valid_to if op.bounded else None
+    if vt is not None and vt <= vf:
+        return False
+    fid, vid = new_id_pair()
+    out.append((slot, op, skey, pred, key, vf, vt, fid, vid))
+    return True
+
+
+def _cite(op: AssertOp, fid: str, tx: int, new_sources: list[dict[str, Any]]) -> None:
+    """The citations of an assert's new fact (as ``_direct`` lists them)."""
+    if op.sources:
+        new_sources += [
+            {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
+            for e in op.sources
+        ]
+
+
+def _fresh_rows(fresh: list[_Fresh], scope: Scope, tx: int, direct: dict[str, _Direct]) -> None:
+    """The ``cm_versions`` rows of ``_fresh`` asserts into ``direct``, in one loop:
+    what ``_new_row`` makes of each (the same keys in the same order), the scope's
+    columns and each subject key's hash computed once per batch."""
+    tenant = scope.tenant
+    user, agent, session = scope.user or "", scope.agent or "", scope.session or ""
+    hashes: dict[str, str] = {}
+    version_hash = _version_hash
+    for slot, op, skey, pred, key, vf, vt, fid, vid in fresh:
+        sh = hashes.get(skey)
+        if sh is None:
+            sh = hashes[skey] = key_hash(skey)
+        md = op.metadata
+        direct[slot] = {
+            "tenant": tenant,
+            "id": vid,
+            "fact_id": fid,
+            "user_id": user,
+            "agent_id": agent,
+            "session_id": session,
+            "slot": slot,
+            "subject": op.subject,
+            "subject_key": skey,
+            "subject_hash": sh,
+            "predicate": pred,
+            "object": op.obj,
+            "object_key": key,
+            "valid_from": vf,
+            "valid_to": vt,
+            "recorded_at": tx,
+            "superseded_at": None,
+            "superseded_by": None,
+            "closed_reason": None,
+            "extractor": op.extractor,
+            "metadata": "{}" if type(md) is dict and not md else _metadata_json(md),
+            "index_text": op.index_text,
+            "content_hash": version_hash(skey, pred, key, vf),
+        }
 
 
 def _interval(op: AssertOp, tx: int) -> tuple[AssertOp, int]:
