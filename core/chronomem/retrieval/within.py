@@ -44,7 +44,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection
@@ -52,10 +52,23 @@ from sqlalchemy import Connection
 from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
-from ..model import Fact, State
+from ..model import Fact, FactRow, ScoredRow, State
 from ..schema import INDEX_MAX_CHARS
 from ..timeutil import MAX_US, end_dt, from_us, opt_dt
-from .fusion import GRAPH_CAP, HalfLives, HitKind, finish, fuse, in_window, leg_weights, recency
+from .fusion import (
+    GRAPH_CAP,
+    RECENCY_WEIGHT,
+    TIME_BOOST,
+    US_PER_DAY,
+    HalfLives,
+    HitKind,
+    finish,
+    fuse,
+    fused_rrf,
+    in_window,
+    leg_weights,
+    recency,
+)
 from .indexing import fact_text
 from .legs import STOPWORDS, TimeFilter
 from .querytime import query_terms, time_window, words
@@ -72,6 +85,7 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 FACT_LEGS = frozenset({"fact_lexical", "fact_vector", "entity_graph"})
 Ranking = list[tuple[str, float]]
+_T = TypeVar("_T")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -423,6 +437,16 @@ class Within:
     every_leg_failed: bool = False
 
 
+@dataclass
+class Scored:
+    """``Within`` for the lean route (``scored``): the kept hits as ``ScoredRow``
+    values, best first."""
+
+    kept: list[ScoredRow]
+    failed: dict[str, str]
+    every_leg_failed: bool = False
+
+
 def applies(subject_prefix: str | None, tf: TimeFilter, wanted: set[str]) -> bool:
     """Whether a search may run within its prefix: a prefix the index can bound,
     no retracted versions asked for (they are found by another predicate), and no
@@ -489,23 +513,20 @@ def search(
     when one would leave it: ``_Outside``) a read transaction."""
     args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
     qvec: list[np.ndarray] = []  # the query's vector, embedded once even if run again
-    backend = engine.backend
-    if predicates is None or (exact and len(predicates) <= reads.INLINE):
-        try:
-            with backend.point_read(on_end=_in_snapshot) as conn:
-                at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
-                return _search(*args, predicates, exact, asked_us, at, qvec)
-        except _Outside:
-            pass
-    with backend.read() as conn:
-        return _search(*args, predicates, exact, asked_us, conn, qvec)
+    return _in_snapshot_or_read(
+        engine,
+        predicates,
+        exact,
+        lambda conn: _search(*args, predicates, exact, asked_us, conn, qvec),
+    )
 
 
-def _search(
+def scored(
     engine: Engine,
     scope: Scope,
     query: str,
     tf: TimeFilter,
+    *,
     k: int,
     n: int,
     wanted: set[str],
@@ -514,10 +535,77 @@ def _search(
     subject: str | None,
     predicates: Sequence[str] | None,
     exact: bool,
-    asked_us: int | None,
+    asked_us: int | None = None,
+) -> Scored | None:
+    """``search``'s hits without their ``Fact`` values, explanations or sources
+    (``Memory.search_scored``): each kept hit's version as a ``FactRow`` (built
+    once per row and kept on it), its state, its score and its cosine, in
+    ``search``'s order with ``search``'s scores (the same legs, the same fusion
+    sums in the same order, the same score arithmetic: tests/test_search_within.py
+    compares them). The fusion keeps each candidate's reciprocal-rank sum alone
+    (no ``Fused`` value, no per-leg explanation), and no source is read. Without a
+    reranker only (``search``'s caller reranks ``Fact`` hits); None as ``search``."""
+    args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
+    qvec: list[np.ndarray] = []
+    return _in_snapshot_or_read(
+        engine,
+        predicates,
+        exact,
+        lambda conn: _scored(*args, predicates, exact, asked_us, conn, qvec),
+    )
+
+
+def _in_snapshot_or_read(
+    engine: Engine,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    fn: Callable[[Any], _T],
+) -> _T:
+    """``fn`` run in a point read's snapshot (``_Snapshot``) when its statements
+    are all prepared ones, else (or when ``fn`` would leave it) in a read
+    transaction (``search``)."""
+    backend = engine.backend
+    if predicates is None or (exact and len(predicates) <= reads.INLINE):
+        try:
+            with backend.point_read(on_end=_in_snapshot) as conn:
+                at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
+                return fn(at)
+        except _Outside:
+            pass
+    with backend.read() as conn:
+        return fn(conn)
+
+
+@dataclass
+class _Legs:
+    """What the legs found within a prefix: the rows (``Rows``), each leg's
+    ranking, the legs that failed, every row's cosine (once the vector leg ran),
+    the tenant's registry version and whether any of its facts cites an episode."""
+
+    view: Rows
+    rankings: dict[str, tuple[HitKind, Ranking]]
+    failed: dict[str, str]
+    cos: dict[str, float]
+    registry_us: int | None
+    cited: bool
+
+
+def _legs(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    n: int,
+    wanted: set[str],
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
     conn: Any,
     qvec: list[np.ndarray],
-) -> Within | None:
+) -> _Legs | None:
+    """The prefix's rows read (``prefix_rows``) and each wanted leg run over them,
+    each in its own error boundary; None past ``ROW_CAP``."""
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     terms = query_terms(query)
@@ -533,7 +621,6 @@ def _search(
     if read is None:
         return None
     view, registry_us, cited = read
-    rows = view.rows
 
     def run(name: str, fn: Callable[[], Ranking]) -> None:
         # each leg in its own error boundary; none runs SQL (the rows are read)
@@ -556,16 +643,44 @@ def _search(
         cos.update(view.cosines(qvec[0]))
         return view.vector(cos, n)
 
-    if rows:
+    if view.rows:
         run("fact_lexical", lambda: view.lexical(terms, n))
         run("fact_vector", vector_leg)
         run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
-        if not rankings and failed:
-            return Within([], failed, every_leg_failed=True)
+    return _Legs(view, rankings, failed, cos, registry_us, cited)
+
+
+def _search(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    k: int,
+    n: int,
+    wanted: set[str],
+    min_score: float,
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    asked_us: int | None,
+    conn: Any,
+    qvec: list[np.ndarray],
+) -> Within | None:
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    legs = _legs(
+        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
+    )
+    if legs is None:
+        return None
+    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
+    if view.rows and not rankings and failed:
+        return Within([], failed, every_leg_failed=True)
     fused = list(fuse(rankings, leg_weights(r.embedder)).values())
     by_id = view.by_id
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
+    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
     valid_at = tf.valid_at
     lives: dict[str, float | None] = {}  # ``half``'s, looked up without a call per hit
     for f in fused:
@@ -593,7 +708,7 @@ def _search(
     keep = [fused[i] for _, _, i in ordered[: k if r.reranker is None else max(3 * k, k + 20)]]
     kept = [by_id[f.id] for f in keep]
     src: dict[str, list[str]] = {}
-    if cited or not isinstance(conn, _Snapshot):
+    if legs.cited or not isinstance(conn, _Snapshot):
         # in one snapshot with the first statement (``_Snapshot``), a tenant none of
         # whose facts cites an episode has no source to read: no statement for them
         src = reads.sources_prepared(conn, scope.tenant, [row["fact_id"] for row in kept])
@@ -606,3 +721,86 @@ def _search(
         for f, row in zip(keep, kept, strict=True)
     ]
     return Within(found, failed)
+
+
+def _scored(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    k: int,
+    n: int,
+    wanted: set[str],
+    min_score: float,
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    asked_us: int | None,
+    conn: Any,
+    qvec: list[np.ndarray],
+) -> Scored | None:
+    """``_search``'s kept hits as ``ScoredRow`` values (``scored``). The score of a
+    candidate is ``fusion.finish``'s, term for term: its reciprocal-rank sum (the
+    legs' votes added in the legs' order, as ``fuse`` adds them) times
+    ``1 - w + w * recency`` (``fusion.recency``), times ``1 + TIME_BOOST`` inside
+    the query's time window."""
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    assert r.reranker is None, "a reranker reranks Fact hits: Memory.search"
+    legs = _legs(
+        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
+    )
+    if legs is None:
+        return None
+    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
+    if view.rows and not rankings and failed:
+        return Scored([], failed, every_leg_failed=True)
+    rrf = fused_rrf(rankings, leg_weights(r.embedder))
+    by_id = view.by_id
+    window = time_window(query, tf.valid_at if asked_us is None else asked_us)
+    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
+    valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}
+    kept_weight, boost = 1.0 - RECENCY_WEIGHT, 1.0 + TIME_BOOST
+    ordered: list[tuple[float, str, str]] = []
+    for vid, votes in rrf.items():
+        row = by_id[vid]
+        if "_tiebreak" in row:
+            tiebreak = row["_tiebreak"]
+        else:
+            tiebreak = row["_tiebreak"] = f"{row['content_hash']}:{row['id']}"
+        predicate = row["predicate"]
+        if predicate in lives:
+            life = lives[predicate]
+        else:
+            life = lives[predicate] = half(predicate)
+        start = row["valid_from"]
+        age = valid_at - start
+        # ``recency`` and ``finish``, inline (the same operations in the same order)
+        rec = 1.0 if life is None or age <= 0 else float(0.5 ** (age / (life * US_PER_DAY)))
+        score = votes * (kept_weight + RECENCY_WEIGHT * rec)
+        if window is not None:
+            end = MAX_US if row["valid_to"] is None else row["valid_to"]
+            if in_window(start, end, window, False):
+                score *= boost
+        if score >= min_score:
+            ordered.append((-score, tiebreak, vid))
+    ordered.sort()  # best first, ties by tiebreak
+    out: list[ScoredRow] = []
+    for neg, _, vid in ordered[:k]:
+        row = by_id[vid]
+        fact_row = row.get("_factrow")
+        if fact_row is None:  # of columns no close changes: kept on the row
+            fact_row = row["_factrow"] = FactRow(
+                row["fact_id"],
+                vid,
+                row["subject"],
+                row["subject_key"],
+                row["predicate"],
+                row["object"],
+                from_us(row["valid_from"]),
+                end_dt(row["valid_to"]),
+            )
+        out.append((fact_row, reads.state_of(row, valid_at), -neg, cos.get(vid)))
+    return Scored(out, failed)
