@@ -272,6 +272,7 @@ class Rows:
         self._entities: dict[str, list[dict[str, Any]]] | None = None
         self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
         self._hashes: dict[str, str] | None = None  # version id -> content hash
+        self._lean: dict[str, Lean] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -296,6 +297,13 @@ class Rows:
         scored = [(-c, hashes[i], i) for i, c in cos.items() if c > 0]
         scored.sort()  # best first, ties by hash then id (no key call per row)
         return [(i, -s) for s, _, i in scored[:n]]
+
+    def lean(self) -> dict[str, Lean]:
+        """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
+        found = self._lean
+        if found is None:
+            found = self._lean = {row["id"]: _lean(row) for row in self.rows}
+        return found
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
@@ -370,6 +378,31 @@ def prefix_rows(
         until = reads.next_valid_change(conn, scope.tenant, subject_prefix, tf.valid_at)
         held.stamp(asked, stamp, tf.valid_at, until, view)
     return view, registry_us, cited
+
+
+# What ``scored`` needs of a row, none of it changed by a close: its tiebreak
+# (content hash, then version id), predicate, valid from and to (µs; None: open),
+# and its ``FactRow``.
+Lean = tuple[str, str, int, int | None, FactRow]
+
+
+def _lean(row: dict[str, Any]) -> Lean:
+    return (
+        f"{row['content_hash']}:{row['id']}",
+        row["predicate"],
+        row["valid_from"],
+        row["valid_to"],
+        FactRow(
+            row["fact_id"],
+            row["id"],
+            row["subject"],
+            row["subject_key"],
+            row["predicate"],
+            row["object"],
+            from_us(row["valid_from"]),
+            end_dt(row["valid_to"]),
+        ),
+    )
 
 
 def _fixed(row: dict[str, Any]) -> dict[str, Any]:
@@ -757,7 +790,7 @@ def _scored(
     if view.rows and not rankings and failed:
         return Scored([], failed, every_leg_failed=True)
     rrf = fused_rrf(rankings, leg_weights(r.embedder))
-    by_id = view.by_id
+    lean = view.lean()
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
     half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
     valid_at = tf.valid_at
@@ -765,42 +798,32 @@ def _scored(
     kept_weight, boost = 1.0 - RECENCY_WEIGHT, 1.0 + TIME_BOOST
     ordered: list[tuple[float, str, str]] = []
     for vid, votes in rrf.items():
-        row = by_id[vid]
-        if "_tiebreak" in row:
-            tiebreak = row["_tiebreak"]
-        else:
-            tiebreak = row["_tiebreak"] = f"{row['content_hash']}:{row['id']}"
-        predicate = row["predicate"]
+        tiebreak, predicate, start, until, _ = lean[vid]
         if predicate in lives:
             life = lives[predicate]
         else:
             life = lives[predicate] = half(predicate)
-        start = row["valid_from"]
         age = valid_at - start
         # ``recency`` and ``finish``, inline (the same operations in the same order)
         rec = 1.0 if life is None or age <= 0 else float(0.5 ** (age / (life * US_PER_DAY)))
         score = votes * (kept_weight + RECENCY_WEIGHT * rec)
-        if window is not None:
-            end = MAX_US if row["valid_to"] is None else row["valid_to"]
-            if in_window(start, end, window, False):
-                score *= boost
+        if window is not None and in_window(
+            start, MAX_US if until is None else until, window, False
+        ):
+            score *= boost
         if score >= min_score:
             ordered.append((-score, tiebreak, vid))
     ordered.sort()  # best first, ties by tiebreak
+    live, ended, scheduled = State.LIVE, State.ENDED, State.SCHEDULED
     out: list[ScoredRow] = []
     for neg, _, vid in ordered[:k]:
-        row = by_id[vid]
-        fact_row = row.get("_factrow")
-        if fact_row is None:  # of columns no close changes: kept on the row
-            fact_row = row["_factrow"] = FactRow(
-                row["fact_id"],
-                vid,
-                row["subject"],
-                row["subject_key"],
-                row["predicate"],
-                row["object"],
-                from_us(row["valid_from"]),
-                end_dt(row["valid_to"]),
-            )
-        out.append((fact_row, reads.state_of(row, valid_at), -neg, cos.get(vid)))
+        _, _, start, until, fact_row = lean[vid]
+        # ``reads.state_of`` (never a retracted row: ``applies``)
+        if start > valid_at:
+            state = scheduled
+        elif until is not None and until <= valid_at:
+            state = ended
+        else:
+            state = live
+        out.append((fact_row, state, -neg, cos.get(vid)))
     return Scored(out, failed)
