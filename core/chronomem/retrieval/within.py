@@ -122,6 +122,8 @@ class Lexicon:
     docs: list[tuple[dict[str, Any], Counter[str], int]]
     avg: float
     postings: dict[str, list[int]]  # term -> positions in ``docs`` of the rows holding it
+    # each row's length normalisation, ``BM25_K1 * (1 - b + b * length / avg)``
+    norms: list[float]
 
 
 def lexicon(rows: Sequence[dict[str, Any]]) -> Lexicon:
@@ -139,7 +141,8 @@ def lexicon(rows: Sequence[dict[str, Any]]) -> Lexicon:
         for t in tf:
             postings.setdefault(t, []).append(i)
     avg = sum(length for _, _, length in docs) / len(docs) if docs else 0.0
-    return Lexicon(docs, avg, postings)
+    norms = [BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg) for _, _, length in docs]
+    return Lexicon(docs, avg, postings, norms)
 
 
 def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
@@ -148,9 +151,8 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
     wanted = list(dict.fromkeys(light_stem(t) for t in terms))
     if not wanted or not lex.docs:
         return []
-    docs = lex.docs
+    docs, norms = lex.docs, lex.norms
     total = len(docs)
-    avg = lex.avg
     idf = {}
     holding: set[int] = set()
     for t in wanted:
@@ -162,8 +164,8 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
     # (no key call per row; negation is exact, so -(-score) is the score)
     scored: list[tuple[float, str, str]] = []
     for i in holding:
-        row, tf, length = docs[i]
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
+        row, tf, _ = docs[i]
+        norm = norms[i]
         # a list, not a generator, summed: the same ``sum`` (no resume per term)
         score = sum([idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf])
         if score > 0:
@@ -271,7 +273,7 @@ class Rows:
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
         self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
-        self._hashes: dict[str, str] | None = None  # version id -> content hash
+        self._ties: dict[int, np.ndarray] = {}  # vector size -> ``vector``'s tie ranks
         self._lean: dict[str, Lean] | None = None
 
     def __len__(self) -> int:
@@ -282,21 +284,30 @@ class Rows:
             self._lexicon = lexicon(self.rows)
         return rank_lexical(self._lexicon, terms, n)
 
-    def cosines(self, q: np.ndarray) -> dict[str, float]:
+    def vector(self, q: np.ndarray, n: int) -> tuple[dict[str, float], Ranking]:
+        """Every row's cosine to ``q`` (``cosines``), and ``vector`` over these rows:
+        the rows scoring > 0 by cosine, best first, ties by content hash then
+        version id, ranked in numpy (``np.lexsort`` of the negated float32
+        cosines, then each row's rank in (hash, id) order, kept with the matrix):
+        the order and the floats of sorting the rows' (-cosine, hash, id) tuples."""
         size = 4 * q.shape[0]
         found = self._matrices.get(size)
         if found is None:
             found = self._matrices[size] = vector_matrix(self.rows, size)
-        return matrix_cosines(*found, q)
-
-    def vector(self, cos: dict[str, float], n: int) -> Ranking:
-        """``vector`` over these rows (``cos``: ``cosines`` of them)."""
-        hashes = self._hashes
-        if hashes is None:
-            hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
-        scored = [(-c, hashes[i], i) for i, c in cos.items() if c > 0]
-        scored.sort()  # best first, ties by hash then id (no key call per row)
-        return [(i, -s) for s, _, i in scored[:n]]
+        ids, matrix = found
+        if not ids:
+            return {}, []
+        scores = matrix @ q.astype(np.float32)
+        values = scores.tolist()
+        ties = self._ties.get(size)
+        if ties is None:  # each row's place in (content hash, id) order
+            by_id = self.by_id
+            order = sorted(range(len(ids)), key=lambda j: (by_id[ids[j]]["content_hash"], ids[j]))
+            ties = self._ties[size] = np.empty(len(ids), dtype=np.int64)
+            ties[order] = np.arange(len(ids))
+        held = np.flatnonzero(scores > 0)
+        best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
+        return dict(zip(ids, values, strict=True)), [(ids[j], values[j]) for j in best]
 
     def lean(self) -> dict[str, Lean]:
         """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
@@ -673,8 +684,9 @@ def _legs(
     def vector_leg() -> Ranking:
         if not qvec:
             qvec.append(embed_query_checked(r.embedder, query))
-        cos.update(view.cosines(qvec[0]))
-        return view.vector(cos, n)
+        found, ranked = view.vector(qvec[0], n)
+        cos.update(found)
+        return ranked
 
     if view.rows:
         run("fact_lexical", lambda: view.lexical(terms, n))

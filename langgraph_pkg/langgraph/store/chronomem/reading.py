@@ -329,7 +329,11 @@ class Reader:
         rest: list[str] = []
         for s in subjects:
             doc = self.hit_docs.get(s)
-            parsed = keys.parse_subject(s) if doc is not None else None
+            parsed = (
+                keys.parse_subject(s)
+                if doc is not None and is_doc(doc.predicate, doc.object)
+                else None
+            )
             if doc is not None and parsed is not None:
                 rec = Record(s, parsed[0], parsed[1], marker_fact=doc)
                 m = rec.marker
@@ -427,7 +431,7 @@ class Reader:
         for row, state, score, cosine in hits:
             predicate = row.predicate
             if predicate == doc:
-                if state is live and is_doc(predicate, row.object):
+                if state is live:  # (whether it is a document: ``_hit_records`` asks)
                     docs[row.subject] = row
             elif not predicate.startswith(index_prefix):
                 continue
