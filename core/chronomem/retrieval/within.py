@@ -33,7 +33,12 @@ scores needs no second embedding of the query). A text's term counts are
 cached by text (versions never change), so searching a namespace again does
 not tokenize it again. A hit is a fact
 the tenant-wide search could return with the same filters; only its rank among
-them can differ (the lexical statistics and stemming above)."""
+them can differ (the lexical statistics and stemming above).
+
+``scored`` (the ``Memory.search_scored`` hook) is ``search`` for a caller that
+reads no ``Fact``: the same legs, fusion sums and scores, each kept hit returned
+as (``FactRow``, state, score, cosine), with no ``Fact``, explanation or source
+built or read."""
 
 from __future__ import annotations
 
