@@ -1,18 +1,20 @@
 """``Memory``'s reads by subject prefix: whether the scope holds any live fact, which
-of a caller's subject prefixes still hold one, an adapter's index entries (``chronomem.prefixes``), and a page
-of the newest live facts under one prefix (``chronomem.reads.newest_rows``)."""
+of a caller's subject prefixes still hold one, an adapter's index entries (``chronomem.prefixes``), a page
+of the newest live facts under one prefix (``chronomem.reads.newest_rows``), and a
+search within one prefix returning scored rows (``retrieval.search.search_scored``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import prefixes, reads
+from .retrieval.search import search_scored
 
 if TYPE_CHECKING:
     from .engine import Engine
-    from .model import FactRow
+    from .model import FactRow, ScoredRow
     from .scope import Scope
 
 
@@ -130,3 +132,54 @@ class PrefixMethods:
                 limit=limit,
                 offset=offset,
             )
+
+    def search_scored(
+        self,
+        query: str,
+        *,
+        subject_prefix: str,
+        k: int = 10,
+        states: Any = None,
+        min_score: float = 0.0,
+        exact: bool = False,
+        valid_at: datetime | None = None,
+        known_at: datetime | None = None,
+        as_of: datetime | None = None,
+        asked_at: datetime | None = None,
+    ) -> list[ScoredRow] | None:
+        """``search(query, subject_prefix=…)``'s hits, lean: each hit's version as a
+        ``FactRow`` with its state, its score and its cosine to the query (None: no
+        stored vector), the same hits in the same order with the same scores,
+        without ``Fact`` values, explanations or sources (an adapter that reads
+        only an item's document and its score). ``None`` when ``search`` would not
+        search within the prefix's rows (more than ``within.ROW_CAP`` of them, no
+        index range, retracted versions asked for), a reranker is set, or the
+        served-read log is on: the caller then runs ``search``.
+
+        :param query: what to look for, in words
+        :param subject_prefix: a non-empty prefix of stored subject keys
+        :param k: at most this many hits (default 10)
+        :param states: which facts may be hit, as for ``search`` (default: live)
+        :param min_score: drop hits scoring below this (default 0.0)
+        :param exact: as for ``search`` (default ``False``)
+        :param valid_at: the valid instant (default: the clock's now)
+        :param known_at: the belief instant (default: everything recorded so far)
+        :param as_of: sets both instants (combines with neither)
+        :param asked_at: as for ``search``"""
+        if self._engine.read_log:
+            self._engine.check_open()
+            return None
+        return search_scored(
+            self._engine,
+            self.scope,
+            query,
+            subject_prefix=subject_prefix,
+            k=k,
+            valid_at=valid_at,
+            known_at=known_at,
+            as_of=as_of,
+            states=states,
+            min_score=min_score,
+            exact=exact,
+            asked_at=asked_at,
+        )

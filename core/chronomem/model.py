@@ -121,6 +121,12 @@ class FactRow(NamedTuple):
         )
 
 
+# A hit of a lean search within a prefix (``Memory.search_scored``): the version
+# as a ``FactRow``, its state at the search's instant, its fused score, and its
+# cosine to the query (None: no stored vector, or the vector leg did not run).
+ScoredRow = tuple[FactRow, State, float, float | None]
+
+
 @dataclass(frozen=True)
 class Episode:
     """A raw record: a chat message, a task output, a document."""

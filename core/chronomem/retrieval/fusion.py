@@ -158,3 +158,22 @@ def in_window(start: int, end: int, window: tuple[int, int] | None, point: bool)
     if point:
         return lo <= start < hi + int(TIME_SLACK_DAYS * US_PER_DAY)
     return start < hi and end > lo
+
+
+def fused_rrf(
+    rankings: Mapping[str, tuple[HitKind, list[tuple[str, float]]]],
+    weights: Mapping[str, float],
+) -> dict[str, float]:
+    """``fuse``'s reciprocal-rank sums alone, by id, for rankings of one kind: the
+    same votes added in the same order (so the same floats), without a ``Fused``
+    value or a per-leg explanation per candidate."""
+    out: dict[str, float] = {}
+    for leg, (_, ranked) in rankings.items():
+        w = weights.get(leg, 1.0)
+        for rank, (item_id, _) in enumerate(ranked, start=1):
+            vote = w / (RRF_K + rank)
+            if item_id in out:
+                out[item_id] += vote
+            else:  # (``fuse`` adds the first vote to 0.0: the same float)
+                out[item_id] = vote
+    return out

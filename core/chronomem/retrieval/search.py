@@ -15,7 +15,7 @@ from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
-from ..model import Episode, Fact, State, parse_states
+from ..model import Episode, Fact, ScoredRow, State, parse_states
 from ..prepared import Ahead, PreparedIn
 from ..render import asks_about_past
 from ..schema import episodes as episodes_table
@@ -190,6 +190,84 @@ class Retrieval:
     fail: dict[str, Callable[[], None]] = field(default_factory=dict)
 
 
+def _checked(
+    engine: Engine,
+    query: Any,
+    k: Any,
+    min_score: Any,
+    valid_at: Any,
+    known_at: Any,
+    as_of: Any,
+    states: Any,
+    asked_at: Any,
+) -> tuple[legs.TimeFilter, int]:
+    """A search's arguments checked, and its instants resolved: the temporal
+    filter, and the instant the query's relative times count from."""
+    if not isinstance(query, str):
+        raise InvalidType(f"query must be a str, not {type(query).__name__}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+        raise InvalidInput("k must be a non-negative int")
+    if not isinstance(min_score, int | float) or min_score != min_score:
+        raise InvalidInput("min_score must be a number")
+    engine.check_open()
+    v, kn = engine.times(valid_at, known_at, as_of)
+    asked = opt_us(asked_at, "asked_at")
+    asked_us = v if asked is None else asked  # relative times in the query count from it
+    return legs.TimeFilter(v, kn, parse_states(states)), asked_us
+
+
+def search_scored(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    *,
+    subject_prefix: str,
+    k: int = 10,
+    valid_at: Any = None,
+    known_at: Any = None,
+    as_of: Any = None,
+    states: Any = None,
+    min_score: float = 0.0,
+    exact: bool = False,
+    asked_at: Any = None,
+) -> list[ScoredRow] | None:
+    """``Memory.search_scored``: ``search``'s fact hits within a prefix as
+    ``ScoredRow`` values (``within.scored``), in ``search``'s order with its scores;
+    None when ``search`` would not search within the prefix's rows (too many rows,
+    no index range, retracted versions asked for) or would rerank (a reranker is
+    set): the caller then runs ``search``. Raises as ``search`` does."""
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    tf, asked_us = _checked(
+        engine, query, k, min_score, valid_at, known_at, as_of, states, asked_at
+    )
+    wanted = set(FACT_LEGS)
+    if r.reranker is not None or not within.applies(subject_prefix, tf, wanted):
+        return None
+    if k == 0 or not query.strip():
+        return []
+    found = within.scored(
+        engine,
+        scope,
+        query,
+        tf,
+        k=k,
+        n=min(max(3 * k, 30), MAX_CANDIDATES),
+        wanted=wanted,
+        min_score=min_score,
+        subject_prefix=subject_prefix,
+        subject=None,
+        predicates=None,
+        exact=exact,
+        asked_us=asked_us,
+    )
+    if found is None:
+        return None
+    if found.every_leg_failed:
+        raise SearchFailed(f"every search leg failed: {found.failed}")
+    return found.kept
+
+
 def search(
     engine: Engine,
     scope: Scope,
@@ -219,19 +297,12 @@ def search(
     ``asked_at``: the instant the question is asked; the query's relative times
     ("last Saturday", "two weeks ago") count from it (default: the valid instant).
     It moves only the time window's boost, never which rows are searched."""
-    if not isinstance(query, str):
-        raise InvalidType(f"query must be a str, not {type(query).__name__}")
-    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
-        raise InvalidInput("k must be a non-negative int")
-    if not isinstance(min_score, int | float) or min_score != min_score:
-        raise InvalidInput("min_score must be a number")
-    engine.check_open()
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
-    v, kn = engine.times(valid_at, known_at, as_of)
-    asked = opt_us(asked_at, "asked_at")
-    asked_us = v if asked is None else asked  # relative times in the query count from it
-    tf = legs.TimeFilter(v, kn, parse_states(states))
+    tf, asked_us = _checked(
+        engine, query, k, min_score, valid_at, known_at, as_of, states, asked_at
+    )
+    v, kn = tf.valid_at, tf.known_at
     if k == 0 or not query.strip():
         return SearchResult()
     n = min(max(3 * k, 30), MAX_CANDIDATES)  # per leg

@@ -33,7 +33,12 @@ scores needs no second embedding of the query). A text's term counts are
 cached by text (versions never change), so searching a namespace again does
 not tokenize it again. A hit is a fact
 the tenant-wide search could return with the same filters; only its rank among
-them can differ (the lexical statistics and stemming above)."""
+them can differ (the lexical statistics and stemming above).
+
+``scored`` (the ``Memory.search_scored`` hook) is ``search`` for a caller that
+reads no ``Fact``: the same legs, fusion sums and scores, each kept hit returned
+as (``FactRow``, state, score, cosine), with no ``Fact``, explanation or source
+built or read."""
 
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection
@@ -52,10 +57,23 @@ from sqlalchemy import Connection
 from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
-from ..model import Fact, State
+from ..model import Fact, FactRow, ScoredRow, State
 from ..schema import INDEX_MAX_CHARS
 from ..timeutil import MAX_US, end_dt, from_us, opt_dt
-from .fusion import GRAPH_CAP, HalfLives, HitKind, finish, fuse, in_window, leg_weights, recency
+from .fusion import (
+    GRAPH_CAP,
+    RECENCY_WEIGHT,
+    TIME_BOOST,
+    US_PER_DAY,
+    HalfLives,
+    HitKind,
+    finish,
+    fuse,
+    fused_rrf,
+    in_window,
+    leg_weights,
+    recency,
+)
 from .indexing import fact_text
 from .legs import STOPWORDS, TimeFilter
 from .querytime import query_terms, time_window, words
@@ -72,6 +90,7 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 FACT_LEGS = frozenset({"fact_lexical", "fact_vector", "entity_graph"})
 Ranking = list[tuple[str, float]]
+_T = TypeVar("_T")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -108,6 +127,8 @@ class Lexicon:
     docs: list[tuple[dict[str, Any], Counter[str], int]]
     avg: float
     postings: dict[str, list[int]]  # term -> positions in ``docs`` of the rows holding it
+    # each row's length normalisation, ``BM25_K1 * (1 - b + b * length / avg)``
+    norms: list[float]
 
 
 def lexicon(rows: Sequence[dict[str, Any]]) -> Lexicon:
@@ -125,7 +146,8 @@ def lexicon(rows: Sequence[dict[str, Any]]) -> Lexicon:
         for t in tf:
             postings.setdefault(t, []).append(i)
     avg = sum(length for _, _, length in docs) / len(docs) if docs else 0.0
-    return Lexicon(docs, avg, postings)
+    norms = [BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg) for _, _, length in docs]
+    return Lexicon(docs, avg, postings, norms)
 
 
 def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
@@ -134,9 +156,8 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
     wanted = list(dict.fromkeys(light_stem(t) for t in terms))
     if not wanted or not lex.docs:
         return []
-    docs = lex.docs
+    docs, norms = lex.docs, lex.norms
     total = len(docs)
-    avg = lex.avg
     idf = {}
     holding: set[int] = set()
     for t in wanted:
@@ -148,8 +169,8 @@ def rank_lexical(lex: Lexicon, terms: Sequence[str], n: int) -> Ranking:
     # (no key call per row; negation is exact, so -(-score) is the score)
     scored: list[tuple[float, str, str]] = []
     for i in holding:
-        row, tf, length = docs[i]
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
+        row, tf, _ = docs[i]
+        norm = norms[i]
         # a list, not a generator, summed: the same ``sum`` (no resume per term)
         score = sum([idf[t] * tf[t] * (BM25_K1 + 1.0) / (tf[t] + norm) for t in wanted if t in tf])
         if score > 0:
@@ -257,7 +278,8 @@ class Rows:
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
         self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
-        self._hashes: dict[str, str] | None = None  # version id -> content hash
+        self._ties: dict[int, np.ndarray] = {}  # vector size -> ``vector``'s tie ranks
+        self._lean: dict[str, Lean] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -267,21 +289,37 @@ class Rows:
             self._lexicon = lexicon(self.rows)
         return rank_lexical(self._lexicon, terms, n)
 
-    def cosines(self, q: np.ndarray) -> dict[str, float]:
+    def vector(self, q: np.ndarray, n: int) -> tuple[dict[str, float], Ranking]:
+        """Every row's cosine to ``q`` (``cosines``), and ``vector`` over these rows:
+        the rows scoring > 0 by cosine, best first, ties by content hash then
+        version id, ranked in numpy (``np.lexsort`` of the negated float32
+        cosines, then each row's rank in (hash, id) order, kept with the matrix):
+        the order and the floats of sorting the rows' (-cosine, hash, id) tuples."""
         size = 4 * q.shape[0]
         found = self._matrices.get(size)
         if found is None:
             found = self._matrices[size] = vector_matrix(self.rows, size)
-        return matrix_cosines(*found, q)
+        ids, matrix = found
+        if not ids:
+            return {}, []
+        scores = matrix @ q.astype(np.float32)
+        values = scores.tolist()
+        ties = self._ties.get(size)
+        if ties is None:  # each row's place in (content hash, id) order
+            by_id = self.by_id
+            order = sorted(range(len(ids)), key=lambda j: (by_id[ids[j]]["content_hash"], ids[j]))
+            ties = self._ties[size] = np.empty(len(ids), dtype=np.int64)
+            ties[order] = np.arange(len(ids))
+        held = np.flatnonzero(scores > 0)
+        best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
+        return dict(zip(ids, values, strict=True)), [(ids[j], values[j]) for j in best]
 
-    def vector(self, cos: dict[str, float], n: int) -> Ranking:
-        """``vector`` over these rows (``cos``: ``cosines`` of them)."""
-        hashes = self._hashes
-        if hashes is None:
-            hashes = self._hashes = {row["id"]: row["content_hash"] for row in self.rows}
-        scored = [(-c, hashes[i], i) for i, c in cos.items() if c > 0]
-        scored.sort()  # best first, ties by hash then id (no key call per row)
-        return [(i, -s) for s, _, i in scored[:n]]
+    def lean(self) -> dict[str, Lean]:
+        """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
+        found = self._lean
+        if found is None:
+            found = self._lean = {row["id"]: _lean(row) for row in self.rows}
+        return found
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
@@ -358,6 +396,31 @@ def prefix_rows(
     return view, registry_us, cited
 
 
+# What ``scored`` needs of a row, none of it changed by a close: its tiebreak
+# (content hash, then version id), predicate, valid from and to (µs; None: open),
+# and its ``FactRow``.
+Lean = tuple[str, str, int, int | None, FactRow]
+
+
+def _lean(row: dict[str, Any]) -> Lean:
+    return (
+        f"{row['content_hash']}:{row['id']}",
+        row["predicate"],
+        row["valid_from"],
+        row["valid_to"],
+        FactRow(
+            row["fact_id"],
+            row["id"],
+            row["subject"],
+            row["subject_key"],
+            row["predicate"],
+            row["object"],
+            from_us(row["valid_from"]),
+            end_dt(row["valid_to"]),
+        ),
+    )
+
+
 def _fixed(row: dict[str, Any]) -> dict[str, Any]:
     """The fields of a version's ``Fact`` that no close changes (every column but
     ``reads.CLOSING_COLUMNS``), converted once."""
@@ -419,6 +482,16 @@ class Within:
     requested leg did (``retrieval.search`` then raises ``SearchFailed``)."""
 
     kept: list[tuple[Fact, float, dict[str, Any]]]
+    failed: dict[str, str]
+    every_leg_failed: bool = False
+
+
+@dataclass
+class Scored:
+    """``Within`` for the lean route (``scored``): the kept hits as ``ScoredRow``
+    values, best first."""
+
+    kept: list[ScoredRow]
     failed: dict[str, str]
     every_leg_failed: bool = False
 
@@ -489,16 +562,142 @@ def search(
     when one would leave it: ``_Outside``) a read transaction."""
     args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
     qvec: list[np.ndarray] = []  # the query's vector, embedded once even if run again
+    return _in_snapshot_or_read(
+        engine,
+        predicates,
+        exact,
+        lambda conn: _search(*args, predicates, exact, asked_us, conn, qvec),
+    )
+
+
+def scored(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    *,
+    k: int,
+    n: int,
+    wanted: set[str],
+    min_score: float,
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    asked_us: int | None = None,
+) -> Scored | None:
+    """``search``'s hits without their ``Fact`` values, explanations or sources
+    (``Memory.search_scored``): each kept hit's version as a ``FactRow`` (built
+    once per row and kept on it), its state, its score and its cosine, in
+    ``search``'s order with ``search``'s scores (the same legs, the same fusion
+    sums in the same order, the same score arithmetic: tests/test_search_within.py
+    compares them). The fusion keeps each candidate's reciprocal-rank sum alone
+    (no ``Fused`` value, no per-leg explanation), and no source is read. Without a
+    reranker only (``search``'s caller reranks ``Fact`` hits); None as ``search``."""
+    args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
+    qvec: list[np.ndarray] = []
+    return _in_snapshot_or_read(
+        engine,
+        predicates,
+        exact,
+        lambda conn: _scored(*args, predicates, exact, asked_us, conn, qvec),
+    )
+
+
+def _in_snapshot_or_read(
+    engine: Engine,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    fn: Callable[[Any], _T],
+) -> _T:
+    """``fn`` run in a point read's snapshot (``_Snapshot``) when its statements
+    are all prepared ones, else (or when ``fn`` would leave it) in a read
+    transaction (``search``)."""
     backend = engine.backend
     if predicates is None or (exact and len(predicates) <= reads.INLINE):
         try:
             with backend.point_read(on_end=_in_snapshot) as conn:
                 at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
-                return _search(*args, predicates, exact, asked_us, at, qvec)
+                return fn(at)
         except _Outside:
             pass
     with backend.read() as conn:
-        return _search(*args, predicates, exact, asked_us, conn, qvec)
+        return fn(conn)
+
+
+@dataclass
+class _Legs:
+    """What the legs found within a prefix: the rows (``Rows``), each leg's
+    ranking, the legs that failed, every row's cosine (once the vector leg ran),
+    the tenant's registry version and whether any of its facts cites an episode."""
+
+    view: Rows
+    rankings: dict[str, tuple[HitKind, Ranking]]
+    failed: dict[str, str]
+    cos: dict[str, float]
+    registry_us: int | None
+    cited: bool
+
+
+def _legs(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    n: int,
+    wanted: set[str],
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    conn: Any,
+    qvec: list[np.ndarray],
+) -> _Legs | None:
+    """The prefix's rows read (``prefix_rows``) and each wanted leg run over them,
+    each in its own error boundary; None past ``ROW_CAP``."""
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    terms = query_terms(query)
+    rankings: dict[str, tuple[HitKind, Ranking]] = {}
+    failed: dict[str, str] = {}
+    preds = None
+    if predicates is not None:
+        preds = [
+            p if exact else engine.registry.resolve(conn, scope.tenant, p).name for p in predicates
+        ]
+    skey = None if subject is None else subject if exact else fold(subject)
+    read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
+    if read is None:
+        return None
+    view, registry_us, cited = read
+
+    def run(name: str, fn: Callable[[], Ranking]) -> None:
+        # each leg in its own error boundary; none runs SQL (the rows are read)
+        if name not in wanted:
+            return
+        try:
+            hook = r.fail.get(name)
+            if hook is not None:
+                hook()
+            rankings[name] = (HitKind.FACT, fn())
+        except Exception as exc:  # a failing leg is reported, not fatal
+            log.warning("search leg %s failed: %s", name, exc)
+            failed[name] = f"{type(exc).__name__}: {exc}"
+
+    cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
+
+    def vector_leg() -> Ranking:
+        if not qvec:
+            qvec.append(embed_query_checked(r.embedder, query))
+        found, ranked = view.vector(qvec[0], n)
+        cos.update(found)
+        return ranked
+
+    if view.rows:
+        run("fact_lexical", lambda: view.lexical(terms, n))
+        run("fact_vector", vector_leg)
+        run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
+    return _Legs(view, rankings, failed, cos, registry_us, cited)
 
 
 def _search(
@@ -520,52 +719,18 @@ def _search(
 ) -> Within | None:
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
-    terms = query_terms(query)
-    rankings: dict[str, tuple[HitKind, Ranking]] = {}
-    failed: dict[str, str] = {}
-    preds = None
-    if predicates is not None:
-        preds = [
-            p if exact else engine.registry.resolve(conn, scope.tenant, p).name for p in predicates
-        ]
-    skey = None if subject is None else subject if exact else fold(subject)
-    read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
-    if read is None:
+    legs = _legs(
+        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
+    )
+    if legs is None:
         return None
-    view, registry_us, cited = read
-    rows = view.rows
-
-    def run(name: str, fn: Callable[[], Ranking]) -> None:
-        # each leg in its own error boundary; none runs SQL (the rows are read)
-        if name not in wanted:
-            return
-        try:
-            hook = r.fail.get(name)
-            if hook is not None:
-                hook()
-            rankings[name] = (HitKind.FACT, fn())
-        except Exception as exc:  # a failing leg is reported, not fatal
-            log.warning("search leg %s failed: %s", name, exc)
-            failed[name] = f"{type(exc).__name__}: {exc}"
-
-    cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
-
-    def vector_leg() -> Ranking:
-        if not qvec:
-            qvec.append(embed_query_checked(r.embedder, query))
-        cos.update(view.cosines(qvec[0]))
-        return view.vector(cos, n)
-
-    if rows:
-        run("fact_lexical", lambda: view.lexical(terms, n))
-        run("fact_vector", vector_leg)
-        run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
-        if not rankings and failed:
-            return Within([], failed, every_leg_failed=True)
+    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
+    if view.rows and not rankings and failed:
+        return Within([], failed, every_leg_failed=True)
     fused = list(fuse(rankings, leg_weights(r.embedder)).values())
     by_id = view.by_id
     window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us))
+    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
     valid_at = tf.valid_at
     lives: dict[str, float | None] = {}  # ``half``'s, looked up without a call per hit
     for f in fused:
@@ -593,7 +758,7 @@ def _search(
     keep = [fused[i] for _, _, i in ordered[: k if r.reranker is None else max(3 * k, k + 20)]]
     kept = [by_id[f.id] for f in keep]
     src: dict[str, list[str]] = {}
-    if cited or not isinstance(conn, _Snapshot):
+    if legs.cited or not isinstance(conn, _Snapshot):
         # in one snapshot with the first statement (``_Snapshot``), a tenant none of
         # whose facts cites an episode has no source to read: no statement for them
         src = reads.sources_prepared(conn, scope.tenant, [row["fact_id"] for row in kept])
@@ -606,3 +771,76 @@ def _search(
         for f, row in zip(keep, kept, strict=True)
     ]
     return Within(found, failed)
+
+
+def _scored(
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    tf: TimeFilter,
+    k: int,
+    n: int,
+    wanted: set[str],
+    min_score: float,
+    subject_prefix: str,
+    subject: str | None,
+    predicates: Sequence[str] | None,
+    exact: bool,
+    asked_us: int | None,
+    conn: Any,
+    qvec: list[np.ndarray],
+) -> Scored | None:
+    """``_search``'s kept hits as ``ScoredRow`` values (``scored``). The score of a
+    candidate is ``fusion.finish``'s, term for term: its reciprocal-rank sum (the
+    legs' votes added in the legs' order, as ``fuse`` adds them) times
+    ``1 - w + w * recency`` (``fusion.recency``), times ``1 + TIME_BOOST`` inside
+    the query's time window."""
+    r = engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    assert r.reranker is None, "a reranker reranks Fact hits: Memory.search"
+    legs = _legs(
+        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
+    )
+    if legs is None:
+        return None
+    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
+    if view.rows and not rankings and failed:
+        return Scored([], failed, every_leg_failed=True)
+    rrf = fused_rrf(rankings, leg_weights(r.embedder))
+    lean = view.lean()
+    window = time_window(query, tf.valid_at if asked_us is None else asked_us)
+    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
+    valid_at = tf.valid_at
+    lives: dict[str, float | None] = {}
+    kept_weight, boost = 1.0 - RECENCY_WEIGHT, 1.0 + TIME_BOOST
+    ordered: list[tuple[float, str, str]] = []
+    for vid, votes in rrf.items():
+        tiebreak, predicate, start, until, _ = lean[vid]
+        if predicate in lives:
+            life = lives[predicate]
+        else:
+            life = lives[predicate] = half(predicate)
+        age = valid_at - start
+        # ``recency`` and ``finish``, inline (the same operations in the same order)
+        rec = 1.0 if life is None or age <= 0 else float(0.5 ** (age / (life * US_PER_DAY)))
+        score = votes * (kept_weight + RECENCY_WEIGHT * rec)
+        if window is not None and in_window(
+            start, MAX_US if until is None else until, window, False
+        ):
+            score *= boost
+        if score >= min_score:
+            ordered.append((-score, tiebreak, vid))
+    ordered.sort()  # best first, ties by tiebreak
+    live, ended, scheduled = State.LIVE, State.ENDED, State.SCHEDULED
+    out: list[ScoredRow] = []
+    for neg, _, vid in ordered[:k]:
+        _, _, start, until, fact_row = lean[vid]
+        # ``reads.state_of`` (never a retracted row: ``applies``)
+        if start > valid_at:
+            state = scheduled
+        elif until is not None and until <= valid_at:
+            state = ended
+        else:
+            state = live
+        out.append((fact_row, state, -neg, cos.get(vid)))
+    return Scored(out, failed)

@@ -10,10 +10,11 @@ from typing import Any
 from langgraph.store.base import Item, SearchItem, SearchOp
 
 from chronomem import Fact, FactRow, Memory, State
+from chronomem.model import ScoredRow
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
-from .records import Record, alive, group, is_doc
+from .records import Live, Record, alive, group, is_doc
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -70,7 +71,7 @@ class Reader:
     fused: dict[str, float] = field(default_factory=dict)
     # the live document version each hit item's search returned (its record needs
     # no second read when that is all the item is: ``_hit_records``)
-    hit_docs: dict[str, Fact] = field(default_factory=dict)
+    hit_docs: dict[str, Live] = field(default_factory=dict)
 
     def _ranked(self, scores: dict[str, float], subjects: Iterable[str]) -> list[str]:
         """``subjects`` best first: by score, then by fused relevance, then by
@@ -328,7 +329,11 @@ class Reader:
         rest: list[str] = []
         for s in subjects:
             doc = self.hit_docs.get(s)
-            parsed = keys.parse_subject(s) if doc is not None else None
+            parsed = (
+                keys.parse_subject(s)
+                if doc is not None and is_doc(doc.predicate, doc.object)
+                else None
+            )
             if doc is not None and parsed is not None:
                 rec = Record(s, parsed[0], parsed[1], marker_fact=doc)
                 m = rec.marker
@@ -352,8 +357,20 @@ class Reader:
             k *= 4
 
     def _best_per_item(self, op: SearchOp, k: int) -> tuple[int, dict[str, float]]:
-        """Core search over the prefix: the number of hits, and each item's best score."""
+        """Core search over the prefix: the number of hits, and each item's best
+        score. Through ``Memory.search_scored`` (the same hits, as rows and scores
+        alone) where core can answer so, else ``Memory.search``."""
         assert op.query is not None
+        lean = self.memory.search_scored(
+            op.query,
+            k=k,
+            subject_prefix=keys.namespace_prefix(op.namespace_prefix),
+            exact=True,
+            states=scoring.searched_states(self.score),
+            **self._times(),
+        )
+        if lean is not None:
+            return self._best_of_rows(op.query, lean)
         hits = self.memory.search(
             op.query,
             k=k,
@@ -400,10 +417,48 @@ class Reader:
         if self.score == "fused":
             return len(hits), best
         # LangGraph's meaning: the best cosine of the query to the item's entries
+        return len(hits), self._entry_cosines(op.query, entries, cos)
+
+    def _best_of_rows(self, query: str, hits: list[ScoredRow]) -> tuple[int, dict[str, float]]:
+        """``_best_per_item`` over ``Memory.search_scored``'s rows: the same rule
+        (each hit carries its cosine, when its version has a vector)."""
+        best: dict[str, float] = {}
+        entries: dict[str, list[str]] = {}
+        cos: dict[str, float] = {}
+        docs = self.hit_docs
+        digits = scoring.DIGITS
+        doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
+        for row, state, score, cosine in hits:
+            predicate = row.predicate
+            if predicate == doc:
+                if state is live:  # (whether it is a document: ``_hit_records`` asks)
+                    docs[row.subject] = row
+            elif not predicate.startswith(index_prefix):
+                continue
+            subject, vid = row.subject, row.version_id
+            if subject in entries:
+                entries[subject].append(vid)
+                if score > best[subject]:
+                    best[subject] = score
+            else:  # an item's first hit sets its best
+                entries[subject] = [vid]
+                best[subject] = score
+            if cosine is not None:
+                cos[vid] = round(cosine, digits)
+        self.fused.update(best)
+        if self.score == "fused":
+            return len(hits), best
+        return len(hits), self._entry_cosines(query, entries, cos)
+
+    def _entry_cosines(
+        self, query: str, entries: dict[str, list[str]], cos: dict[str, float]
+    ) -> dict[str, float]:
+        """LangGraph's meaning of a hit item's score: the best cosine of the query
+        to the item's entries (``cos``: those known; the rest computed)."""
         missing = [v for vs in entries.values() for v in vs if v not in cos]
         if missing:
-            cos.update(scoring.cosines(self.memory, op.query, missing))
-        return len(hits), {
+            cos.update(scoring.cosines(self.memory, query, missing))
+        return {
             s: cos.get(vs[0], 0.0)
             if len(vs) == 1
             else max((cos[v] for v in vs if v in cos), default=0.0)
