@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
-from sqlalchemy.schema import CreateIndex
 from langgraph.store.base import ListNamespacesOp, MatchCondition, PutOp
 from langgraph.store.memory import InMemoryStore
+from sqlalchemy import text
+from sqlalchemy.schema import CreateIndex
 
 from chronomem import backends, prepared, schema
 from chronomem.timeutil import MIN_US
