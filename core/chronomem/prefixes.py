@@ -46,7 +46,7 @@ from .engine import Engine
 from .errors import InvalidType
 from .model import State
 from .prepared import Prepared
-from .schema import SUBJECT_HEAD, SubjectHead, versions
+from .schema import SUBJECT_HEAD, SubjectHead, entry_term, versions
 from .scope import Scope
 from .timeutil import MIN_US
 
@@ -257,8 +257,14 @@ def _arm_select(
     if kind >= 2:
         conds.append(head < bindparam(f"p_{i}_to"))
     conds.append(e.c.predicate == type_coerce(bindparam(f"pred_{i}"), e.c.predicate.type))
-    # an entry is current and valid at every instant (asserted so)
-    conds += [reads.known(None, e), reads.in_states(_LIVE, MIN_US, e)]
+    # an entry is current and valid at every instant (asserted so): valid from the
+    # start of the calendar as the partial index of entries says it (``entry_term``:
+    # SQLite then walks that index, which holds every column read here)
+    conds += [
+        reads.known(None, e),
+        entry_term(e.c.valid_from),
+        or_(e.c.valid_to.is_(None), e.c.valid_to > MIN_US),
+    ]
     if depth[0] or depth[1]:
         sep = type_coerce(bindparam("sep"), key_type)
         n = func.length(e.c.subject_key) - func.length(func.replace(e.c.subject_key, sep, ""))

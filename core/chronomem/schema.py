@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import (
     BigInteger,
     Column,
+    ColumnElement,
     Connection,
     Float,
     FunctionElement,
@@ -34,6 +35,7 @@ from sqlalchemy import (
     Text,
     bindparam,
     column,
+    literal_column,
     or_,
     select,
     update,
@@ -46,6 +48,7 @@ from sqlalchemy.types import TypeDecorator
 from .errors import CorruptStore, SchemaMismatch
 from .scope import Scope
 from .slotkeys import SPECIAL, legacy_slot_key, slot_key
+from .timeutil import MIN_US
 
 if TYPE_CHECKING:
     from .backends import Backend
@@ -173,6 +176,66 @@ def _subject_head_sqlite(element: SubjectHead, compiler: Any, **kw: Any) -> str:
 def _subject_head_pg(element: SubjectHead, compiler: Any, **kw: Any) -> str:
     (column,) = (compiler.process(c, **kw) for c in element.clauses)
     return f'(substr({column}, 1, {SUBJECT_HEAD}) COLLATE "C")'  # byte order, any locale
+
+
+class _EntryFrom(FunctionElement[int]):
+    """``valid_from`` as ``entry_term`` compares it: ``valid_from + 0`` on SQLite, so
+    that no other statement's ``valid_from = ?`` is compared with the partial index's
+    literal (SQLite would re-prepare it at every execution, as
+    ``Backend.partial_index_term`` explains); the column itself on PostgreSQL."""
+
+    name = "cm_entry_from"
+    inherit_cache = True
+    type = BigInteger()
+
+
+@compiles(_EntryFrom)
+def _entry_from_sqlite(element: _EntryFrom, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return f"({column} + 0)"
+
+
+@compiles(_EntryFrom, "postgresql")
+def _entry_from_pg(element: _EntryFrom, compiler: Any, **kw: Any) -> str:
+    (column,) = (compiler.process(c, **kw) for c in element.clauses)
+    return str(column)
+
+
+def entry_term(valid_from: Any) -> ColumnElement[bool]:
+    """A version is valid from the start of the calendar (``MIN_US``): an adapter's
+    index entry (``Memory.live_entries``; nothing starts earlier, so it says what
+    ``valid_from <= MIN_US`` says). The ``WHERE`` of schema v17's partial index of
+    entries (``cm_versions_entries``), which a statement repeats to walk it."""
+    return _EntryFrom(valid_from) == literal_column(str(MIN_US))
+
+
+# Schema v17 (issue #32, where ``Backend.long_index_keys``): what a ``list_namespaces``
+# page reads, each entry and its probe for a live fact, is in two indexes, so it reads
+# no table row. ``cm_versions_subject_head`` keeps (tenant, head) and then holds the
+# columns a live probe tests (scope and both clocks), and ``cm_versions_entries`` holds
+# the entries, valid from ``MIN_US``, with every column their walk reads, in head order.
+HEAD_COVERS = (
+    "user_id",
+    "agent_id",
+    "session_id",
+    "superseded_at",
+    "valid_from",
+    "valid_to",
+    "recorded_at",
+)
+ENTRY_COLUMNS = (
+    "predicate",
+    "user_id",
+    "agent_id",
+    "session_id",
+    "superseded_at",
+    "valid_from",
+    "valid_to",
+    "subject_key",
+    "object_key",
+    "subject_hash",
+    "id",
+)
 
 
 Index("cm_versions_slot_current", versions.c.tenant, versions.c.slot, versions.c.superseded_at)
@@ -353,7 +416,7 @@ read_items = Table(
 )
 Index("cm_read_items_item", read_items.c.tenant, read_items.c.item_id)
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 # The text indexes (FTS5 on SQLite, tsvector on PostgreSQL) cover the first this
 # many characters of a version's or an episode's text, on both backends: a longer
@@ -623,6 +686,30 @@ def _v16(conn: Connection, backend: type[Backend]) -> None:
     conn.execute(CreateIndex(superseded_index))
 
 
+def _v17(conn: Connection, backend: type[Backend]) -> None:
+    """A ``list_namespaces`` page reads indexes only (issue #32): where index keys
+    may be long (``Backend.long_index_keys``: SQLite), ``cm_versions_subject_head`` is
+    rebuilt holding, after the tenant and the head, the columns a live probe tests
+    (``HEAD_COVERS``), and the entries (``entry_term``) get a partial index in head
+    order holding every column their walk reads (``ENTRY_COLUMNS``). Elsewhere
+    nothing changes."""
+    if not backend.long_index_keys:
+        return
+    head, held = (
+        e.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+        for e in (SubjectHead(column("subject_key")), entry_term(column("valid_from")))
+    )
+    conn.exec_driver_sql("DROP INDEX IF EXISTS cm_versions_subject_head")
+    conn.exec_driver_sql(
+        f"CREATE INDEX cm_versions_subject_head ON cm_versions "
+        f"(tenant, ({head}), {', '.join(HEAD_COVERS)})"
+    )
+    conn.exec_driver_sql(
+        f"CREATE INDEX IF NOT EXISTS cm_versions_entries ON cm_versions "
+        f"(tenant, ({head}), {', '.join(ENTRY_COLUMNS)}) WHERE {held}"
+    )
+
+
 MIGRATIONS: dict[int, Migration] = {
     1: _v1,
     2: _v2,
@@ -640,6 +727,7 @@ MIGRATIONS: dict[int, Migration] = {
     14: _v14,
     15: _v15,
     16: _v16,
+    17: _v17,
 }
 
 

@@ -7,6 +7,7 @@ before the index existed, and a cost that does not grow with the number of items
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,12 +23,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import ListNamespacesOp, MatchCondition, PutOp
 from langgraph.store.memory import InMemoryStore
+from sqlalchemy import text
+from sqlalchemy.schema import CreateIndex
 
-from chronomem import prepared
+from chronomem import backends, prepared, schema
+from chronomem.timeutil import MIN_US
 from langgraph.store.chronomem import ChronomemStore, namespace_index
 from langgraph.store.chronomem.importer import import_store
 
 from ..conftest import ManualClock
+from ..reliability._support import raw
 from ..statements import counting
 from .conftest import StoreFactory
 
@@ -313,3 +319,109 @@ def test_listing_reads_as_much_at_10k_items_as_at_1k(make_store: StoreFactory) -
     assert small == large
     statements, rows = large
     assert statements[0] <= 6 and sum(rows) <= 2 * (len(NAMESPACES) + 2)
+
+
+def _listing_pages(path: str, items: int) -> int:
+    """The database pages a 100-namespace listing's statement reads from the file with
+    an empty page cache (a fresh SQLite connection, no memory map): bytes read by
+    this process (``/proc/self/io``'s ``rchar``) over the page size. ``items`` spread
+    as ``peers.py`` spreads them, a namespace every eight."""
+    store = ChronomemStore(path)
+    namespaces = [("users", str(i), "notes") for i in range(items // 8)]
+    for at in range(0, items, 1000):
+        store.batch(
+            [
+                PutOp(namespaces[i % len(namespaces)], f"k{i}", {"text": f"item {i}"}, index=False)
+                for i in range(at, min(at + 1000, items))
+            ]
+        )
+    store.list_namespaces(limit=100)  # the scope's index is built (once)
+    seen: list[tuple[str, Any]] = []
+    original = prepared.Prepared.rows
+
+    def rows(self: prepared.Prepared, conn: Any, params: Any) -> Any:
+        compiled, args = self._bound(conn, backends.of(conn), params)
+        seen.append((compiled.sql, args))
+        return original(self, conn, params)
+
+    prepared.Prepared.rows = rows  # type: ignore[method-assign]
+    try:
+        listed = store.list_namespaces(limit=100)
+    finally:
+        prepared.Prepared.rows = original  # type: ignore[method-assign]
+    store.close()
+    assert listed == sorted(namespaces)[:100] and len(seen) == 1
+    ((sql, args),) = seen
+
+    def read_bytes() -> int:
+        with open("/proc/self/io") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("rchar"))
+
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA mmap_size = 0")
+        (page,) = conn.execute("PRAGMA page_size").fetchone()
+        conn.execute("SELECT 1 FROM cm_meta").fetchall()  # the schema is read
+        before = read_bytes()
+        assert [namespace_index.namespace_of(k) for (k,) in conn.execute(sql, args)] == listed
+        return (read_bytes() - before) // page
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="counts bytes read on Linux")
+def test_a_listing_reads_as_many_pages_at_10k_items_as_at_1k(tmp_path: Path) -> None:
+    """SQLite (schema v17): a page of 100 namespaces reads index pages only, the
+    entries' and their first live items' entries, adjacent in key order, not each
+    entry's and item's table row, scattered in write order (115 pages at 1k items,
+    211 at 10k before)."""
+    small = _listing_pages(str(tmp_path / "small.db"), 1000)
+    large = _listing_pages(str(tmp_path / "large.db"), 10_000)
+    assert small <= 40 and large <= 40
+    assert large - small <= 10
+
+
+def test_a_v14_store_migrates_and_lists_the_same(durable_url: str) -> None:
+    """Schema v17 on a store of v14's shape: the same listings, now (SQLite) walking
+    the entries' index and probing the head index without a table row."""
+    store = ChronomemStore(durable_url)
+    store.put(("a", "1"), "k", {"v": 1})
+    store.put(("a", "2"), "k", {"v": 1})
+    store.put(("b",), "k", {"v": 1})
+    store.delete(("a", "2"), "k")
+    queries = [{}, {"prefix": ("a",)}, {"max_depth": 1}, {"suffix": ("1",)}]
+    before = [store.list_namespaces(**q) for q in queries]
+    store.close()
+    with raw(durable_url) as conn:  # what a v14 store looks like
+        if conn.dialect.name == "sqlite":
+            conn.execute(text("DROP INDEX cm_versions_entries"))
+            conn.execute(text("DROP INDEX cm_versions_subject_head"))
+            conn.execute(CreateIndex(schema.subject_head_index))
+        conn.execute(text("UPDATE cm_meta SET value = '14' WHERE key = 'schema_version'"))
+    store = ChronomemStore(durable_url)
+    try:
+        assert [store.list_namespaces(**q) for q in queries] == before
+        assert before[0] == [("a", "1"), ("b",)]
+    finally:
+        store.close()
+    with raw(durable_url) as conn:
+        version = conn.execute(text("SELECT value FROM cm_meta WHERE key = 'schema_version'"))
+        assert version.scalar() == str(schema.SCHEMA_VERSION)
+        if conn.dialect.name != "sqlite":
+            return
+        plan = " ".join(
+            str(r)
+            for r in conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN SELECT subject_key, object_key FROM cm_versions "
+                "WHERE tenant = 'default' AND substr(subject_key, 1, 200) >= 'lg@nk:' "
+                "AND substr(subject_key, 1, 200) < 'lg@nk;' AND (valid_from + 0) = "
+                f"{MIN_US} AND superseded_at IS NULL"
+            )
+        )
+        assert "COVERING INDEX cm_versions_entries" in plan
+        held = [
+            r[2]  # the probe's columns follow the head (SQLite reads them from the index)
+            for r in conn.exec_driver_sql("PRAGMA index_xinfo(cm_versions_subject_head)")
+            if r[5]  # key columns
+        ]
+        assert held == ["tenant", None, *schema.HEAD_COVERS]

@@ -87,6 +87,9 @@ class Backend:
     # Whether text is stored as given, so ``SafeText``'s escaping is the identity
     # here (PostgreSQL escapes NUL and backslash): prepared statements skip it.
     text_as_given = True
+    # Whether an index key may be as long as the rows' text (SQLite; PostgreSQL's btree
+    # refuses a key over ~2.7 kB): schema v17's covering indexes are built where it may.
+    long_index_keys = True
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine

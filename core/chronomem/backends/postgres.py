@@ -669,6 +669,7 @@ class PostgresBackend(Backend):
     dialect = pg_dialect
     failed_statement_aborts = True
     text_as_given = False
+    long_index_keys = False
 
     def __init__(self, url: str):
         if url.startswith("postgres://"):
