@@ -236,11 +236,19 @@ class Backend:
 
     @classmethod
     def begin_write(
-        cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
-    ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
-        """``advance_clock``, the slot locks (``lock_slots``') and the slots' current
-        versions (``FOR UPDATE``) in one round trip: the stamp, ``registry_us`` and
-        the version rows; None where statements are not sent together."""
+        cls,
+        conn: Connection,
+        tenant: str,
+        now_us: int,
+        at: int | None,
+        slots: Sequence[str],
+        live: tuple[dict[str, str], Sequence[str]] | None = None,
+    ) -> tuple[int, int | None, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
+        """``advance_clock``, the slot locks (``lock_slots``'), the slots' current
+        versions (``FOR UPDATE``) and, with ``live`` (a scope's columns and subject
+        hashes), the live (subject key, slot, predicate) of those subjects in that
+        scope, in one round trip, in that order: the stamp, ``registry_us``, the
+        version rows and the live rows; None where statements are not sent together."""
         return None
 
     @classmethod
