@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError
 
 from chronomem import Memory, State
 from chronomem.backends import pgpipeline, postgres
+from chronomem.ops import EndOp, RetractOp
 
 from .conftest import ManualClock
 from .statements import counting
@@ -250,25 +251,33 @@ def _held_until_the_other_waits(m: Memory, started: threading.Event) -> Any:
 
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+@pytest.mark.parametrize("by_id", [False, True], ids=["early", "ordinary"])
 def test_a_live_read_sent_behind_a_waiting_stamp_sees_the_holder_commit(
-    pg_url: str, clock: ManualClock
+    pg_url: str, clock: ManualClock, by_id: bool
 ) -> None:
     """Writer A remembers a value of ``likes`` (many-valued) and holds its
     transaction until writer B's end of every ``likes`` value, whose stamp and
     read of the subject's live values went out together, waits on it; then A
     commits. B's live read runs after the wait and finds A's value, which B
-    ends (a snapshot from before the wait would miss it, and leave it live)."""
+    ends (a snapshot from before the wait would miss it, and leave it live).
+    Alone, B's end sends its stamp, locks, load and live read together
+    (``begin_write``); with a retract by id beside it, B takes the ordinary
+    path, whose queued stamp goes with the live read (``advance_clock_later``)."""
     a, b = Memory(pg_url, clock=clock), Memory(pg_url, clock=clock)
     try:
         a.remember("ada", "likes", "tea")
         b.remember("warm", "likes", "up")  # b's registry is cached: its end pipelines
+        other = b.remember("cy", "lives_in", "Oslo").fact_ids[0]
         started, done = threading.Event(), threading.Event()
         receipts: dict[str, Any] = {}
         real_write, slow_write = _held_until_the_other_waits(a, started)
+        ops: list[Any] = [EndOp("ada", "likes", None, None)]
+        if by_id:
+            ops.insert(0, RetractOp(other))
 
         def run_b() -> None:
             started.wait(30)
-            receipts["b"] = b.end("ada", "likes")
+            receipts["b"] = b.apply(ops)
             done.set()
 
         a._engine.backend.write = slow_write  # type: ignore[method-assign]
@@ -608,6 +617,67 @@ def test_a_langgraph_put_round_trips(pg_url: str) -> None:
         assert item is not None and item.value == {"food": "jam"}
     finally:
         store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_langgraph_puts_of_indexed_items_round_trips(pg_url: str) -> None:
+    """Puts into a store indexing two fields, whose items hold an entry per field
+    beside the document (so a put ends the subject's other facts): a new item's
+    put and an existing item's with the same fields wait three times (the item's
+    read; stamp, locks, load and the subject's live values; inserts and
+    ``COMMIT``), one that drops a field four (one text left, it goes in the
+    document: the entries' slots, found by the live read, are locked and loaded
+    then, and ended); five each while the live read and the locks and load each
+    waited after the stamp. The item reads back as put, its entries ended."""
+    store_mod = pytest.importorskip("langgraph.store.chronomem")
+    from langgraph.store.chronomem import keys
+
+    from .langgraph.fakes import CharEmbeddings
+
+    index: Any = {"dims": 16, "embed": CharEmbeddings(16), "fields": ["a", "b"]}
+    store = store_mod.ChronomemStore(pg_url, index=index)
+    try:
+        store.put(("n",), "warm", {"a": "x", "b": "y"})  # registry and pool warm
+        wire = Wire(store.memory)
+        try:
+            counts = [
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "1", "b": "2"})),
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "3", "b": "4"})),
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "5"})),
+            ]
+        finally:
+            wire.close()
+        assert counts == [3, 3, 4]
+        item = store.get(("n",), "k")
+        assert item is not None and item.value == {"a": "5"}
+        with store.memory.backend.engine.connect() as conn:
+            live = conn.execute(
+                text(
+                    "SELECT predicate FROM cm_versions WHERE subject_key = :s "
+                    "AND superseded_at IS NULL AND valid_to IS NULL ORDER BY predicate"
+                ),
+                {"s": keys.subject(("n",), "k")},
+            ).scalars()
+            assert list(live) == [keys.DOC]  # one text: it goes in the document
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_write_by_id_sends_its_stamp_with_its_read(pg_memory: Memory) -> None:
+    """A retract by id takes the ordinary path: its stamp is queued and goes to
+    the server with the read of the fact it names (``advance_clock_later``), one
+    round trip where the stamp took one of its own. The retract's whole write:
+    ``BEGIN`` with the fact's ownership checks (two), stamp with the fact's
+    read, locks with the load, the close with the ``COMMIT``."""
+    facts = [pg_memory.remember("ada", "likes", o).fact_ids[0] for o in ("tea", "jam")]
+    wire = Wire(pg_memory)
+    try:
+        trips = wire.round_trips(lambda: pg_memory.retract(facts[0]))
+    finally:
+        wire.close()
+    assert trips == 5
+    assert [f.object for f in pg_memory.facts(subject="ada", predicate="likes")] == ["jam"]
 
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")

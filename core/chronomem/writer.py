@@ -113,6 +113,27 @@ def stamp_row(
     return value, registry_us
 
 
+def stamp_later(
+    conn: Connection, tenant: str, now_us: int, *, at: int | None = None
+) -> Callable[[], tuple[int, int | None]] | None:
+    """``stamp_row`` queued to go with the transaction's next statement
+    (``Backend.advance_clock_later``): a call that returns what ``stamp_row``
+    does; None where the backend does not queue it (call ``stamp_row``)."""
+    if at is not None and at > MAX_US:
+        raise _calendar_end()
+    later = of(conn).advance_clock_later(conn, tenant, now_us, at)
+    if later is None:
+        return None
+
+    def stamped() -> tuple[int, int | None]:
+        value, registry_us = later()
+        if value > MAX_US:  # as ``stamp_row``
+            raise _calendar_end()
+        return value, registry_us
+
+    return stamped
+
+
 def _calendar_end() -> InvalidInput:
     return InvalidInput(
         "this tenant's transaction clock has reached the end of the calendar "
@@ -537,11 +558,17 @@ class Writer:
             # writers of a tenant then resolve their targets (which slots an end of every
             # value or a document put touches) in commit order, and their stamps follow
             # commit order too (exact replay).
-            tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
-            index = self.registry.load(conn, tenant, version=registry_version)
+            # Where statements are queued (PostgreSQL) the stamp goes to the server
+            # with the first of the reads below, which run behind it (the clock row).
+            later = stamp_later(conn, tenant, now_us, at=recorded_at)
+            if later is None:
+                tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
             # without row locks the live read takes whole rows, and the slots it
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
+            if later is not None:
+                tx, registry_version = later()
+            index = self.registry.load(conn, tenant, version=registry_version)
             targets = [self._target(scope, op, index, found) for op in ops]
             touches = _touches(targets)
             slots = sorted(touches)

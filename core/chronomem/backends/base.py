@@ -229,6 +229,16 @@ class Backend:
         return value, registry_us
 
     @classmethod
+    def advance_clock_later(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> Callable[[], tuple[int, int | None]] | None:
+        """``advance_clock`` queued to go to the server with the transaction's next
+        statement (its reads behind the clock row, in its round trip): a call that
+        returns what ``advance_clock`` does (sending the stamp then if nothing took
+        it); None where statements are not queued (call ``advance_clock``)."""
+        return None
+
+    @classmethod
     def sends_together(cls) -> bool:
         """Whether ``begin_write`` sends its statements together (PostgreSQL's
         pipeline mode); False: the writer runs them one by one."""

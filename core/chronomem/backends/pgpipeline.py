@@ -250,7 +250,14 @@ def queues_locks(conn: Connection) -> bool:
     transaction (its queue is sure to be sent, with the next statement or the
     ``COMMIT``) once the writer stamped it. A lock taken outside a writer (a
     caller that expects to hold it when the call returns) runs at once."""
-    return supported() and bool(conn.info.get(_AT_COMMIT)) and bool(conn.info.get(_STAMPED))
+    return sends_queue(conn) and bool(conn.info.get(_STAMPED))
+
+
+def sends_queue(conn: Connection) -> bool:
+    """Whether ``conn``'s queue is sure to be sent, with its next statement or the
+    ``COMMIT`` (``PostgresBackend.write``'s transaction): the writer's stamp may
+    be queued there (``advance_clock_later``)."""
+    return supported() and bool(conn.info.get(_AT_COMMIT))
 
 
 def queueing(conn: Connection) -> bool:

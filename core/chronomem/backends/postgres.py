@@ -898,6 +898,31 @@ class PostgresBackend(Backend):
         return (at if at is not None else int(row[0])), row[1]
 
     @classmethod
+    def advance_clock_later(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> Callable[[], tuple[int, int | None]] | None:
+        """The stamp's upsert queued behind whatever is (the transaction's
+        ``BEGIN``): the writer's next statement (its reads of the subjects' live
+        slots or of the facts it names by id) takes it along, and runs after it,
+        behind the clock row, in one round trip (``pgpipeline._send_first``). Its
+        row is kept by the queued statement's check once the results are in."""
+        if not pgpipeline.sends_queue(conn):
+            return None
+        stmt = _ADVANCE_AT if at is not None else _ADVANCE
+        params = {"tenant": tenant, "now": now_us if at is None else at}
+        got: list[Any] = []
+        pgpipeline.enqueue(conn, stmt, params, lambda cur: got.append(cur.fetchone()))
+        pgpipeline.stamped(conn)
+
+        def stamp() -> tuple[int, int | None]:
+            if not got:  # nothing took the queue along: it goes alone
+                pgpipeline.send(conn, pgpipeline.take(conn))
+            row = got[0]
+            return (at if at is not None else int(row[0])), row[1]
+
+        return stamp
+
+    @classmethod
     def sends_together(cls) -> bool:
         return pgpipeline.supported()
 
