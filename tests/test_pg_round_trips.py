@@ -5,7 +5,12 @@ protocol trace), not timed; a batch sends as many statements as one fact does,
 and pgvector's embedding goes in with the vector rows' insert. And the statements sent together keep
 the one-by-one semantics: a load queued behind a lock that waits sees what the
 lock's holder committed, and a registration made by another process since this
-one cached the registry still decides the slot."""
+one cached the registry still decides the slot. A write that ends a subject's
+other facts (a LangGraph put) reads the subject's live slots with its stamp,
+locks and load (three round trips for the put, its point read included); on
+the ordinary path (writes by id) the stamp goes with the first read; either
+read, sent behind a stamp that waits, sees what the clock row's holder
+committed."""
 
 from __future__ import annotations
 
