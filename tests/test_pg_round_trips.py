@@ -5,7 +5,12 @@ protocol trace), not timed; a batch sends as many statements as one fact does,
 and pgvector's embedding goes in with the vector rows' insert. And the statements sent together keep
 the one-by-one semantics: a load queued behind a lock that waits sees what the
 lock's holder committed, and a registration made by another process since this
-one cached the registry still decides the slot."""
+one cached the registry still decides the slot. A write that ends a subject's
+other facts (a LangGraph put) reads the subject's live slots with its stamp,
+locks and load (three round trips for the put, its point read included); on
+the ordinary path (writes by id) the stamp goes with the first read; either
+read, sent behind a stamp that waits, sees what the clock row's holder
+committed."""
 
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from sqlalchemy.exc import DBAPIError
 
 from chronomem import Memory, State
 from chronomem.backends import pgpipeline, postgres
+from chronomem.ops import EndOp, RetractOp
 
 from .conftest import ManualClock
 from .statements import counting
@@ -229,6 +235,143 @@ def test_load_sent_behind_a_waiting_lock_sees_the_holder_commit(
     finally:
         a.close()
         b.close()
+
+
+def _held_until_the_other_waits(m: Memory, started: threading.Event) -> Any:
+    """``m``'s write, whose transaction stays open (the tenant's clock row
+    locked) until another connection waits on a lock, then commits."""
+    real_write = m._engine.backend.write
+
+    @contextmanager
+    def slow_write() -> Iterator[Any]:
+        with real_write() as conn:
+            yield conn
+            started.set()  # the write is done but not committed
+            deadline = time.monotonic() + 30
+            while not _waiting_on_lock(m) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.1)
+
+    return real_write, slow_write
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+@pytest.mark.parametrize("by_id", [False, True], ids=["early", "ordinary"])
+def test_a_live_read_sent_behind_a_waiting_stamp_sees_the_holder_commit(
+    pg_url: str, clock: ManualClock, by_id: bool
+) -> None:
+    """Writer A remembers a value of ``likes`` (many-valued) and holds its
+    transaction until writer B's end of every ``likes`` value, whose stamp and
+    read of the subject's live values went out together, waits on it; then A
+    commits. B's live read runs after the wait and finds A's value, which B
+    ends (a snapshot from before the wait would miss it, and leave it live).
+    Alone, B's end sends its stamp, locks, load and live read together
+    (``begin_write``); with a retract by id beside it, B takes the ordinary
+    path, whose queued stamp goes with the live read (``advance_clock_later``)."""
+    a, b = Memory(pg_url, clock=clock), Memory(pg_url, clock=clock)
+    try:
+        a.remember("ada", "likes", "tea")
+        b.remember("warm", "likes", "up")  # b's registry is cached: its end pipelines
+        other = b.remember("cy", "lives_in", "Oslo").fact_ids[0]
+        started, done = threading.Event(), threading.Event()
+        receipts: dict[str, Any] = {}
+        real_write, slow_write = _held_until_the_other_waits(a, started)
+        ops: list[Any] = [EndOp("ada", "likes", None, None)]
+        if by_id:
+            ops.insert(0, RetractOp(other))
+
+        def run_b() -> None:
+            started.wait(30)
+            receipts["b"] = b.apply(ops)
+            done.set()
+
+        a._engine.backend.write = slow_write  # type: ignore[method-assign]
+        tb = threading.Thread(target=run_b)
+        tb.start()
+        try:
+            receipts["a"] = a.remember("ada", "likes", "jam")
+        finally:
+            a._engine.backend.write = real_write  # type: ignore[method-assign]
+        tb.join(30)
+        assert done.is_set()
+        assert len(receipts["a"].added) == 1
+        ended = set(receipts["b"].superseded)
+        assert set(receipts["a"].added) <= ended  # B saw A's version and ended it
+        assert b.facts(subject="ada", predicate="likes") == []
+        assert b.check().i1_violations == 0
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_racing_puts_of_one_new_item_leave_one_put_live(pg_url: str, clock: ManualClock) -> None:
+    """Two stores put one new key, indexed on fields a, b and c: A puts {a, b},
+    B {a, c}. B reads the item (absent) while A's put is written but not
+    committed, so B plans a new item's put, which ends whatever else the
+    subject holds; B's stamp waits on A. B's read of the subject's live values,
+    sent with its stamp, locks and load, runs after the wait: it finds A's
+    ``b`` entry and ends it. The history: A's versions all closed (its document
+    and ``a`` superseded by B's, its ``b`` ended), one live version per slot,
+    B's alone."""
+    store_mod = pytest.importorskip("langgraph.store.chronomem")
+    from langgraph.store.chronomem import keys
+
+    from .langgraph.fakes import CharEmbeddings
+
+    index: Any = {"dims": 16, "embed": CharEmbeddings(16), "fields": ["a", "b", "c"]}
+    ns, key = ("race",), "doc"
+    sa = store_mod.ChronomemStore(pg_url, clock=clock, index=index)
+    sb = store_mod.ChronomemStore(pg_url, clock=clock, index=index)
+    try:
+        sa.put(("warm",), "up", {"a": "x"})
+        sb.put(("warm",), "up", {"a": "y"})
+        started, done = threading.Event(), threading.Event()
+        real_write, slow_write = _held_until_the_other_waits(sa.memory, started)
+
+        def run_b() -> None:
+            started.wait(30)
+            sb.put(ns, key, {"a": "one", "c": "three"})
+            done.set()
+
+        sa.memory._engine.backend.write = slow_write  # type: ignore[method-assign]
+        tb = threading.Thread(target=run_b)
+        tb.start()
+        try:
+            sa.put(ns, key, {"a": "one", "b": "two"})
+        finally:
+            sa.memory._engine.backend.write = real_write  # type: ignore[method-assign]
+        tb.join(30)
+        assert done.is_set()
+        with sb.memory.backend.engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT predicate, object, recorded_at, superseded_at, valid_to "
+                    "FROM cm_versions WHERE subject_key = :s ORDER BY recorded_at, predicate"
+                ),
+                {"s": keys.subject(ns, key)},
+            ).all()
+        first = min(r.recorded_at for r in rows)
+        a_rows = [r for r in rows if r.recorded_at == first]
+        b_rows = [r for r in rows if r.recorded_at != first]
+        assert {r.predicate for r in a_rows} == {
+            keys.DOC, keys.index_predicate("a"), keys.index_predicate("b")
+        }  # fmt: skip
+        # every version A wrote is closed: superseded (its document, its ``a``), or
+        # ended at B's transaction time (its ``b``: a closed version and its cut)
+        live = [r for r in rows if r.superseded_at is None and r.valid_to is None]
+        assert sorted(r.predicate for r in live) == sorted(
+            [keys.DOC, keys.index_predicate("a"), keys.index_predicate("c")]
+        )
+        assert all(r.recorded_at != first for r in live)
+        ended_b = [r for r in b_rows if r.predicate == keys.index_predicate("b")]
+        assert ended_b and all(r.valid_to is not None for r in ended_b)
+        item = sb.get(ns, key)
+        assert item is not None and item.value == {"a": "one", "c": "three"}
+        assert sb.memory.check().i1_violations == 0
+    finally:
+        sa.close()
+        sb.close()
 
 
 def _waiting_on_lock(m: Memory) -> bool:
@@ -450,13 +593,15 @@ def test_write_connections_go_back_to_the_pool_as_they_came(
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
 def test_a_langgraph_put_round_trips(pg_url: str) -> None:
-    """A LangGraph put (its read of the item, then a document write: stamp, the
-    subject's live values, locks sent with the load, inserts with the ``COMMIT``)
-    waits for the server at most five times: the read is one statement in
-    autocommit (``point_read``), not ``BEGIN``/``SELECT``/``COMMIT`` (seven then,
-    nine before the ``BEGIN`` went with the stamp and the locks with the load),
-    and the write after it still sends its ``BEGIN`` with the stamp. A ``get``
-    is one round trip."""
+    """A LangGraph put (its read of the item, then a document write: the stamp,
+    the slot locks, the load and the subject's live values sent together, then
+    the inserts with the ``COMMIT``) waits for the server three times, a new
+    item's (which ends whatever else its subject holds) as an existing one's:
+    the read is one statement in autocommit (``point_read``), not
+    ``BEGIN``/``SELECT``/``COMMIT``, and the write after it still sends its
+    ``BEGIN`` with the stamp (five while the live values and then the locks and
+    load went after the stamp, each in a round trip of its own; seven, nine
+    before). A ``get`` is one round trip."""
     store_mod = pytest.importorskip("langgraph.store.chronomem")
     store = store_mod.ChronomemStore(pg_url)
     try:
@@ -471,12 +616,73 @@ def test_a_langgraph_put_round_trips(pg_url: str) -> None:
             got = wire.round_trips(lambda: store.get(("users", "bob"), "prefs"))
         finally:
             wire.close()
-        assert max(counts) <= 5
+        assert counts == [3, 3]
         assert got == 1
         item = store.get(("users", "ada"), "prefs")
         assert item is not None and item.value == {"food": "jam"}
     finally:
         store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_langgraph_puts_of_indexed_items_round_trips(pg_url: str) -> None:
+    """Puts into a store indexing two fields, whose items hold an entry per field
+    beside the document (so a put ends the subject's other facts): a new item's
+    put and an existing item's with the same fields wait three times (the item's
+    read; stamp, locks, load and the subject's live values; inserts and
+    ``COMMIT``), one that drops a field four (one text left, it goes in the
+    document: the entries' slots, found by the live read, are locked and loaded
+    then, and ended); five each while the live read and the locks and load each
+    waited after the stamp. The item reads back as put, its entries ended."""
+    store_mod = pytest.importorskip("langgraph.store.chronomem")
+    from langgraph.store.chronomem import keys
+
+    from .langgraph.fakes import CharEmbeddings
+
+    index: Any = {"dims": 16, "embed": CharEmbeddings(16), "fields": ["a", "b"]}
+    store = store_mod.ChronomemStore(pg_url, index=index)
+    try:
+        store.put(("n",), "warm", {"a": "x", "b": "y"})  # registry and pool warm
+        wire = Wire(store.memory)
+        try:
+            counts = [
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "1", "b": "2"})),
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "3", "b": "4"})),
+                wire.round_trips(lambda: store.put(("n",), "k", {"a": "5"})),
+            ]
+        finally:
+            wire.close()
+        assert counts == [3, 3, 4]
+        item = store.get(("n",), "k")
+        assert item is not None and item.value == {"a": "5"}
+        with store.memory.backend.engine.connect() as conn:
+            live = conn.execute(
+                text(
+                    "SELECT predicate FROM cm_versions WHERE subject_key = :s "
+                    "AND superseded_at IS NULL AND valid_to IS NULL ORDER BY predicate"
+                ),
+                {"s": keys.subject(("n",), "k")},
+            ).scalars()
+            assert list(live) == [keys.DOC]  # one text: it goes in the document
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_a_write_by_id_sends_its_stamp_with_its_read(pg_memory: Memory) -> None:
+    """A retract by id takes the ordinary path: its stamp is queued and goes to
+    the server with the read of the fact it names (``advance_clock_later``), one
+    round trip where the stamp took one of its own. The retract's whole write:
+    ``BEGIN`` with the fact's ownership checks (two), stamp with the fact's
+    read, locks with the load, the close with the ``COMMIT``."""
+    facts = [pg_memory.remember("ada", "likes", o).fact_ids[0] for o in ("tea", "jam")]
+    wire = Wire(pg_memory)
+    try:
+        trips = wire.round_trips(lambda: pg_memory.retract(facts[0]))
+    finally:
+        wire.close()
+    assert trips == 5
+    assert [f.object for f in pg_memory.facts(subject="ada", predicate="likes")] == ["jam"]
 
 
 @pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
@@ -538,7 +744,9 @@ def test_a_queued_statement_fails_with_the_statement_it_went_with(
     assert sorted(f.object for f in pg_memory.facts(subject="ada")) == ["x", "y", "z"]
     pg_memory.end("ada", "likes")
     assert pg_memory.facts(subject="ada") == []
-    assert alone == 4  # BEGIN + stamp, the subject's values, locks + load, COMMIT
+    # BEGIN + stamp + the subject's values, locks + load, COMMIT (four while the
+    # subject's values were read after the stamp, in a round trip of their own)
+    assert alone == 3
 
 
 def test_vector_literal_is_each_component_at_seven_digits() -> None:
@@ -659,9 +867,15 @@ def test_a_langgraph_batch_loads_its_slots_in_one_round_trip(
     sent with the slot locks), where parts of a bounded ``IN`` list (a backend
     without ``slot_rows``) took two statements and one round trip more; either
     way the items, and the same keys put again with one field changed, come out
-    the same."""
+    the same. On the ordinary path (``Writer._early`` off: a write whose slots
+    follow from reads by id), where ``slot_rows`` loads the slots; the early
+    path loads them in ``begin_write``'s one statement."""
     store_mod = pytest.importorskip("langgraph.store.chronomem")
     from langgraph.store.base import PutOp
+
+    from chronomem.writer import Writer
+
+    monkeypatch.setattr(Writer, "_early", lambda *_: None)
 
     n = 700
 

@@ -113,6 +113,27 @@ def stamp_row(
     return value, registry_us
 
 
+def stamp_later(
+    conn: Connection, tenant: str, now_us: int, *, at: int | None = None
+) -> Callable[[], tuple[int, int | None]] | None:
+    """``stamp_row`` queued to go with the transaction's next statement
+    (``Backend.advance_clock_later``): a call that returns what ``stamp_row``
+    does; None where the backend does not queue it (call ``stamp_row``)."""
+    if at is not None and at > MAX_US:
+        raise _calendar_end()
+    later = of(conn).advance_clock_later(conn, tenant, now_us, at)
+    if later is None:
+        return None
+
+    def stamped() -> tuple[int, int | None]:
+        value, registry_us = later()
+        if value > MAX_US:  # as ``stamp_row``
+            raise _calendar_end()
+        return value, registry_us
+
+    return stamped
+
+
 def _calendar_end() -> InvalidInput:
     return InvalidInput(
         "this tenant's transaction clock has reached the end of the calendar "
@@ -351,6 +372,12 @@ def _ensured_slots(
     return out if len(out) >= NARROW_ENSURES else {}
 
 
+def _reads_live(op: WriteOp) -> bool:
+    """Whether ``op``'s slots follow from its subject's live slots (``_Found.live``):
+    an end of a subject's other facts, or of every value of a predicate."""
+    return isinstance(op, EndOthersOp) or (isinstance(op, EndOp) and op.obj is None)
+
+
 class _Found:
     """What resolving a batch's operations needs from the database, read up front
     in a few set-wise queries (not one per operation): the live (slot, predicate)
@@ -434,6 +461,14 @@ class _Found:
             elif self.covers(op, t):
                 out.update(t.slots)
         return out
+
+    def take_live(self, subjects: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """The live read's answer read elsewhere (``Backend.begin_write``): rows of
+        (subject key, slot, predicate) of ``subjects``' hashes."""
+        wanted = set(subjects)
+        for key, slot, pred in rows:
+            if key in wanted:
+                self.live.setdefault(key, []).append((slot, pred))
 
     def _load_live(self, subjects: list[str]) -> None:
         if not subjects:
@@ -523,11 +558,17 @@ class Writer:
             # writers of a tenant then resolve their targets (which slots an end of every
             # value or a document put touches) in commit order, and their stamps follow
             # commit order too (exact replay).
-            tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
-            index = self.registry.load(conn, tenant, version=registry_version)
+            # Where statements are queued (PostgreSQL) the stamp goes to the server
+            # with the first of the reads below, which run behind it (the clock row).
+            later = stamp_later(conn, tenant, now_us, at=recorded_at)
+            if later is None:
+                tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
             # without row locks the live read takes whole rows, and the slots it
             # covers are not read again (``_Found.covers``)
             found = _Found.load(conn, scope, ops, whole=not for_update)
+            if later is not None:
+                tx, registry_version = later()
+            index = self.registry.load(conn, tenant, version=registry_version)
             targets = [self._target(scope, op, index, found) for op in ops]
             touches = _touches(targets)
             slots = sorted(touches)
@@ -643,26 +684,36 @@ class Writer:
     # -- stamping, locking and loading in one round trip --------------------------
     def _early(
         self, conn: Connection, scope: Scope, ops: Sequence[WriteOp]
-    ) -> tuple[dict[str, Any] | None, list[Held]] | None:
+    ) -> tuple[dict[str, Any] | None, list[Held | None], list[str]] | None:
         """The targets of ``ops`` resolved before the stamp, with the registry index
-        they used (None: every op is exact and needs none), when that needs no read:
-        every op is an assert or an end naming its object (so its slots follow from
-        its names), and the tenant's registry index is cached unless every op is
-        exact. None otherwise, or when resolving fails (the ordinary path then
-        raises the same error, after the stamp as before)."""
+        they used (None: no op needs one) and the subjects whose live slots the
+        rest need, when that needs no read but theirs: every op is an assert or an
+        end naming its object (its slots follow from its names), an end of every
+        value or an end of a subject's other facts (their slots follow from the
+        subject's live slots, read with the stamp: their targets are None here);
+        and the tenant's registry index is cached unless no op needs it. None
+        otherwise (a write by id), or when resolving fails (the ordinary path
+        then raises the same error, after the stamp as before)."""
         exact = True
+        subjects: dict[str, None] = {}
         for op in ops:
-            if not isinstance(op, AssertOp | EndOp) or (isinstance(op, EndOp) and op.obj is None):
+            if isinstance(op, EndOthersOp) or (isinstance(op, EndOp) and op.obj is None):
+                subjects[op.subject if op.exact else fold(op.subject)] = None
+            elif not isinstance(op, AssertOp | EndOp):
                 return None
-            exact = exact and op.exact
+            exact = exact and (op.exact or isinstance(op, EndOthersOp))
         index = None if exact else self.registry.peek(scope.tenant)
         if index is None and not exact:
             return None
         try:
             no_reads = _Found(conn, scope)
-            return index, [self._target(scope, op, index or {}, no_reads) for op in ops]
+            targets: list[Held | None] = [
+                None if _reads_live(op) else self._target(scope, op, index or {}, no_reads)
+                for op in ops
+            ]
         except Exception:
             return None
+        return index, targets, list(subjects)
 
     def _begin_together(
         self,
@@ -671,40 +722,55 @@ class Writer:
         ops: Sequence[WriteOp],
         now_us: int,
         recorded_at: int | None,
-        early: tuple[dict[str, Any] | None, list[Held]],
+        early: tuple[dict[str, Any] | None, list[Held | None], list[str]],
         lock: Callable[[Connection, str, Sequence[str]], None],
         for_update: bool,
     ) -> tuple[int, list[Held], list[str], Loaded]:
-        """The stamp, the slot locks and the slots' load in one round trip
-        (``Backend.begin_write``) for targets resolved before the stamp (``_early``),
-        in the same order as the ordinary path: clock row, then locks, then load.
-        The clock row is locked from the stamp on, so the registry cannot change
-        after it: when the index the targets used is not the stamped version's,
-        they are resolved again, and slots they gained are locked and loaded
-        then (a registration since this process last read the registry)."""
+        """The stamp, the slot locks, the slots' load and the live read of the
+        subjects whose slots follow from it, in one round trip
+        (``Backend.begin_write``), for targets resolved before the stamp
+        (``_early``): clock row, then locks, then load, then live read, each
+        statement run after the one before it returned (its snapshot taken
+        behind the clock row and the locks). The targets that needed the live
+        read are resolved then; slots they touch beyond those locked are locked
+        and loaded then (an end of values the write does not assert: one round
+        trip more). The clock row is locked from the stamp on, so the registry
+        cannot change after it: when the index the targets used is not the
+        stamped version's, they are resolved again, and slots they gained are
+        locked and loaded then (a registration since this process last read the
+        registry)."""
         tenant = scope.tenant
         if recorded_at is not None and recorded_at > MAX_US:
             raise _calendar_end()
-        index, targets = early
-        slots = sorted({s for t in targets for s in _slots_of(t)})
-        began = of(conn).begin_write(conn, tenant, now_us, recorded_at, slots)
+        index, early_targets, subjects = early
+        slots = sorted({s for t in early_targets if t is not None for s in _slots_of(t)})
+        own = {k: v for k, v in scope.columns().items() if k != "tenant"}
+        live = (own, [key_hash(k) for k in subjects]) if subjects else None
+        began = of(conn).begin_write(conn, tenant, now_us, recorded_at, slots, live)
         assert began is not None  # sends_together() said so
-        tx, registry_version, rows = began
+        tx, registry_version, rows, live_rows = began
         if tx > MAX_US:
             raise _calendar_end()
         current: Loaded = {**self._versions(rows)}
+        found = _Found(conn, scope)
+        found.take_live(subjects, live_rows)
+        fresh = index
         if index is not None:
             fresh = self.registry.load(conn, tenant, version=registry_version)
-            if fresh is not index:
-                found = _Found(conn, scope)
-                targets = [self._target(scope, op, fresh, found) for op in ops]
-                moved = sorted({s for t in targets for s in _slots_of(t)})
-                gained = sorted(set(moved) - set(slots))
-                if gained:
-                    lock(conn, tenant, gained)
-                    current.update(self._load(conn, tenant, gained, for_update))
-                slots = moved
-        return tx, targets, slots, current
+        if fresh is not index or subjects:
+            targets = [
+                self._target(scope, op, fresh or {}, found) if t is None or fresh is not index
+                else t
+                for op, t in zip(ops, early_targets, strict=True)
+            ]  # fmt: skip
+        else:
+            targets = [t for t in early_targets if t is not None]
+        moved = sorted({s for t in targets for s in _slots_of(t)})
+        gained = sorted(set(moved) - set(slots))
+        if gained:
+            lock(conn, tenant, gained)
+            current.update(self._load(conn, tenant, gained, for_update))
+        return tx, targets, moved, current
 
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> Held:

@@ -232,6 +232,16 @@ class Backend:
         return value, registry_us
 
     @classmethod
+    def advance_clock_later(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> Callable[[], tuple[int, int | None]] | None:
+        """``advance_clock`` queued to go to the server with the transaction's next
+        statement (its reads behind the clock row, in its round trip): a call that
+        returns what ``advance_clock`` does (sending the stamp then if nothing took
+        it); None where statements are not queued (call ``advance_clock``)."""
+        return None
+
+    @classmethod
     def sends_together(cls) -> bool:
         """Whether ``begin_write`` sends its statements together (PostgreSQL's
         pipeline mode); False: the writer runs them one by one."""
@@ -239,11 +249,19 @@ class Backend:
 
     @classmethod
     def begin_write(
-        cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
-    ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
-        """``advance_clock``, the slot locks (``lock_slots``') and the slots' current
-        versions (``FOR UPDATE``) in one round trip: the stamp, ``registry_us`` and
-        the version rows; None where statements are not sent together."""
+        cls,
+        conn: Connection,
+        tenant: str,
+        now_us: int,
+        at: int | None,
+        slots: Sequence[str],
+        live: tuple[dict[str, str], Sequence[str]] | None = None,
+    ) -> tuple[int, int | None, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
+        """``advance_clock``, the slot locks (``lock_slots``'), the slots' current
+        versions (``FOR UPDATE``) and, with ``live`` (a scope's columns and subject
+        hashes), the live (subject key, slot, predicate) of those subjects in that
+        scope, in one round trip, in that order: the stamp, ``registry_us``, the
+        version rows and the live rows; None where statements are not sent together."""
         return None
 
     @classmethod

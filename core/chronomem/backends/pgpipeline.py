@@ -20,7 +20,9 @@ version insert, vector insert, ``COMMIT``). Three things here cut that to two
   round trip (an engine ``before_cursor_execute`` listener puts it in a pipeline
   the statement joins: the statements keep their order), or with the ``COMMIT``
   when it is the last thing (``PostgresBackend.write``). A write's slot locks
-  on the ordinary path are queued too, and go with the slots' load.
+  on the ordinary path are queued too, and go with the slots' load; so is its
+  stamp (``advance_clock_later``), which goes with its first read, its row kept
+  by its check once the results are in.
 * ``begun_by_queue``: the transaction's ``BEGIN`` is queued too, so it goes out
   with the first statements instead of alone.
 * ``send`` with ``meanwhile`` (a search's clock read and lexical leg, the client
@@ -269,7 +271,14 @@ def queues_locks(conn: Connection) -> bool:
     transaction (its queue is sure to be sent, with the next statement or the
     ``COMMIT``) once the writer stamped it. A lock taken outside a writer (a
     caller that expects to hold it when the call returns) runs at once."""
-    return supported() and bool(conn.info.get(_AT_COMMIT)) and bool(conn.info.get(_STAMPED))
+    return sends_queue(conn) and bool(conn.info.get(_STAMPED))
+
+
+def sends_queue(conn: Connection) -> bool:
+    """Whether ``conn``'s queue is sure to be sent, with its next statement or the
+    ``COMMIT`` (``PostgresBackend.write``'s transaction): the writer's stamp may
+    be queued there (``advance_clock_later``)."""
+    return supported() and bool(conn.info.get(_AT_COMMIT))
 
 
 def queueing(conn: Connection) -> bool:

@@ -627,25 +627,51 @@ _SLOT_ROWS = select(versions).where(
 )
 
 
+# The live slots of some subjects in one scope, by subject hash: what a write that
+# ends a subject's other facts or every value of a predicate reads to find its
+# slots (the writer's ``_Found``), sent with ``begin_write``'s statements.
+_LIVE_SLOTS = select(versions.c.subject_key, versions.c.slot, versions.c.predicate).where(
+    versions.c.tenant == bindparam("tenant"),
+    versions.c.user_id == bindparam("user_id"),
+    versions.c.agent_id == bindparam("agent_id"),
+    versions.c.session_id == bindparam("session_id"),
+    versions.c.subject_hash == any_(bindparam("hashes", type_=ARRAY(Text))),
+    versions.c.superseded_at.is_(None),
+)
+
+
 def _slot_locks(tenant: str, slots: Sequence[str]) -> list[str]:
     return sorted({lock_key(tenant, slot_bucket(s)) for s in slots})
 
 
-_PROCESSORS: dict[type, tuple[tuple[int, Any], ...]] = {}
+_PROCESSORS: dict[tuple[int, type], tuple[tuple[int, Any], ...]] = {}
 
 
-def _load_processors(dialect: Any) -> tuple[tuple[int, Any], ...]:
-    """The result processors of ``_LOAD_SLOTS``'s columns that have one (``SafeText``),
-    per dialect class."""
-    hit = _PROCESSORS.get(type(dialect))
+def _load_processors(dialect: Any, stmt: Any = _LOAD_SLOTS) -> tuple[tuple[int, Any], ...]:
+    """The result processors of the columns of ``stmt`` (``_LOAD_SLOTS``,
+    ``_LIVE_SLOTS``: module constants) that have one (``SafeText``), per dialect class."""
+    hit = _PROCESSORS.get((id(stmt), type(dialect)))
     if hit is None:
         out = []
-        for i, c in enumerate(_LOAD_SLOTS.selected_columns):
+        for i, c in enumerate(stmt.selected_columns):
             proc = c.type.dialect_impl(dialect).result_processor(dialect, None)
             if proc is not None:
                 out.append((i, proc))
-        hit = _PROCESSORS[type(dialect)] = tuple(out)
+        hit = _PROCESSORS[(id(stmt), type(dialect))] = tuple(out)
     return hit
+
+
+def _processed(rows: Sequence[Any], procs: tuple[tuple[int, Any], ...]) -> list[tuple[Any, ...]]:
+    """``rows`` as tuples, each value converted by its column's processor."""
+    if not procs:
+        return [tuple(r) for r in rows]
+    out: list[tuple[Any, ...]] = []
+    for r in rows:
+        values = list(r)
+        for i, proc in procs:
+            values[i] = proc(values[i])
+        out.append(tuple(values))
+    return out
 
 
 def _unprepared(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
@@ -881,6 +907,31 @@ class PostgresBackend(Backend):
         return (at if at is not None else int(row[0])), row[1]
 
     @classmethod
+    def advance_clock_later(
+        cls, conn: Connection, tenant: str, now_us: int, at: int | None
+    ) -> Callable[[], tuple[int, int | None]] | None:
+        """The stamp's upsert queued behind whatever is (the transaction's
+        ``BEGIN``): the writer's next statement (its reads of the subjects' live
+        slots or of the facts it names by id) takes it along, and runs after it,
+        behind the clock row, in one round trip (``pgpipeline._send_first``). Its
+        row is kept by the queued statement's check once the results are in."""
+        if not pgpipeline.sends_queue(conn):
+            return None
+        stmt = _ADVANCE_AT if at is not None else _ADVANCE
+        params = {"tenant": tenant, "now": now_us if at is None else at}
+        got: list[Any] = []
+        pgpipeline.enqueue(conn, stmt, params, lambda cur: got.append(cur.fetchone()))
+        pgpipeline.stamped(conn)
+
+        def stamp() -> tuple[int, int | None]:
+            if not got:  # nothing took the queue along: it goes alone
+                pgpipeline.send(conn, pgpipeline.take(conn))
+            row = got[0]
+            return (at if at is not None else int(row[0])), row[1]
+
+        return stamp
+
+    @classmethod
     def sends_together(cls) -> bool:
         return pgpipeline.supported()
 
@@ -924,13 +975,21 @@ class PostgresBackend(Backend):
 
     @classmethod
     def begin_write(
-        cls, conn: Connection, tenant: str, now_us: int, at: int | None, slots: Sequence[str]
-    ) -> tuple[int, int | None, list[dict[str, Any]]] | None:
-        """``advance_clock``, ``lock_slots`` and the slots' current versions read
-        ``FOR UPDATE``, as three statements sent together with whatever is queued
-        (the transaction's ``BEGIN``): one round trip. Each runs after the one before it
-        returned and takes its own snapshot then (``pgpipeline``), so the load sees
-        every version committed before the locks were granted."""
+        cls,
+        conn: Connection,
+        tenant: str,
+        now_us: int,
+        at: int | None,
+        slots: Sequence[str],
+        live: tuple[dict[str, str], Sequence[str]] | None = None,
+    ) -> tuple[int, int | None, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
+        """``advance_clock``, ``lock_slots``, the slots' current versions read
+        ``FOR UPDATE`` and, with ``live`` (the scope's columns and subject hashes),
+        the live (subject key, slot, predicate) of those subjects, as statements
+        sent together with whatever is queued (the transaction's ``BEGIN``): one
+        round trip. Each runs after the one before it returned and takes its own
+        snapshot then (``pgpipeline``), so the load and the live read see every
+        version committed before the clock row and the locks were granted."""
         if not pgpipeline.supported():
             return None
         items = pgpipeline.take(conn)
@@ -946,19 +1005,26 @@ class PostgresBackend(Backend):
             # to be scanned is scanned once, not once per 500 slots
             slots_param = {"tenant": tenant, "slots": list(slots)}
             items.append((pgpipeline.driver_sql(conn, _LOAD_SLOTS), slots_param, None))
+        if live is not None:
+            own, hashes = live
+            live_param = {**own, "tenant": tenant, "hashes": list(hashes)}
+            items.append((pgpipeline.driver_sql(conn, _LIVE_SLOTS), live_param, None))
         cursors = pgpipeline.send(conn, items)
         pgpipeline.stamped(conn)
         row = cursors[first].fetchone()
         stamp = at if at is not None else int(row[0])
-        procs = _load_processors(conn.dialect)
-        rows: list[dict[str, Any]] = []
-        for cur in cursors[first + 2 :]:
-            for r in cur.fetchall():
-                values = list(r)
-                for i, proc in procs:
-                    values[i] = proc(values[i])
-                rows.append(dict(zip(_LOAD_COLUMNS, values, strict=True)))
-        return stamp, row[1], rows
+        rows = [
+            dict(zip(_LOAD_COLUMNS, values, strict=True))
+            for values in _processed(
+                cursors[first + 2].fetchall() if slots else [], _load_processors(conn.dialect)
+            )
+        ]
+        found = (
+            _processed(cursors[-1].fetchall(), _load_processors(conn.dialect, _LIVE_SLOTS))
+            if live is not None
+            else []
+        )
+        return stamp, row[1], rows, found
 
     @classmethod
     def slot_rows(
@@ -972,16 +1038,7 @@ class PostgresBackend(Backend):
         rows = conn.exec_driver_sql(
             pgpipeline.driver_sql(conn, stmt), {"tenant": tenant, "slots": list(slots)}
         ).fetchall()
-        procs = _load_processors(conn.dialect)
-        if not procs:
-            return [tuple(r) for r in rows]
-        out: list[Any] = []
-        for r in rows:
-            values = list(r)
-            for i, proc in procs:
-                values[i] = proc(values[i])
-            out.append(tuple(values))
-        return out
+        return _processed(rows, _load_processors(conn.dialect))
 
     @classmethod
     def insert_rows(cls, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
