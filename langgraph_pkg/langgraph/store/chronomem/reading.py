@@ -11,6 +11,7 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 
 from chronomem import Fact, FactRow, Memory, State
 from chronomem.model import ScoredRow
+from chronomem.similarity import Held
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
@@ -72,6 +73,9 @@ class Reader:
     # the live document version each hit item's search returned (its record needs
     # no second read when that is all the item is: ``_hit_records``)
     hit_docs: dict[str, Live] = field(default_factory=dict)
+    # what the last lean search held (``ScoredHits.held``): the cosines of the
+    # versions it read need no read and no embedding (``scoring.cosines``)
+    held: Held | None = None
 
     def _ranked(self, scores: dict[str, float], subjects: Iterable[str]) -> list[str]:
         """``subjects`` best first: by score, then by fused relevance, then by
@@ -271,7 +275,7 @@ class Reader:
         if self.score == "fused" or not records:
             return [None] * len(records)
         entries = [r.entry_versions() for r in records]
-        cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs])
+        cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs], self.held)
         return [scoring.best(cos, vs) for vs in entries]
 
     def _hits_page(
@@ -369,6 +373,7 @@ class Reader:
             states=scoring.searched_states(self.score),
             **self._times(),
         )
+        self.held = None if lean is None else lean.held
         if lean is not None:
             return self._best_of_rows(op.query, lean)
         hits = self.memory.search(
@@ -457,7 +462,7 @@ class Reader:
         to the item's entries (``cos``: those known; the rest computed)."""
         missing = [v for vs in entries.values() for v in vs if v not in cos]
         if missing:
-            cos.update(scoring.cosines(self.memory, query, missing))
+            cos.update(scoring.cosines(self.memory, query, missing, self.held))
         return {
             s: cos.get(vs[0], 0.0)
             if len(vs) == 1
