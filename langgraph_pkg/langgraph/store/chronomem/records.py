@@ -86,6 +86,22 @@ class Marker:
 
     @classmethod
     def decode(cls, text: str) -> Marker:
+        """What a document (or marker) text says; a small document whose value
+        holds atoms alone (no list or dict a caller could change through
+        ``Record.value``'s copy) is decoded once per process (``_DECODED``: a
+        version's text never changes, and the same text says the same)."""
+        m = _DECODED.get(text)
+        if m is None:
+            m = cls._parse(text)
+            v = m.value
+            if len(text) <= DECODED_CHARS and v is not None and _flat(v):
+                if len(_DECODED) >= DECODED_MAX:
+                    _DECODED.clear()
+                _DECODED[text] = m
+        return m
+
+    @classmethod
+    def _parse(cls, text: str) -> Marker:
         d = json.loads(text)
         if "v" in d:
             v = d["v"]
@@ -97,6 +113,22 @@ class Marker:
             tuple(d.get("fields", ())),
             tuple(d.get("index", ())),
         )
+
+
+# documents decoded once (``Marker.decode``): at most this many, of at most this
+# many characters each; emptied when full
+_DECODED: dict[str, Marker] = {}
+DECODED_MAX = 4096
+DECODED_CHARS = 2048
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _flat(value: dict[str, Any]) -> bool:
+    atoms = _ATOMS
+    for v in value.values():
+        if v.__class__ not in atoms:
+            return False
+    return True
 
 
 def is_doc(predicate: str, text: str) -> bool:
