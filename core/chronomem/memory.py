@@ -654,9 +654,7 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         ``held``: ``search_scored``'s ``ScoredHits.held`` for the same query (the
         versions that search read answered from it, the same floats)."""
         self._check_open()
-        return similarity(
-            self._engine, self.scope.tenant, self.embedder, query, version_ids, held
-        )
+        return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids, held)
 
     def search(
         self,

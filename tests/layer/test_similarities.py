@@ -88,7 +88,7 @@ def test_similarities_from_a_searchs_held_rows_are_the_read_ones(url: str | None
         ids = [f.version_id for f in m.facts()]
         hits = m.search_scored("north", subject_prefix="w", k=2, exact=True)
         assert hits is not None and len(hits) == 2 and hits.held is not None
-        emb.embed = counted  # type: ignore[method-assign]
+        emb.embed = counted  # type: ignore[method-assign,assignment]
         try:
             assert m.similarities("north", ids, held=hits.held) == m.similarities("north", ids)
             assert calls == 1  # the read path's embedding only

@@ -124,11 +124,7 @@ _ATOMS = frozenset((str, int, float, bool, type(None)))
 
 
 def _flat(value: dict[str, Any]) -> bool:
-    atoms = _ATOMS
-    for v in value.values():
-        if v.__class__ not in atoms:
-            return False
-    return True
+    return all(v.__class__ in _ATOMS for v in value.values())
 
 
 def is_doc(predicate: str, text: str) -> bool:
