@@ -24,22 +24,20 @@ LIST_CHUNK = 32  # rows a filtered listing reads at least per statement (then do
 
 
 def to_item(rec: Record) -> Item:
+    value, created, updated = rec.item_parts()
     return Item(
-        value=rec.value(),
-        key=rec.key,
-        namespace=rec.namespace,
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
+        value=value, key=rec.key, namespace=rec.namespace, created_at=created, updated_at=updated
     )
 
 
 def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
+    value, created, updated = rec.item_parts()
     return SearchItem(
         namespace=rec.namespace,
         key=rec.key,
-        value=rec.value(),
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
+        value=value,
+        created_at=created,
+        updated_at=updated,
         score=score,
     )
 

@@ -208,6 +208,16 @@ class Record:
                 out[name] = json.loads(f.object)
         return out
 
+    def item_parts(self) -> tuple[dict[str, Any], datetime, datetime]:
+        """``value()``, ``created_at`` and ``updated_at`` at once (the document
+        looked up once: what an ``Item`` is built from)."""
+        m = self.marker
+        f = self.marker_fact
+        if m is None or m.value is None or f is None:
+            return self.value(), self.created_at, self.updated_at
+        updated = f.valid_from
+        return dict(m.value), updated if m.created is None else from_us(m.created), updated
+
     @property
     def updated_us(self) -> int:
         """When the latest put took effect (the start of the ``@item`` version)."""
