@@ -28,6 +28,7 @@ from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .scope import Scope
+from .similarity import Held
 from .similarity import similarities as similarity
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us
@@ -645,11 +646,15 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         """The embedder search and indexing use."""
         return self._retrieval.embedder
 
-    def similarities(self, query: str, version_ids: Iterable[str]) -> dict[str, float]:
+    def similarities(
+        self, query: str, version_ids: Iterable[str], *, held: Held | None = None
+    ) -> dict[str, float]:
         """The cosine similarity of ``query`` to each fact version's stored embedding,
-        by version id (``chronomem.similarity``; versions without one are left out)."""
+        by version id (``chronomem.similarity``; versions without one are left out).
+        ``held``: ``search_scored``'s ``ScoredHits.held`` for the same query (the
+        versions that search read answered from it, the same floats)."""
         self._check_open()
-        return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids)
+        return similarity(self._engine, self.scope.tenant, self.embedder, query, version_ids, held)
 
     def search(
         self,

@@ -14,7 +14,7 @@ from .retrieval.search import search_scored
 
 if TYPE_CHECKING:
     from .engine import Engine
-    from .model import FactRow, ScoredRow
+    from .model import FactRow, ScoredHits
     from .scope import Scope
 
 
@@ -146,10 +146,12 @@ class PrefixMethods:
         known_at: datetime | None = None,
         as_of: datetime | None = None,
         asked_at: datetime | None = None,
-    ) -> list[ScoredRow] | None:
+    ) -> ScoredHits | None:
         """``search(query, subject_prefix=…)``'s hits, lean: each hit's version as a
         ``FactRow`` with its state, its score and its cosine to the query (None: no
-        stored vector), the same hits in the same order with the same scores,
+        stored vector), the same hits in the same order with the same scores (a
+        list; its ``held``, passed to ``similarities`` with the same query, answers
+        for the prefix's versions without a read or an embedding),
         without ``Fact`` values, explanations or sources (an adapter that reads
         only an item's document and its score). ``None`` when ``search`` would not
         search within the prefix's rows (more than ``within.ROW_CAP`` of them, no

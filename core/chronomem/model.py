@@ -127,6 +127,15 @@ class FactRow(NamedTuple):
 ScoredRow = tuple[FactRow, State, float, float | None]
 
 
+class ScoredHits(list[ScoredRow]):
+    """``Memory.search_scored``'s hits (a list of ``ScoredRow``), with what the
+    search held (``held``: a ``similarity.Held``, None when its vector leg did not
+    embed the query): passed to ``Memory.similarities`` with the same query, the
+    versions the search read are compared without a read or an embedding."""
+
+    held: Any = None
+
+
 @dataclass(frozen=True)
 class Episode:
     """A raw record: a chat message, a task output, a document."""

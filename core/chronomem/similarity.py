@@ -6,11 +6,17 @@ search did not return (LangGraph's ``SearchItem.score`` is the cosine of the
 query to every item a namespace search reaches, negative included) asks here:
 the query is embedded once, as search embeds it (``embed_query`` when the
 embedder has one), and compared with the vectors the store keeps for those
-versions. The read goes through the backend like every other read."""
+versions. The read goes through the backend like every other read. Given what a
+search within a prefix held (``Held``: its query's vector and the rows it read,
+each with its stored vector; ``Memory.search_scored``'s ``ScoredHits.held``),
+the versions among those rows need no read and the query no embedding: the same
+vector bytes and the same arithmetic (``cosine``), so the same floats."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
@@ -22,12 +28,41 @@ from .errors import InvalidType
 from .schema import vectors
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a search within a prefix held: its query, the query's vector
+    (``embed_query_checked``'s) and the rows it read by version id, each with its
+    stored vector (``_vec``: the ``cm_vectors`` bytes, None when it has none), as
+    of the search's snapshot."""
+
+    query: str
+    vector: np.ndarray
+    rows: Mapping[str, Mapping[str, Any]]
+
+
+def cosine(blob: Any, q: np.ndarray, qn: float) -> float | None:
+    """The cosine of a stored vector (little-endian float32 bytes) to ``q``
+    (float64, of norm ``qn``), in float64; None when the dimensions differ."""
+    v = np.frombuffer(blob, dtype="<f4").astype(np.float64)
+    if v.shape != q.shape:
+        return None
+    vn = float(np.linalg.norm(v))
+    return float(v @ q) / (vn * qn) if vn else 0.0
+
+
 def similarities(
-    engine: Engine, tenant: str, embedder: Embedder, query: str, version_ids: Iterable[str]
+    engine: Engine,
+    tenant: str,
+    embedder: Embedder,
+    query: str,
+    version_ids: Iterable[str],
+    held: Held | None = None,
 ) -> dict[str, float]:
     """The cosine similarity of ``query`` to each version's stored embedding, by
     version id, in [-1, 1]. A version without an embedding (or of another
-    dimension) is left out; a zero vector has similarity 0."""
+    dimension) is left out; a zero vector has similarity 0. ``held``: a search's
+    rows (of the same query), the versions among them answered from their held
+    vectors, the rest read."""
     if not isinstance(query, str):
         raise InvalidType(f"query must be a str, not {type(query).__name__}")
     if isinstance(version_ids, str):
@@ -35,22 +70,35 @@ def similarities(
     ids = sorted(set(version_ids))
     if not ids:
         return {}
-    q = embed_query_checked(embedder, query).astype(np.float64)
+    if held is not None and held.query != query:
+        held = None
+    base = embed_query_checked(embedder, query) if held is None else held.vector
+    q = base.astype(np.float64)
     qn = float(np.linalg.norm(q)) or 1.0
     out: dict[str, float] = {}
+    rest = ids
+    if held is not None:
+        rest = []
+        rows = held.rows
+        for vid in ids:
+            row = rows.get(vid)
+            if row is None or "_vec" not in row:
+                rest.append(vid)
+            elif (blob := row["_vec"]) is not None and (c := cosine(blob, q, qn)) is not None:
+                out[vid] = c
+    if not rest:
+        return out
     with engine.backend.read() as conn:
-        for chunk in chunks(ids):
-            rows = conn.execute(
+        for chunk in chunks(rest):
+            rows_read = conn.execute(
                 select(vectors.c.item_id, vectors.c.vec).where(
                     vectors.c.tenant == tenant,
                     vectors.c.kind == "v",
                     vectors.c.item_id.in_(chunk),
                 )
             )
-            for item_id, blob in rows:
-                v = np.frombuffer(blob, dtype="<f4").astype(np.float64)
-                if v.shape != q.shape:
-                    continue
-                vn = float(np.linalg.norm(v))
-                out[item_id] = float(v @ q) / (vn * qn) if vn else 0.0
+            for item_id, blob in rows_read:
+                c = cosine(blob, q, qn)
+                if c is not None:
+                    out[item_id] = c
     return out

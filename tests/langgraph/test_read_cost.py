@@ -312,3 +312,47 @@ def test_a_query_search_decodes_the_pages_documents_only(
                     mp.setattr(reading.Reader, "_ranked_hits", every_hit)
                     want = _found(store.search(NS, **kw))  # type: ignore[arg-type]
                 assert got == want, (query, filter_, limit, offset)
+
+
+class _QueryCounting(CharEmbeddings):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = 0
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries += 1
+        return super().embed_query(text)
+
+
+@pytest.mark.parametrize("limit", [10, 4])
+def test_a_query_search_scores_unmatched_items_from_what_it_holds(
+    make_store: StoreFactory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """A query whose hits cannot fill the page: the unmatched items that follow
+    (newest first) get their cosine from the vectors and the query's embedding
+    the search already holds (``Memory.similarities(held=)``): the query embedded
+    once, and no statement beyond the search's and the listing's (the page of the
+    unmatched)."""
+    emb = _QueryCounting()
+    store = make_store(index={"dims": emb.dims, "embed": emb, "fields": ["text"]})
+    for i in range(12):
+        clock.advance(seconds=1)
+        # digits 3-9 share no dimension with the query's letters: no leg reaches
+        # them (cosine 0)
+        text = "green apple pie" if i in (2, 5, 9) else f"{'3456789'[i // 7]}{'3456789'[i % 7]} 99"
+        store.put(NS, f"k{i:02}", {"text": text})
+    store.search(NS, query="green apple", limit=limit)  # warm: rows held, statements compiled
+    before = emb.queries
+    with reads_of(store, monkeypatch) as r:
+        found = store.search(NS, query="green apple", limit=limit)
+    assert emb.queries - before == 1
+    assert {i.key for i in found[:3]} == {"k02", "k05", "k09"}
+    assert len(found) == limit
+    assert [i.score for i in found[3:]] == [0.0] * (limit - 3)
+    assert [i.key for i in found[3:]] == [f"k{i:02}" for i in (11, 10, 8, 7, 6, 4, 3)][: limit - 3]
+
+    def work(sql: list[str]) -> list[str]:
+        return [s for s in sql if not s.lstrip().upper().startswith(("BEGIN", "COMMIT"))]
+
+    # the prefix's size, registry and clock stamp (its rows held since), the listing
+    assert len(work(r.sql)) == 2, r.sql

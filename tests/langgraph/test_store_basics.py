@@ -233,3 +233,26 @@ def test_batch_reads_are_chunked(store: ChronomemStore, monkeypatch: pytest.Monk
         *range(20),
         *[None] * 5,
     ]
+
+
+def test_a_value_changed_by_its_reader_is_not_what_the_next_read_returns(
+    store: ChronomemStore,
+) -> None:
+    """Documents are decoded once when their values hold atoms alone
+    (``records.Marker.decode``); a caller changing what a read returned, flat or
+    nested, never changes what a later read returns."""
+    ns = ("guard",)
+    store.put(ns, "flat", {"a": 1, "b": "x"})
+    store.put(ns, "nested", {"a": [1, 2], "b": {"c": 3}})
+    for _ in range(2):
+        for item in [store.get(ns, "flat"), store.get(ns, "nested"), *store.search(ns)]:
+            assert item is not None
+            item.value["a"] = "changed"
+            if isinstance(item.value.get("b"), dict):
+                item.value["b"]["c"] = "changed"
+    assert store.get(ns, "flat").value == {"a": 1, "b": "x"}  # type: ignore[union-attr]
+    assert store.get(ns, "nested").value == {"a": [1, 2], "b": {"c": 3}}  # type: ignore[union-attr]
+    assert {i.key: i.value for i in store.search(ns)} == {
+        "flat": {"a": 1, "b": "x"},
+        "nested": {"a": [1, 2], "b": {"c": 3}},
+    }

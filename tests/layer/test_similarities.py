@@ -5,6 +5,7 @@ query, negative and zero included, as LangGraph's ``InMemoryStore`` scores it.""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -64,3 +65,33 @@ def test_every_item_a_search_reaches_has_its_cosine(url: str | None) -> None:
         assert all(
             item.score == pytest.approx(scores[item.key]) for item in page if item.key != "plain"
         )
+
+
+def test_similarities_from_a_searchs_held_rows_are_the_read_ones(url: str | None) -> None:
+    """``Memory.similarities(held=)`` with what a search within a prefix held
+    (``search_scored``'s ``ScoredHits.held``): the same floats (``==``) as reading
+    the vectors, the query embedded by that search alone; versions outside the
+    prefix are read; a held of another query is not used."""
+    emb = CallableEmbedder(Compass().embed_documents, name="compass", dim=3)
+    calls = 0
+    real = emb.embed
+
+    def counted(texts: list[str]) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(texts)
+
+    with Memory(url, embedder=emb) as m:
+        for i, words in enumerate(["north", "south east", "east", "ne north", "plain"]):
+            m.remember(f"w{'abcde'[i]}", "is", words)
+        m.remember("other", "is", "north east")
+        ids = [f.version_id for f in m.facts()]
+        hits = m.search_scored("north", subject_prefix="w", k=2, exact=True)
+        assert hits is not None and len(hits) == 2 and hits.held is not None
+        emb.embed = counted  # type: ignore[method-assign,assignment]
+        try:
+            assert m.similarities("north", ids, held=hits.held) == m.similarities("north", ids)
+            assert calls == 1  # the read path's embedding only
+            assert m.similarities("south", ids, held=hits.held) == m.similarities("south", ids)
+        finally:
+            emb.embed = real  # type: ignore[method-assign]

@@ -15,7 +15,7 @@ from .. import backends, reads
 from ..embedding import Embedder, embed_query_checked
 from ..errors import ChronomemError, InvalidInput, InvalidType
 from ..identity import fold
-from ..model import Episode, Fact, ScoredRow, State, parse_states
+from ..model import Episode, Fact, ScoredHits, State, parse_states
 from ..prepared import Ahead, PreparedIn
 from ..render import asks_about_past
 from ..schema import episodes as episodes_table
@@ -230,9 +230,10 @@ def search_scored(
     min_score: float = 0.0,
     exact: bool = False,
     asked_at: Any = None,
-) -> list[ScoredRow] | None:
+) -> ScoredHits | None:
     """``Memory.search_scored``: ``search``'s fact hits within a prefix as
-    ``ScoredRow`` values (``within.scored``), in ``search``'s order with its scores;
+    ``ScoredRow`` values (``within.scored``), in ``search``'s order with its scores,
+    with what the search held (``ScoredHits.held``);
     None when ``search`` would not search within the prefix's rows (too many rows,
     no index range, retracted versions asked for) or would rerank (a reranker is
     set): the caller then runs ``search``. Raises as ``search`` does."""
@@ -245,7 +246,7 @@ def search_scored(
     if r.reranker is not None or not within.applies(subject_prefix, tf, wanted):
         return None
     if k == 0 or not query.strip():
-        return []
+        return ScoredHits()
     found = within.scored(
         engine,
         scope,
@@ -265,7 +266,9 @@ def search_scored(
         return None
     if found.every_leg_failed:
         raise SearchFailed(f"every search leg failed: {found.failed}")
-    return found.kept
+    hits = ScoredHits(found.kept)
+    hits.held = found.held
+    return hits
 
 
 def search(

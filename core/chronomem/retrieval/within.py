@@ -59,6 +59,7 @@ from ..embedding import embed_query_checked
 from ..identity import fold
 from ..model import Fact, FactRow, ScoredRow, State
 from ..schema import INDEX_MAX_CHARS
+from ..similarity import Held
 from ..timeutil import MAX_US, end_dt, from_us, opt_dt
 from .fusion import (
     GRAPH_CAP,
@@ -494,6 +495,9 @@ class Scored:
     kept: list[ScoredRow]
     failed: dict[str, str]
     every_leg_failed: bool = False
+    # the query's vector and the rows read (``Memory.similarities`` answers from
+    # them): None when the vector leg did not embed the query
+    held: Held | None = None
 
 
 def applies(subject_prefix: str | None, tf: TimeFilter, wanted: set[str]) -> bool:
@@ -843,4 +847,4 @@ def _scored(
         else:
             state = live
         out.append((fact_row, state, -neg, cos.get(vid)))
-    return Scored(out, failed)
+    return Scored(out, failed, held=Held(query, qvec[0], view.by_id) if qvec else None)

@@ -11,6 +11,7 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 
 from chronomem import Fact, FactRow, Memory, State
 from chronomem.model import ScoredRow
+from chronomem.similarity import Held
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
@@ -23,22 +24,20 @@ LIST_CHUNK = 32  # rows a filtered listing reads at least per statement (then do
 
 
 def to_item(rec: Record) -> Item:
+    value, created, updated = rec.item_parts()
     return Item(
-        value=rec.value(),
-        key=rec.key,
-        namespace=rec.namespace,
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
+        value=value, key=rec.key, namespace=rec.namespace, created_at=created, updated_at=updated
     )
 
 
 def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
+    value, created, updated = rec.item_parts()
     return SearchItem(
         namespace=rec.namespace,
         key=rec.key,
-        value=rec.value(),
-        created_at=rec.created_at,
-        updated_at=rec.updated_at,
+        value=value,
+        created_at=created,
+        updated_at=updated,
         score=score,
     )
 
@@ -72,6 +71,9 @@ class Reader:
     # the live document version each hit item's search returned (its record needs
     # no second read when that is all the item is: ``_hit_records``)
     hit_docs: dict[str, Live] = field(default_factory=dict)
+    # what the last lean search held (``ScoredHits.held``): the cosines of the
+    # versions it read need no read and no embedding (``scoring.cosines``)
+    held: Held | None = None
 
     def _ranked(self, scores: dict[str, float], subjects: Iterable[str]) -> list[str]:
         """``subjects`` best first: by score, then by fused relevance, then by
@@ -271,7 +273,7 @@ class Reader:
         if self.score == "fused" or not records:
             return [None] * len(records)
         entries = [r.entry_versions() for r in records]
-        cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs])
+        cos = scoring.cosines(self.memory, query, [v for vs in entries for v in vs], self.held)
         return [scoring.best(cos, vs) for vs in entries]
 
     def _hits_page(
@@ -369,6 +371,7 @@ class Reader:
             states=scoring.searched_states(self.score),
             **self._times(),
         )
+        self.held = None if lean is None else lean.held
         if lean is not None:
             return self._best_of_rows(op.query, lean)
         hits = self.memory.search(
@@ -457,7 +460,7 @@ class Reader:
         to the item's entries (``cos``: those known; the rest computed)."""
         missing = [v for vs in entries.values() for v in vs if v not in cos]
         if missing:
-            cos.update(scoring.cosines(self.memory, query, missing))
+            cos.update(scoring.cosines(self.memory, query, missing, self.held))
         return {
             s: cos.get(vs[0], 0.0)
             if len(vs) == 1

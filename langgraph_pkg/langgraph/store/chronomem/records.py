@@ -86,6 +86,22 @@ class Marker:
 
     @classmethod
     def decode(cls, text: str) -> Marker:
+        """What a document (or marker) text says; a small document whose value
+        holds atoms alone (no list or dict a caller could change through
+        ``Record.value``'s copy) is decoded once per process (``_DECODED``: a
+        version's text never changes, and the same text says the same)."""
+        m = _DECODED.get(text)
+        if m is None:
+            m = cls._parse(text)
+            v = m.value
+            if len(text) <= DECODED_CHARS and v is not None and _flat(v):
+                if len(_DECODED) >= DECODED_MAX:
+                    _DECODED.clear()
+                _DECODED[text] = m
+        return m
+
+    @classmethod
+    def _parse(cls, text: str) -> Marker:
         d = json.loads(text)
         if "v" in d:
             v = d["v"]
@@ -97,6 +113,18 @@ class Marker:
             tuple(d.get("fields", ())),
             tuple(d.get("index", ())),
         )
+
+
+# documents decoded once (``Marker.decode``): at most this many, of at most this
+# many characters each; emptied when full
+_DECODED: dict[str, Marker] = {}
+DECODED_MAX = 4096
+DECODED_CHARS = 2048
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _flat(value: dict[str, Any]) -> bool:
+    return all(v.__class__ in _ATOMS for v in value.values())
 
 
 def is_doc(predicate: str, text: str) -> bool:
@@ -179,6 +207,16 @@ class Record:
             if f is not None:
                 out[name] = json.loads(f.object)
         return out
+
+    def item_parts(self) -> tuple[dict[str, Any], datetime, datetime]:
+        """``value()``, ``created_at`` and ``updated_at`` at once (the document
+        looked up once: what an ``Item`` is built from)."""
+        m = self.marker
+        f = self.marker_fact
+        if m is None or m.value is None or f is None:
+            return self.value(), self.created_at, self.updated_at
+        updated = f.valid_from
+        return dict(m.value), updated if m.created is None else from_us(m.created), updated
 
     @property
     def updated_us(self) -> int:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chronomem import Memory, State
+from chronomem.similarity import Held
 
 SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
@@ -58,15 +59,18 @@ def leg_cosine(explain: Mapping[str, Any]) -> float | None:
     return None
 
 
-def cosines(memory: Memory, query: str, version_ids: Iterable[str]) -> dict[str, float]:
+def cosines(
+    memory: Memory, query: str, version_ids: Iterable[str], held: Held | None = None
+) -> dict[str, float]:
     """The cosine similarity of ``query`` to each version's stored embedding
     (a version without one is left out), rounded: core's ``Memory.similarities``.
-    Embeds the query: only for hits the vector leg did not return (``leg_cosine``)
-    and for the items under the prefix no hit reached."""
+    Embeds the query (``held``: unless the lean search held it, with the versions
+    it read): only for hits the vector leg did not return (``leg_cosine``) and for
+    the items under the prefix no hit reached."""
     ids = set(version_ids)
     if not ids:
         return {}
-    return {v: round(c, DIGITS) for v, c in memory.similarities(query, ids).items()}
+    return {v: round(c, DIGITS) for v, c in memory.similarities(query, ids, held=held).items()}
 
 
 def best(cos: Mapping[str, float], version_ids: Iterable[str]) -> float | None:

@@ -478,7 +478,7 @@ class ChronomemStore(BaseStore):
         touched: dict[str, Record],
         ctx: pinning.RunContext | None = None,
     ) -> None:
-        refresh = [r for r in touched.values() if r.marker is not None and r.marker.ttl is not None]
+        refresh = [r for r in touched.values() if (m := r.marker) is not None and m.ttl is not None]
         if not puts and not refresh:
             return
         # The writes take effect at the transaction time; a TTL counts from now (after
