@@ -124,12 +124,20 @@ def assert_op(
     index_text: str | None = None,
     valid_for: timedelta | None = None,
 ) -> AssertOp:
-    """``Memory.assertion``'s arguments checked and made an ``AssertOp``."""
-    require_text(subject, "subject")
-    require_text(predicate, "predicate")
-    require_text(obj, "obj")
-    vf = opt_us(valid_from, "valid_from")
-    vt = opt_us(valid_to, "valid_to")
+    """``Memory.assertion``'s arguments checked and made an ``AssertOp``.
+
+    A batch builds one per fact, so the common arguments pass with few calls: a
+    non-blank ASCII ``str`` is what ``require_text`` accepts without encoding it
+    (anything else goes through it, and gets its error), and ``None`` for a time,
+    the metadata or the sources is what their checks turn into ``None``, ``{}``, ``()``."""
+    if not (type(subject) is str and subject.isascii() and subject.strip()):
+        require_text(subject, "subject")
+    if not (type(predicate) is str and predicate.isascii() and predicate.strip()):
+        require_text(predicate, "predicate")
+    if not (type(obj) is str and obj.isascii() and obj.strip()):
+        require_text(obj, "obj")
+    vf = None if valid_from is None else opt_us(valid_from, "valid_from")
+    vt = None if valid_to is None else opt_us(valid_to, "valid_to")
     if vf is not None and vt is not None and vt <= vf:
         raise InvalidInterval("valid_to must be after valid_from")
     if extractor is not None:
@@ -148,10 +156,10 @@ def assert_op(
         vf,
         vt,
         bounded=valid_to is not None,
-        metadata=json_metadata(metadata),
-        sources=source_ids(source),
+        metadata={} if metadata is None else json_metadata(metadata),
+        sources=() if source is None else source_ids(source),
         extractor=extractor,
-        exact=bool(exact),
+        exact=exact if type(exact) is bool else bool(exact),
         cardinality=Cardinality(cardinality) if cardinality is not None else None,
         index_text=index_text,
         valid_for=for_us,

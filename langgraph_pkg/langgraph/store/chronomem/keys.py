@@ -47,10 +47,22 @@ def digest_text(text: str) -> str:
 
 def namespace_prefix(namespace: Sequence[str]) -> str:
     """The subject prefix shared by every item whose namespace starts with ``namespace``."""
+    if type(namespace) is tuple:
+        try:
+            return _tuple_prefix(namespace)
+        except TypeError:  # a label that is not hashable: formatted as before, uncached
+            pass
+    return SUBJECT_PREFIX + "".join(f"{label}." for label in namespace)
+
+
+@functools.lru_cache(maxsize=4096)  # a batch puts many items into a few namespaces
+def _tuple_prefix(namespace: tuple[str, ...]) -> str:
     return SUBJECT_PREFIX + "".join(f"{label}." for label in namespace)
 
 
 def _escape_key(key: str) -> str:
+    if "\\" not in key and "\x00" not in key:
+        return key  # nothing to escape (the common case)
     return key.replace("\\", "\\\\").replace("\x00", "\\0")
 
 
@@ -100,6 +112,7 @@ def field_predicate(name: str) -> str:
     return "\\" + name if name[0] in "@\\" else name
 
 
+@functools.lru_cache(maxsize=1024)  # a store indexes a few paths: each named once
 def index_predicate(path: str, position: int | None = None) -> str:
     """The predicate of one search-index entry (``position`` for a path with several texts)."""
     name = path if position is None else f"{path}#{position}"

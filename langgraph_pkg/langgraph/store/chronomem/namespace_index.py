@@ -115,7 +115,7 @@ def entries(namespaces_put: Iterable[tuple[str, ...]]) -> list[AssertOp]:
     every leading part of one (its ``@under`` entries)."""
     out: list[AssertOp] = []
     under: set[tuple[str, ...]] = set()
-    for ns in dict.fromkeys(tuple(ns) for ns in namespaces_put):
+    for ns in dict.fromkeys(map(tuple, namespaces_put)):  # each distinct one, in order
         first, parts = _entries_of(ns)
         out.append(first)
         for part, op in parts:

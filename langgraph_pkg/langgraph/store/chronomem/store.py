@@ -101,14 +101,30 @@ def _check_ttl(ttl: object) -> float | None:
     return float(ttl)
 
 
+def _check_put_namespace(op: PutOp, valid: set[tuple[str, ...]]) -> None:
+    """``validate_op_namespace(op)``, skipped for a namespace already in ``valid``
+    (then added to it): what passed once passes again."""
+    ns = op.namespace
+    if type(ns) is not tuple:
+        validate_op_namespace(op)
+        return
+    try:
+        if ns in valid:
+            return
+    except TypeError:  # an unhashable label: validation refuses it
+        pass
+    validate_op_namespace(op)
+    valid.add(ns)
+
+
 def _check_value(value: object) -> Mapping[str, Any] | None:
     if value is None:
         return None
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidType(f"value must be a dict (or None to delete), not {type(value).__name__}")
-    bad = [k for k in value if not isinstance(k, str)]
-    if bad:
-        raise InvalidType(f"value keys must be str, got {bad[0]!r}")
+    for k in value:
+        if type(k) is not str and not isinstance(k, str):  # the common case: no call
+            raise InvalidType(f"value keys must be str, got {k!r}")
     return value
 
 
@@ -321,17 +337,21 @@ class ChronomemStore(BaseStore):
     def _prepare(self, ops: list[Op]) -> dict[int, PreparedPut]:
         """Validate every op before any runs (all-or-nothing); encode the puts."""
         puts: dict[int, PreparedPut] = {}
+        # the namespaces whose labels a put of this batch already passed: a batch
+        # puts many items into few namespaces, each checked once
+        valid: set[tuple[str, ...]] = set()
         for i, op in enumerate(ops):
-            if isinstance(op, GetOp):
-                validate_op_namespace(op)
-                _check_key(op.key)
-            elif isinstance(op, PutOp):
-                validate_op_namespace(op)
+            if isinstance(op, PutOp):
+                _check_put_namespace(op, valid)
                 value = _check_value(op.value)
                 paths = resolve_paths(op.index, self._fields) if value is not None else ()
-                puts[i] = prepare(
-                    tuple(op.namespace), _check_key(op.key), value, paths, _check_ttl(op.ttl)
-                )
+                # the common key (a str) and TTL (None) pass without a call
+                key = op.key if type(op.key) is str else _check_key(op.key)
+                ttl = None if op.ttl is None else _check_ttl(op.ttl)
+                puts[i] = prepare(tuple(op.namespace), key, value, paths, ttl)
+            elif isinstance(op, GetOp):
+                validate_op_namespace(op)
+                _check_key(op.key)
             elif isinstance(op, SearchOp):
                 validate_op_namespace(op)
                 filters.validate(op.filter)
@@ -412,7 +432,9 @@ class ChronomemStore(BaseStore):
         # planned against the present, where they are written)
         put_subjects = [put.subject for put in puts.values()]
         get_subjects = [
-            keys.subject(tuple(op.namespace), op.key) for op in ops if isinstance(op, GetOp)
+            keys.subject(tuple(op.namespace), op.key)
+            for op in ops
+            if type(op) is not PutOp and isinstance(op, GetOp)
         ]
         # the items as rows (``Memory.rows``, a point read: all a get and a put plan
         # use), but a large batch with puts as facts (one query per 500 items, where
@@ -426,7 +448,9 @@ class ChronomemStore(BaseStore):
         results: list[Result] = []
         touched: dict[str, Record] = {}
         for op in ops:
-            if isinstance(op, GetOp):
+            if type(op) is PutOp:  # written below (``_write``)
+                results.append(None)
+            elif isinstance(op, GetOp):
                 rec = items[keys.subject(tuple(op.namespace), op.key)]
                 results.append(to_item(rec) if rec is not None else None)
                 if rec is not None and op.refresh_ttl and not pinned:
@@ -504,7 +528,7 @@ class ChronomemStore(BaseStore):
             ]
         if write_ops:
             # the namespace index (namespace_index.py): each namespace put into, in this write
-            puts_in = [p.namespace for p in last.values() if p.value is not None]
+            puts_in = {p.namespace: None for p in last.values() if p.value is not None}
             write_ops += namespace_index.entries(puts_in)
             self._floor.note(self._memory.apply(write_ops))
 
