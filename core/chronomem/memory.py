@@ -22,13 +22,12 @@ from .memory_erasure import ErasureMethods
 from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
 from .memory_prefixes import PrefixMethods
-from .model import ALL_STATES, Fact, FactRow, Provenance, Receipt, ScopeCounts, State, Stats
+from .model import ALL_STATES, Fact, FactRow, Held, Provenance, Receipt, ScopeCounts, State, Stats
 from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
 from .scope import Scope
-from .similarity import Held
 from .similarity import similarities as similarity
 from .timeline import Timeline
 from .timeutil import Clock, check_tx_clock, opt_us, system_clock, to_us

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import enum
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import InvalidTimeSelector
 from .scope import DEFAULT_TENANT, LEVELS, Scope
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class State(str, enum.Enum):
@@ -127,13 +130,26 @@ class FactRow(NamedTuple):
 ScoredRow = tuple[FactRow, State, float, float | None]
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a search within a prefix held (``ScoredHits.held``): its query, the
+    query's vector (``embed_query_checked``'s) and the rows it read by version id,
+    each with its stored vector (``_vec``: the ``cm_vectors`` bytes, None when it
+    has none), as of the search's snapshot. ``Memory.similarities(held=)`` compares
+    those versions with no read or embedding."""
+
+    query: str
+    vector: np.ndarray
+    rows: Mapping[str, Mapping[str, Any]]
+
+
 class ScoredHits(list[ScoredRow]):
     """``Memory.search_scored``'s hits (a list of ``ScoredRow``), with what the
-    search held (``held``: a ``similarity.Held``, None when its vector leg did not
+    search held (``held``: a ``Held``, None when its vector leg did not
     embed the query): passed to ``Memory.similarities`` with the same query, the
     versions the search read are compared without a read or an embedding."""
 
-    held: Any = None
+    held: Held | None = None
 
 
 @dataclass(frozen=True)

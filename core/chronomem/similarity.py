@@ -14,8 +14,7 @@ vector bytes and the same arithmetic (``cosine``), so the same floats."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -25,19 +24,8 @@ from .batching import chunks
 from .embedding import Embedder, embed_query_checked
 from .engine import Engine
 from .errors import InvalidType
+from .model import Held
 from .schema import vectors
-
-
-@dataclass(frozen=True)
-class Held:
-    """What a search within a prefix held: its query, the query's vector
-    (``embed_query_checked``'s) and the rows it read by version id, each with its
-    stored vector (``_vec``: the ``cm_vectors`` bytes, None when it has none), as
-    of the search's snapshot."""
-
-    query: str
-    vector: np.ndarray
-    rows: Mapping[str, Mapping[str, Any]]
 
 
 def cosine(blob: Any, q: np.ndarray, qn: float) -> float | None:

@@ -57,9 +57,8 @@ from sqlalchemy import Connection
 from .. import reads
 from ..embedding import embed_query_checked
 from ..identity import fold
-from ..model import Fact, FactRow, ScoredRow, State
+from ..model import Fact, FactRow, Held, ScoredRow, State
 from ..schema import INDEX_MAX_CHARS
-from ..similarity import Held
 from ..timeutil import MAX_US, end_dt, from_us, opt_dt
 from .fusion import (
     GRAPH_CAP,

@@ -10,8 +10,7 @@ from typing import Any
 from langgraph.store.base import Item, SearchItem, SearchOp
 
 from chronomem import Fact, FactRow, Memory, State
-from chronomem.model import ScoredRow
-from chronomem.similarity import Held
+from chronomem.model import Held, ScoredRow
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chronomem import Memory, State
-from chronomem.similarity import Held
+from chronomem.model import Held
 
 SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
