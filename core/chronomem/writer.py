@@ -935,11 +935,7 @@ class Writer:
             assert isinstance(found, SlotVersion)
             fid = found.fact_id
             done = (fid, found.id)
-        if op.sources:
-            new_sources += [
-                {"fact_id": fid, "episode_id": e, "recorded_at": tx, "extractor": op.extractor}
-                for e in op.sources
-            ]
+        _cite(op, fid, tx, new_sources)
         return done
 
     def _plan(
