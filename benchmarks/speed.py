@@ -24,7 +24,9 @@ subprocess so peak RSS belongs to that configuration alone:
 Systems: ``chronomem`` (native API), ``chronomem-langgraph`` (LangGraph ``BaseStore``
 over chronomem, when ``langgraph.store.chronomem.ChronomemStore`` is importable),
 ``langgraph-memory`` (``InMemoryStore`` with an index), ``langgraph-sqlite``
-(``SqliteStore``, with its sqlite-vec index when the extension loads),
+(``SqliteStore`` with its sqlite-vec index; on a Python whose sqlite3 cannot load
+extensions, over pysqlite3-binary's module), ``langgraph-sqlite-kv`` (the same store
+without an index),
 ``langgraph-postgres`` (``PostgresStore``; without pgvector on the server it has no
 vector index, so no search), ``memvara`` (SQLite; run with pysqlite3 aliased as sqlite3
 in its worker process only). A peer that is not installed is skipped and said so."""
@@ -538,6 +540,29 @@ def pg_exec(sql: str, url: str | None = None) -> None:
         conn.execute(sql)
 
 
+def vec_connection(path: str) -> tuple[Any, list[str]]:
+    """A connection ``SqliteStore`` can load sqlite-vec into, opened as its
+    ``from_conn_string`` opens one (autocommit, any thread), and notes on it. The stdlib
+    sqlite3 when it can load extensions; otherwise pysqlite3-binary's module (a newer
+    SQLite, said in the notes): this machine's Python is built without extension loading,
+    and without it ``SqliteStore`` has no index, so it would not embed on put."""
+    import sqlite3
+
+    probe = sqlite3.connect(":memory:")
+    can_load = hasattr(probe, "enable_load_extension")
+    probe.close()
+    if can_load:
+        return sqlite3.connect(path, check_same_thread=False, isolation_level=None), []
+    import pysqlite3.dbapi2 as vec_sqlite  # type: ignore[import-not-found]
+
+    note = (
+        f"langgraph-sqlite runs on pysqlite3-binary's SQLite {vec_sqlite.sqlite_version} "
+        f"(the stdlib's {sqlite3.sqlite_version} cannot load sqlite-vec here)"
+    )
+    conn = vec_sqlite.connect(path, check_same_thread=False, isolation_level=None)
+    return conn, [note]
+
+
 def chronomem_langgraph_store(url: str | None, index: dict[str, Any]) -> Any:
     """Opened the way a LangGraph user opens it: a URL and LangGraph's index config
     (the same ``embed`` callable every LangGraph peer gets)."""
@@ -588,8 +613,9 @@ def build(
         assert url is not None
         stack = contextlib.ExitStack()
         if system == "langgraph-sqlite":  # with its sqlite-vec index: embeds on put
-            store = stack.enter_context(SqliteStore.from_conn_string(url, index=index))  # type: ignore[arg-type]
-            notes = []
+            conn, notes = vec_connection(url)
+            stack.callback(conn.close)
+            store = SqliteStore(conn, index=index)  # type: ignore[arg-type]
         else:  # key-value only: no embedding, no search
             store = stack.enter_context(SqliteStore.from_conn_string(url))
             notes = ["langgraph-sqlite-kv is SqliteStore without an index: no embedding, no search"]

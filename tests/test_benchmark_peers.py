@@ -68,7 +68,15 @@ def test_quick_run_writes_the_whole_table(tmp_path: Path) -> None:
     # both sides of a framework row ran; the peers are the frameworks' own defaults
     by = {(r["path"], r["peer_name"]): r for r in rows}
     assert by[(ROWS[1], "LlamaIndex `Memory`")]["target"] == "≤ 1.5×"
-    assert by[(ROWS[13], "`SqliteStore`")]["target"] == "≥ 1.0×"
+    # writes are judged against the SqliteStore that embeds on put, as we do; the
+    # key-value SqliteStore is shown beside it without a target
+    indexed = "`SqliteStore` (sqlite-vec index: embeds on put)"
+    key_value = "`SqliteStore` (no index: a key-value put)"
+    for path in (ROWS[13], ROWS[18]):
+        assert by[(path, indexed)]["target"] == "≥ 1.0×"
+        assert by[(path, indexed)]["peer"] > 0
+        assert by[(path, key_value)]["target"] is None
+    assert by[(ROWS[14], indexed)]["target"] == "≤ 1.0×"
     assert by[(ROWS[13], "`InMemoryStore`")]["target"] == "≥ 0.5×"
     assert by[(ROWS[22], None)]["note"].startswith("not run")  # --big not given
     table = stem.with_suffix(".md").read_text().splitlines()
