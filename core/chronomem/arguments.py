@@ -44,8 +44,13 @@ def collection(value: object, what: str, *, of: str = "names") -> tuple[Any, ...
 
 
 def names(value: object, what: str) -> tuple[str, ...]:
-    """A collection of non-empty names (subjects, predicates, aliases), in order."""
-    return tuple(require_text(item, f"each of {what}") for item in collection(value, what))
+    """A collection of non-empty names (subjects, predicates, aliases), in order.
+    A plain list or tuple (a point read's one subject) skips the ABC tests
+    ``collection`` makes: what they say of it is known."""
+    items = value if type(value) is tuple or type(value) is list else collection(value, what)
+    if len(items) == 1:
+        return (require_text(items[0], f"each of {what}"),)
+    return tuple(require_text(item, f"each of {what}") for item in items)
 
 
 def json_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> dict[str, Any]:

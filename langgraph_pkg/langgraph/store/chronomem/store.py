@@ -396,11 +396,15 @@ class ChronomemStore(BaseStore):
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
-        """``BaseStore.get``: its one ``GetOp`` run as ``batch`` runs it (``_get``)."""
+        """``BaseStore.get``: its one ``GetOp`` run as ``batch`` runs it (``_item``,
+        the labels checked once; no ``GetOp`` outside a run that needs its context)."""
         validate_labels(namespace)
-        op = GetOp(namespace, str(key), ensure_refresh(self.ttl_config, refresh_ttl))
+        key = str(key)
+        refresh = ensure_refresh(self.ttl_config, refresh_ttl)
         ctx = self._context()
-        return self._get(op, None) if ctx is None else self._batch([op], ctx)[0]  # type: ignore[return-value]
+        if ctx is not None:
+            return self._batch([GetOp(namespace, key, refresh)], ctx)[0]  # type: ignore[return-value]
+        return self._item(keys.subject(tuple(namespace), key), refresh, None)
 
     def _put(self, op: PutOp) -> None:
         """A batch of one put (what ``store.put`` sends), outside a run that needs its
@@ -473,6 +477,10 @@ class ChronomemStore(BaseStore):
         batch's bookkeeping."""
         validate_op_namespace(op)
         subject = keys.subject(tuple(op.namespace), _check_key(op.key))
+        return self._item(subject, op.refresh_ttl, ctx)
+
+    def _item(self, subject: str, refresh: bool, ctx: pinning.RunContext | None) -> Item | None:
+        """The item ``subject`` names, its TTL refreshed when ``refresh`` asks."""
         reader = self._reader(ctx)
         rec = reader.item(subject)
         if rec is None:
@@ -480,7 +488,7 @@ class ChronomemStore(BaseStore):
         item = to_item(rec)
         pinned = reader.known_at is not None and self._pin is None
         m = rec.marker
-        if op.refresh_ttl and not pinned and self._pin is None and m is not None and m.ttl:
+        if refresh and not pinned and self._pin is None and m is not None and m.ttl:
             self._refresh_and_write(reader, {}, {subject: rec}, {subject: rec}, ctx)
         return item
 
