@@ -1046,7 +1046,7 @@ class Writer:
         for slot in slots:  # in slot order, planned or not
             d = direct.get(slot)
             if d is not None:
-                if isinstance(d, dict):  # a new version's row
+                if type(d) is dict:  # a new version's row
                     inserts.append(d)
                     receipt.added.append(d["id"])
                     fact_ids[d["fact_id"]] = None
