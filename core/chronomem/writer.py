@@ -69,6 +69,18 @@ def _slot_key(scope: Scope, subject_key: str, predicate: str, object_key: str | 
     return slot_key(scope, subject_key, predicate, object_key)
 
 
+# A subject's hash (``key_hash``, a digest): a store's writes repeat its subjects
+# from batch to batch, so short keys' hashes are memoised too.
+_hash_memo = functools.lru_cache(maxsize=1 << 14)(key_hash)
+
+
+def _subject_hash(subject_key: str) -> str:
+    """``key_hash``, memoised for short keys."""
+    if len(subject_key) <= _MEMO_CHARS:
+        return _hash_memo(subject_key)
+    return key_hash(subject_key)
+
+
 def content_hash(*parts: object) -> str:
     """A digest of the parts (injective join: no two part lists share a raw form)."""
     raw = keycodec.join([str(p) for p in parts], keycodec.SEP_FIELD)
@@ -182,10 +194,10 @@ def _touches(targets: Sequence[Held]) -> dict[str, int]:
     touches: dict[str, int] = {}
     get = touches.get
     for t in targets:
-        if isinstance(t, str):
+        if type(t) is str:
             touches[t] = get(t, 0) + 1
         else:
-            for s in t.slots:
+            for s in t.slots:  # type: ignore[union-attr]  # a ``_Target``
                 touches[s] = get(s, 0) + 1
     return touches
 
@@ -408,6 +420,10 @@ class _Found:
         ensured: set[str] = set()  # subjects of ``_ensures`` asserts
         ends_others = False
         for op in ops:
+            if type(op) is AssertOp:  # the common op first: a folded assert reads nothing
+                if op.exact:
+                    (ensured if _ensures(op) else exact_asserts).add(op.subject)
+                continue
             if isinstance(op, EndOthersOp):
                 subjects.add(op.subject if op.exact else fold(op.subject))
                 ends_others = True
@@ -451,9 +467,11 @@ class _Found:
         """The slots of the targets the live read ``covers`` (one pass; an exact
         assert's target is its slot key, and its subject its subject key)."""
         out: set[str] = set()
-        if not self.whole:
-            return out
         subjects = self.subjects
+        # no subject read whole (no end of a subject's values in the batch): nothing
+        # is covered, not even an ``EndOthersOp``'s slots (its subject is read)
+        if not self.whole or not subjects:
+            return out
         for op, t in zip(ops, targets, strict=True):
             if isinstance(t, str):  # an exact assert's (``_full``)
                 if op.subject in subjects:  # type: ignore[union-attr]
@@ -619,7 +637,8 @@ class Writer:
                     assert isinstance(op, AssertOp)
                     loaded = current.get(held)
                     if not loaded and _fresh(op, tx, held, op.subject, op.predicate, op.obj, fresh):
-                        _cite(op, fresh[-1][7], tx, new_sources)
+                        if op.sources:
+                            _cite(op, fresh[-1][7], tx, new_sources)
                         continue
                     done = self._direct(
                         op, held, op.subject, op.predicate, op.obj,
@@ -639,7 +658,8 @@ class Writer:
                     if not loaded and _fresh(
                         op, tx, slot, t.subject_key, t.predicate, t.object_key or "", fresh
                     ):
-                        _cite(op, fresh[-1][7], tx, new_sources)
+                        if op.sources:
+                            _cite(op, fresh[-1][7], tx, new_sources)
                         continue
                     done = self._direct(
                         op, slot, t.subject_key, t.predicate, t.object_key or "",
@@ -774,10 +794,24 @@ class Writer:
 
     # -- resolving ------------------------------------------------------------
     def _target(self, scope: Scope, op: WriteOp, index: Any, found: _Found) -> Held:
-        if type(op) is AssertOp and op.exact:  # an adapter's assert: its names are its keys
-            _check_name(op.predicate)
-            many = op.cardinality is not Cardinality.ONE
-            return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
+        if type(op) is AssertOp:
+            if op.exact:  # an adapter's assert: its names are its keys
+                _check_name(op.predicate)
+                many = op.cardinality is not Cardinality.ONE
+                return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
+            # a folded assert (``Memory.assertion``'s), what the general branch below
+            # makes of it without its type tests: one slot, keyed by its folded names
+            pkey = _pred_key(op.predicate)
+            spec = index.get(pkey)
+            name = spec.name if spec else pkey
+            card = op.cardinality or (spec.cardinality if spec else Cardinality.MANY)
+            subject_key = fold(op.subject)
+            object_key = fold(op.obj) if op.obj is not None else None
+            if len(name) > 255:
+                _check_name(name)
+            many = card is Cardinality.MANY
+            slot = _slot_key(scope, subject_key, name, object_key if many else None)
+            return _Target(op, (slot,), subject_key, name, object_key)
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             pairs = found.live.get(skey)
@@ -1012,7 +1046,7 @@ class Writer:
         for slot in slots:  # in slot order, planned or not
             d = direct.get(slot)
             if d is not None:
-                if isinstance(d, dict):  # a new version's row
+                if type(d) is dict:  # a new version's row
                     inserts.append(d)
                     receipt.added.append(d["id"])
                     fact_ids[d["fact_id"]] = None
@@ -1139,7 +1173,7 @@ def _fresh_rows(fresh: list[_Fresh], scope: Scope, tx: int, direct: dict[str, _D
     for slot, op, skey, pred, key, vf, vt, fid, vid in fresh:
         sh = hashes.get(skey)
         if sh is None:
-            sh = hashes[skey] = key_hash(skey)
+            sh = hashes[skey] = _subject_hash(skey)
         md = op.metadata
         direct[slot] = {
             "tenant": tenant,

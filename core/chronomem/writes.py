@@ -17,7 +17,8 @@ from .writer import Writer
 def apply(engine: Engine, scope: Scope, ops: Sequence[WriteOp], recorded_at: int | None) -> Receipt:
     writer = Writer(engine.registry, engine.on_insert if engine.hooks else None)
     with engine.backend.write() as conn:
-        if any(isinstance(op, RetractOp | CorrectOp) for op in ops):
+        # the ops' types, not each op, tested (a batch holds one or two)
+        if any(issubclass(kind, RetractOp | CorrectOp) for kind in set(map(type, ops))):
             ops = [
                 replace(op, fact_id=own_fact(conn, scope, op.fact_id))
                 if isinstance(op, RetractOp | CorrectOp)

@@ -85,7 +85,8 @@ _INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...], list[Any
 # (``_values``; 32 rows of ``cm_versions`` bind 736 values, under SQLite's oldest
 # limit of 999).
 FTS_SOURCES = frozenset(t.removesuffix("_fts") for t in FTS_TABLES)
-_STAGING: dict[tuple[str, tuple[str, ...]], tuple[str, str, str, str]] = {}
+_STAGING: dict[tuple[str, tuple[str, ...], tuple[int, ...]], tuple[str, str, str, str]] = {}
+_STAGING_KEEP = 256
 FEW_ROWS = 32
 _VALUES: dict[tuple[str, int], str] = {}
 _CLOSE = (
@@ -116,27 +117,56 @@ _ADVANCE_AT = (
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
-def _staging(table: Any, cols: tuple[str, ...]) -> tuple[str, str, str, str]:
+def _staging(
+    table: Any, cols: tuple[str, ...], same: tuple[int, ...] = ()
+) -> tuple[str, str, str, str]:
     """The statements staging a batch of ``table``'s rows: create the connection's
     TEMP staging table if absent (every column of ``table``, no declared type, so
     values keep the types they were bound with and the table's own affinities
     apply on the copy, as for a direct insert), insert into it (``executemany``),
     copy it into ``table`` in insertion order (rowids follow the rows' order),
     and empty it. Temporary tables are part of the transaction: a rollback undoes
-    the staging too."""
-    key = (table.name, cols)
+    the staging too. The columns at positions ``same`` (``_same_positions``) are
+    not staged: the copy binds their one value, in position order."""
+    key = (table.name, cols, same)
     hit = _STAGING.get(key)
     if hit is None:
+        if len(_STAGING) >= _STAGING_KEEP:  # a bound on the shapes kept
+            _STAGING.clear()
         stage = f"temp.cm_stage_{table.name}"
         names = ", ".join(cols)
+        staged = [c for i, c in enumerate(cols) if i not in same]
+        picked = ", ".join("?" if i in same else c for i, c in enumerate(cols))
         hit = _STAGING[key] = (
             f"CREATE TEMP TABLE IF NOT EXISTS cm_stage_{table.name} "
             f"({', '.join(c.name for c in table.columns)})",
-            f"INSERT INTO {stage} ({names}) VALUES ({', '.join('?' * len(cols))})",
-            f"INSERT INTO main.{table.name} ({names}) SELECT {names} FROM {stage} ORDER BY rowid",
+            f"INSERT INTO {stage} ({', '.join(staged)}) VALUES ({', '.join('?' * len(staged))})",
+            f"INSERT INTO main.{table.name} ({names}) SELECT {picked} FROM {stage} ORDER BY rowid",
             f"DELETE FROM {stage}",
         )
     return hit
+
+
+def _same_positions(params: list[tuple[Any, ...]]) -> tuple[int, ...]:
+    """The positions holding one value, of one type, in every row of a staged batch
+    (a batch's scope, its transaction time, a new version's NULLs; 11 of a
+    version's 23 columns in a batch of new facts), all but one at most (a staged
+    row keeps a column). Each is bound once, to the copy, instead of once per
+    row to the staging insert. Compared in C (``list.count``, then the types:
+    ``1``, ``1.0`` and ``True`` are equal, not the same value to SQLite); the
+    first and last rows rule out most columns first."""
+    first, last = params[0], params[-1]
+    out = []
+    for i, v in enumerate(first):
+        w = last[i]
+        if w is not v and (w != v or type(w) is not type(v)):
+            continue
+        values = list(map(operator.itemgetter(i), params))
+        if values.count(v) == len(values) and (v is None or len(set(map(type, values))) == 1):
+            out.append(i)
+    if len(out) == len(first):
+        out.pop(0)
+    return tuple(out)
 
 
 def _values(sql: str, n: int) -> str:
@@ -529,10 +559,21 @@ class SqliteBackend(Backend):
                 flat = tuple(v for row in params for v in row)
                 conn.exec_driver_sql(_values(sql, len(params)), flat)
                 return
-            create, staged, copy, empty = _staging(table, order)
+            same = _same_positions(params)
+            create, staged, copy, empty = _staging(table, order, same)
+            one = tuple(params[0][i] for i in same)
+            if same:
+                keep = operator.itemgetter(*(i for i in range(len(order)) if i not in same))
+                if len(order) - len(same) > 1:
+                    params = list(map(keep, params))
+                else:
+                    params = [(keep(r),) for r in params]
             conn.exec_driver_sql(create)
             conn.exec_driver_sql(staged, params)
-            conn.exec_driver_sql(copy)
+            if one:
+                conn.exec_driver_sql(copy, one)
+            else:
+                conn.exec_driver_sql(copy)
             conn.exec_driver_sql(empty)
             return
         conn.exec_driver_sql(sql, params)
