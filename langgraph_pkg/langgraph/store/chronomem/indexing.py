@@ -68,7 +68,7 @@ def _texts(doc: dict[str, Any], path: str) -> list[str]:
 def entries(value: Mapping[str, Any], paths: Sequence[str]) -> dict[str, str]:
     """``{index predicate: text}`` for the texts ``paths`` select from ``value``."""
     out: dict[str, str] = {}
-    doc = dict(value)
+    doc = value if type(value) is dict else dict(value)  # only read: a put's own dict as is
     for path in paths:
         texts = _texts(doc, path)
         texts = [t.replace("\x00", "") for t in texts if t and t.strip()]

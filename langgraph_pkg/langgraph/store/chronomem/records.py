@@ -63,9 +63,9 @@ def encode_field(name: str, value: Any) -> str:
 
 def encode_value(value: Mapping[str, Any]) -> str:
     """The whole value as JSON text (one dump; on failure the field at fault is
-    named, as ``encode_field`` names it)."""
+    named, as ``encode_field`` names it); a dict is encoded as it is, without a copy."""
     try:
-        text = dumps(dict(value))
+        text = dumps(value if type(value) is dict else dict(value))
         return encodable(text, "the value")
     except Exception:
         for name, v in value.items():

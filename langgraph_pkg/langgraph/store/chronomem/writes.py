@@ -20,8 +20,7 @@ One batch becomes one ``Memory.apply``: one transaction, one transaction time.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from chronomem import Cardinality
 from chronomem.ops import AssertOp, EndOp, EndOthersOp, RetractOp, WriteOp
@@ -35,9 +34,9 @@ US_PER_MINUTE = 60_000_000
 _KEEP_DOC = frozenset((keys.DOC,))  # what a put's ``EndOthersOp`` keeps (one set for every put)
 
 
-@dataclass(frozen=True)
-class PreparedPut:
-    """A validated put: the value already encoded, so nothing can fail mid-batch."""
+class PreparedPut(NamedTuple):
+    """A validated put: the value already encoded, so nothing can fail mid-batch
+    (a tuple: a batch makes one per put, and a frozen dataclass costs a call per field)."""
 
     namespace: tuple[str, ...]
     key: str
@@ -58,7 +57,8 @@ def prepare(
     subject = keys.subject(namespace, key)
     if value is None:
         return PreparedPut(namespace, key, subject, None, "", (), None)
-    return PreparedPut(namespace, key, subject, dict(value), encode_value(value), paths, ttl)
+    doc = dict(value)  # the put's own copy, encoded as is (no second copy)
+    return PreparedPut(namespace, key, subject, doc, encode_value(doc), paths, ttl)
 
 
 def expiry(at: int, ttl: float | None) -> int | None:
@@ -110,7 +110,7 @@ def plan_put(
     if refresh and old is not None and old.value is not None and existing is not None:
         assert existing.marker_fact is not None
         doc = existing.marker_fact.object
-        stamp = doc_stamp(old.created, old.updated)
+        stamp_created, updated = old.created, old.updated
     else:
         if refresh and old is not None:
             stamp_created, updated = old.created, old.updated
@@ -123,7 +123,6 @@ def plan_put(
         if created is not None:
             stamp_created = created
         doc = encode_doc(put.text, stamp_created, updated, put.ttl, put.paths)
-        stamp = doc_stamp(stamp_created, updated)
     texts = entries(put.value, put.paths)
     first: list[WriteOp] = []
     if until is not None and existing is not None:
@@ -140,7 +139,8 @@ def plan_put(
             # a new item (a concurrent put may have written entries), or one with
             # entries or old-layout fields beside its document: end them
             ops.append(EndOthersOp(put.subject, _KEEP_DOC, exact=True))
-        return first + ops
+        return first + ops if first else ops
+    stamp = doc_stamp(stamp_created, updated)
     ops = [_assert(put.subject, keys.DOC, doc, put.ttl, "")]
     ops += [
         # the entries belong to this put's document (a new one's are new versions)
