@@ -10,6 +10,7 @@ writes) and the virtual machine's instructions, and each read's plan is checked.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -17,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from chronomem import Memory, reads
 from langchain_chronomem import ChronomemChatMessageHistory, ChronomemMiddleware
 
-from ..statements import Cost, counting, scans_episodes
+from ..statements import Cost, counting, decoded_facts, scans_episodes
 from .tracing import Trace, episode_plans, tracing
 
 
@@ -217,3 +218,54 @@ def test_the_middleware_turn_reads_as_much_at_1k_as_at_10k(root: Memory) -> None
         assert b.vm_steps < a.vm_steps + 200, (a.vm_steps, b.vm_steps)
     plans = episode_plans(root, b)
     assert plans and not any(scans_episodes(p) for p in plans), plans
+
+
+CITIES = ("Paris", "Lisbon", "Oslo", "Rome")  # a fact per turn, each ending the last
+
+
+def _file_turns(path: str, n: int) -> list[tuple[Trace, Trace, int]]:
+    """``benchmarks/peers.py``'s middleware row on a SQLite file store of its own
+    holding a thread of ``n`` messages (stored without extraction, as there): four
+    whole turns (recall for a new user message stating a new city, store the thread
+    with extraction on); each turn's recall and store traced, and the fact rows it
+    decodes. The first turn loads the search mirror (every row of the store, once
+    per process)."""
+    with Memory(path) as store:
+        mem = store.scoped(user="u")
+        thread = _thread(n, "t")
+        ChronomemMiddleware(mem, extract=False).store_turn(thread, "t")
+        mw = ChronomemMiddleware(mem)
+        out = []
+        with decoded_facts() as rows:
+            for i in range(4):
+                before = rows[0]
+                city = CITIES[i]
+                thread.append(HumanMessage(f"I live in {city} and like tea.", id=f"q{i}"))
+                with tracing(mem) as recall:
+                    mw.recall_for(thread)
+                thread.append(AIMessage(f"Noted, {city}.", id=f"a{i}"))
+                with tracing(mem) as store_cost:
+                    receipt = mw.store_turn(thread, "t")
+                assert len(receipt.episode_ids) == 2 and receipt.fact_ids
+                out.append((recall, store_cost, rows[0] - before))
+        assert CITIES[-1] in mw.recall_for([HumanMessage("where do I live?")])
+    return out
+
+
+def test_the_middleware_turn_costs_the_same_in_a_store_ten_times_larger(tmp_path: Path) -> None:
+    """The peer benchmark's shape: each session in a SQLite file store of its own
+    (WAL, pooled connections, the search mirror), 200 against 2,000 messages.
+    After the first turn, every turn's recall and store run the same statements,
+    decode the same episode and fact rows, and the recall the same SQLite
+    instructions, at either size; storing runs about as many (an FTS5 merge step
+    may land in any one write, so each side's cheapest store is compared)."""
+    a = _file_turns(str(tmp_path / "short.db"), 200)[1:]
+    b = _file_turns(str(tmp_path / "long.db"), 2000)[1:]
+    for (ra, sa, fa), (rb, sb, fb) in zip(a, b, strict=True):
+        assert ra.shape == rb.shape and sa.shape == sb.shape, (ra.shape, rb.shape, sa, sb)
+        assert ra.vm_steps == rb.vm_steps, (ra.vm_steps, rb.vm_steps)
+        assert fa == fb <= 16, (fa, fb)
+        assert sb.episode_rows + rb.episode_rows <= 16, (sb.episode_rows, rb.episode_rows)
+    steps = min(s.vm_steps for _, s, _ in a), min(s.vm_steps for _, s, _ in b)
+    # reading the session's or the store's rows would run thousands more instructions
+    assert abs(steps[0] - steps[1]) <= 50, steps
