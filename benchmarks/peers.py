@@ -365,6 +365,9 @@ def langchain_history(cfg: Config, folder: str) -> list[dict[str, Any]]:
     return rows
 
 
+MIDDLEWARE_CITIES = ("Paris", "Lisbon", "Oslo", "Rome", "Vienna", "Dublin", "Prague", "Madrid")
+
+
 def langchain_middleware(cfg: Config, folder: str) -> list[dict[str, Any]]:
     from langchain_core.messages import AIMessage, HumanMessage
 
@@ -372,22 +375,32 @@ def langchain_middleware(cfg: Config, folder: str) -> list[dict[str, Any]]:
     from langchain_chronomem import ChronomemMiddleware
 
     small, large = cfg.sizes
-    turn: dict[int, float] = {}
-    for n in (small, large):
-        store = Memory(str(Path(folder) / f"mw-{n}.db"), embedder=common.make_embedder("hashing"))
-        try:
+    stores: list[Any] = []
+    sides: dict[int, Callable[[int], None]] = {}
+    try:
+        for n in (small, large):
+            store = Memory(
+                str(Path(folder) / f"mw-{n}.db"), embedder=common.make_embedder("hashing")
+            )
+            stores.append(store)
             thread = turns.langchain_seed(n)
             ChronomemMiddleware(store.scoped(user="u"), extract=False).store_turn(thread, "t")
             mw = ChronomemMiddleware(store.scoped(user="u"))
 
             def one(i: int, mw: Any = mw, thread: list[Any] = thread) -> None:
-                thread.append(HumanMessage(f"I live in city {i} and like tea.", id=f"u{i}"))
+                # each turn states a city (a fact, ending the last one) and recalls
+                city = MIDDLEWARE_CITIES[i % len(MIDDLEWARE_CITIES)]
+                thread.append(HumanMessage(f"I live in {city} and like tea.", id=f"u{i}"))
                 mw.recall_for(thread)
-                thread.append(AIMessage(f"Noted, city {i}.", id=f"v{i}"))
+                thread.append(AIMessage(f"Noted, {city}.", id=f"v{i}"))
                 mw.store_turn(thread, "t")
 
-            turn[n] = alternate({"ours": one}, cfg.rounds)["ours"]
-        finally:
+            sides[n] = one
+        # both sizes in the same minutes, turn by turn, as every other row's two sides
+        timed = alternate({str(n): fn for n, fn in sides.items()}, cfg.rounds)
+        turn = {n: timed[str(n)] for n in (small, large)}
+    finally:
+        for store in stores:
             store.close()
     none = "LangChain has no memory middleware of its own"
     rows = [
