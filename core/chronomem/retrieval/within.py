@@ -335,7 +335,7 @@ class Rows:
         ids, matrix, places = found
         if not ids:
             return NO_COSINES, []
-        scores = matrix @ q.astype(np.float32)
+        scores = matrix @ q.astype(np.float32, copy=False)
         values = scores.tolist()
         ties = self._ties.get(size)
         if ties is None:  # each row's place in (content hash, id) order
