@@ -266,21 +266,21 @@ def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
 
 class Cosines(Mapping[str, float]):
     """Each row's cosine to a query by version id (``Rows.vector``): the matrix
-    product's values (``values``) at each id's place (``places``, kept with the
+    product's values (``floats``) at each id's place (``places``, kept with the
     matrix), read through ``cosine`` or as a mapping."""
 
-    __slots__ = ("places", "values")
+    __slots__ = ("floats", "places")
 
-    def __init__(self, places: Mapping[str, int], values: list[float]):
+    def __init__(self, places: Mapping[str, int], floats: list[float]):
         self.places = places
-        self.values = values
+        self.floats = floats
 
     def cosine(self, vid: str) -> float | None:
         j = self.places.get(vid)
-        return None if j is None else self.values[j]
+        return None if j is None else self.floats[j]
 
     def __getitem__(self, vid: str) -> float:
-        return self.values[self.places[vid]]
+        return self.floats[self.places[vid]]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.places)
@@ -855,7 +855,7 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
             append((-score, tiebreak, vid))
     ordered.sort()  # best first, ties by tiebreak
     live, ended, scheduled = State.LIVE, State.ENDED, State.SCHEDULED
-    places, values = legs.cos.places, legs.cos.values
+    places, floats = legs.cos.places, legs.cos.floats
     out: list[ScoredRow] = []
     for neg, _, vid in ordered[: ask.k]:
         _, _, start, until, fact_row = lean[vid]
@@ -867,7 +867,7 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
         else:
             state = live
         j = places.get(vid)
-        out.append((fact_row, state, -neg, None if j is None else values[j]))
+        out.append((fact_row, state, -neg, None if j is None else floats[j]))
     qvec = ask.qvec
     return Scored(
         out,
