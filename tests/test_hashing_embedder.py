@@ -97,3 +97,19 @@ def test_copies_and_pickles_embed_the_same() -> None:
     want = e.embed(text).tobytes()
     assert copy.deepcopy(e).embed(text).tobytes() == want
     assert pickle.loads(pickle.dumps(e)).embed(text).tobytes() == want
+
+
+@given(
+    values=st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), max_size=300),
+    scale=st.sampled_from([1e-30, 1e-3, 1.0, 1e3, 1e15]),
+)
+@settings(max_examples=300)
+def test_a_query_vector_is_normalized_as_a_row(values: list[float], scale: float) -> None:
+    """``embedding.unit`` (a query's vector, per search) gives ``normalize_rows``'s
+    floats bit for bit, zero vectors and tiny or huge norms included."""
+    with np.errstate(all="ignore"):  # a huge norm overflows alike in both
+        v = (np.asarray(values, dtype=np.float32) * np.float32(scale)).astype(np.float32)
+        got = embedding.unit(v)
+        want = embedding.normalize_rows(v.reshape(1, -1))[0]
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()

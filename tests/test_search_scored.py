@@ -57,6 +57,7 @@ def _put(m: Memory, subject: str, predicate: str, obj: str) -> str:
     prefix=st.sampled_from(["ns.", "ns.a.", "ns.a.x", "ns.b"]),
     k=st.sampled_from([1, 3, 10, 30]),
     states=st.sampled_from([None, [State.LIVE, State.ENDED]]),
+    min_score=st.sampled_from([0.0, 0.0, 0.005, 0.016]),
 )
 def test_search_scored_returns_searchs_hits_and_scores(
     memory: Memory,
@@ -66,6 +67,7 @@ def test_search_scored_returns_searchs_hits_and_scores(
     prefix: str,
     k: int,
     states: list[State] | None,
+    min_score: float,
 ) -> None:
     m = memory.scoped(tenant=f"s{next(counter)}")
     for subject, predicate, obj, then, days in spec:
@@ -79,8 +81,9 @@ def test_search_scored_returns_searchs_hits_and_scores(
     query = " ".join(words)
     clock.tick = timedelta(0)  # both searches at one instant (recency alike)
     for _ in range(2):  # cold, then over the held rows
-        hits = m.search(query, k=k, subject_prefix=prefix, exact=True, states=states)
-        scored = m.search_scored(query, k=k, subject_prefix=prefix, exact=True, states=states)
+        kw = {"k": k, "subject_prefix": prefix, "states": states, "min_score": min_score}
+        hits = m.search(query, exact=True, **kw)  # type: ignore[arg-type]
+        scored = m.search_scored(query, exact=True, **kw)  # type: ignore[arg-type]
         assert scored is not None
         assert [(r.version_id, s) for r, _, s, _ in scored] == [
             (h.fact.version_id, h.score) for h in hits if h.fact is not None

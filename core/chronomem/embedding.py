@@ -44,6 +44,17 @@ def normalize_rows(m: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(m / norms, dtype=np.float32)
 
 
+def unit(v: np.ndarray) -> np.ndarray:
+    """``normalize_rows`` of one float32 row, the same floats (its norm summed by
+    the same pairwise ``add.reduce``, then the same float32 division; a zero row
+    divided by 1), without its 2-d checks and copies: a query's vector per search."""
+    norm = np.sqrt(np.add.reduce(v * v))
+    return v / (norm if norm != 0 else _ONE)
+
+
+_ONE = np.float32(1.0)
+
+
 class HashingEmbedder:
     """Signed feature hashing of words and word-internal character trigrams.
 
@@ -253,7 +264,7 @@ def embed_query_checked(embedder: Embedder, query: str) -> np.ndarray:
     fn = getattr(embedder, "embed_query", None)
     if fn is None:
         return embed_checked(embedder, [query])[0]
-    v = normalize_rows(np.asarray(fn(query), dtype=np.float32).reshape(1, -1))[0]
+    v = unit(np.asarray(fn(query), dtype=np.float32).reshape(-1))
     if v.shape != (embedder.dim,):
         raise InvalidInput(f"embedder {embedder.name!r} embed_query returned shape {v.shape}")
     return v

@@ -46,8 +46,14 @@ _SPACES = re.compile(r"\s+")
 
 def _strip_punctuation(text: str) -> str:
     # Unicode categories P* (punctuation) and S* (symbols) become spaces; letters,
-    # digits and marks stay, in every script.
+    # digits and marks stay, in every script. An ASCII text in one ``translate``
+    # (the ASCII characters of those categories, each to a space).
+    if text.isascii():
+        return text.translate(_ASCII_PUNCTUATION)
     return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+
+
+_ASCII_PUNCTUATION = {c: " " for c in range(128) if unicodedata.category(chr(c))[0] in "PS"}
 
 
 def fold(text: str) -> str:

@@ -406,6 +406,7 @@ def fact_id_of(conn: Connection, tenant: str, ref: str) -> str:
 _NO_RANGE = re.compile("[\x00\\\\\ud800-\udfff]")  # NUL, backslash, a surrogate
 
 
+@functools.lru_cache(maxsize=4096)  # a store reads under a few prefixes, each twice a search
 def subject_range(prefix: str) -> tuple[str, str | None] | None:
     """Bounds ``[low, high)`` on ``SubjectHead`` that hold every subject key starting
     with ``prefix`` (``high`` None: no upper bound), or None when the index cannot

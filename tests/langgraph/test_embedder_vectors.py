@@ -61,3 +61,17 @@ def test_wrong_documents_are_refused(vectors: list[list[Any]]) -> None:
     e = LangChainEmbedder(lambda texts: vectors, 2)
     with pytest.raises((InvalidInput, ValueError)):
         e.embed(["a", "b"])
+
+
+@given(case=rows)
+@settings(max_examples=300)
+def test_a_query_becomes_the_asarray_vector(case: tuple[int, list[list[Any]]]) -> None:
+    """``embed_query``'s list is packed as ``embed``'s batch is (``_as_vector``): the
+    same float32 vector, bit for bit, as ``np.asarray`` made of it."""
+    dim, vectors = case
+    for vector in vectors:
+        e = LangChainEmbedder(lambda texts, v=vector: [v for _ in texts], dim)
+        got = e.embed_query("q")
+        want = _model(vector)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()

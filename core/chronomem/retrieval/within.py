@@ -47,7 +47,7 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -264,6 +264,34 @@ def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
     return walk(entities(rows), query, n)
 
 
+class Cosines(Mapping[str, float]):
+    """Each row's cosine to a query by version id (``Rows.vector``): the matrix
+    product's values (``floats``) at each id's place (``places``, kept with the
+    matrix), read through ``cosine`` or as a mapping."""
+
+    __slots__ = ("floats", "places")
+
+    def __init__(self, places: Mapping[str, int], floats: list[float]):
+        self.places = places
+        self.floats = floats
+
+    def cosine(self, vid: str) -> float | None:
+        j = self.places.get(vid)
+        return None if j is None else self.floats[j]
+
+    def __getitem__(self, vid: str) -> float:
+        return self.floats[self.places[vid]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.places)
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+
+NO_COSINES = Cosines({}, [])
+
+
 class Rows:
     """A prefix's rows and what the legs derive from them alone (the lexicon, the
     entity index, the vector matrix), each built when a search first needs it.
@@ -277,7 +305,9 @@ class Rows:
         self.by_id = {row["id"]: row for row in rows}
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
-        self._matrices: dict[int, tuple[list[str], np.ndarray]] = {}
+        # vector size -> the ids of the rows with such a vector, their matrix, and
+        # each id's place in it
+        self._matrices: dict[int, tuple[list[str], np.ndarray, dict[str, int]]] = {}
         self._ties: dict[int, np.ndarray] = {}  # vector size -> ``vector``'s tie ranks
         self._lean: dict[str, Lean] | None = None
 
@@ -289,8 +319,10 @@ class Rows:
             self._lexicon = lexicon(self.rows)
         return rank_lexical(self._lexicon, terms, n)
 
-    def vector(self, q: np.ndarray, n: int) -> tuple[dict[str, float], Ranking]:
-        """Every row's cosine to ``q`` (``cosines``), and ``vector`` over these rows:
+    def vector(self, q: np.ndarray, n: int) -> tuple[Cosines, Ranking]:
+        """Every row's cosine to ``q`` (``cosines``, as a ``Cosines`` mapping: the
+        matrix product's values by each id's place, no dict built per search), and
+        ``vector`` over these rows:
         the rows scoring > 0 by cosine, best first, ties by content hash then
         version id, ranked in numpy (``np.lexsort`` of the negated float32
         cosines, then each row's rank in (hash, id) order, kept with the matrix):
@@ -298,11 +330,12 @@ class Rows:
         size = 4 * q.shape[0]
         found = self._matrices.get(size)
         if found is None:
-            found = self._matrices[size] = vector_matrix(self.rows, size)
-        ids, matrix = found
+            ids, matrix = vector_matrix(self.rows, size)
+            found = self._matrices[size] = (ids, matrix, {vid: j for j, vid in enumerate(ids)})
+        ids, matrix, places = found
         if not ids:
-            return {}, []
-        scores = matrix @ q.astype(np.float32)
+            return NO_COSINES, []
+        scores = matrix @ q.astype(np.float32, copy=False)
         values = scores.tolist()
         ties = self._ties.get(size)
         if ties is None:  # each row's place in (content hash, id) order
@@ -312,7 +345,7 @@ class Rows:
             ties[order] = np.arange(len(ids))
         held = np.flatnonzero(scores > 0)
         best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
-        return dict(zip(ids, values, strict=True)), [(ids[j], values[j]) for j in best]
+        return Cosines(places, values), [(ids[j], values[j]) for j in best]
 
     def lean(self) -> dict[str, Lean]:
         """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
@@ -537,6 +570,28 @@ def _in_snapshot(conn: Connection) -> None:
     """``point_read``'s ``on_end``: asks for the snapshot, runs nothing."""
 
 
+@dataclass(slots=True)
+class _Ask:
+    """A search within a prefix as ``search`` or ``scored`` was asked it (the
+    arguments the two share), and the query's vector once the vector leg embedded
+    it (kept: a search run again outside the snapshot embeds it no second time)."""
+
+    engine: Engine
+    scope: Scope
+    query: str
+    tf: TimeFilter
+    k: int
+    n: int
+    wanted: set[str]
+    min_score: float
+    subject_prefix: str
+    subject: str | None
+    predicates: Sequence[str] | None
+    exact: bool
+    asked_us: int | None
+    qvec: np.ndarray | None = None
+
+
 def search(
     engine: Engine,
     scope: Scope,
@@ -563,14 +618,11 @@ def search(
     transaction (``_Snapshot``) when they are all prepared statements, as they
     are unless predicates are resolved or listed past ``reads.INLINE``, else (or
     when one would leave it: ``_Outside``) a read transaction."""
-    args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
-    qvec: list[np.ndarray] = []  # the query's vector, embedded once even if run again
-    return _in_snapshot_or_read(
-        engine,
-        predicates,
-        exact,
-        lambda conn: _search(*args, predicates, exact, asked_us, conn, qvec),
-    )
+    ask = _Ask(
+        engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject, predicates,
+        exact, asked_us,
+    )  # fmt: skip
+    return _in_snapshot_or_read(ask, _search)
 
 
 def scored(
@@ -597,79 +649,72 @@ def scored(
     compares them). The fusion keeps each candidate's reciprocal-rank sum alone
     (no ``Fused`` value, no per-leg explanation), and no source is read. Without a
     reranker only (``search``'s caller reranks ``Fact`` hits); None as ``search``."""
-    args = (engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject)
-    qvec: list[np.ndarray] = []
-    return _in_snapshot_or_read(
-        engine,
-        predicates,
-        exact,
-        lambda conn: _scored(*args, predicates, exact, asked_us, conn, qvec),
-    )
+    ask = _Ask(
+        engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject, predicates,
+        exact, asked_us,
+    )  # fmt: skip
+    return _in_snapshot_or_read(ask, _scored)
 
 
-def _in_snapshot_or_read(
-    engine: Engine,
-    predicates: Sequence[str] | None,
-    exact: bool,
-    fn: Callable[[Any], _T],
-) -> _T:
+def _in_snapshot_or_read(ask: _Ask, fn: Callable[[_Ask, Any], _T]) -> _T:
     """``fn`` run in a point read's snapshot (``_Snapshot``) when its statements
     are all prepared ones, else (or when ``fn`` would leave it) in a read
     transaction (``search``)."""
-    backend = engine.backend
-    if predicates is None or (exact and len(predicates) <= reads.INLINE):
+    backend = ask.engine.backend
+    predicates = ask.predicates
+    if predicates is None or (ask.exact and len(predicates) <= reads.INLINE):
         try:
             with backend.point_read(on_end=_in_snapshot) as conn:
                 at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
-                return fn(at)
+                return fn(ask, at)
         except _Outside:
             pass
     with backend.read() as conn:
-        return fn(conn)
+        return fn(ask, conn)
 
 
 @dataclass
 class _Legs:
     """What the legs found within a prefix: the rows (``Rows``), each leg's
     ranking, the legs that failed, every row's cosine (once the vector leg ran),
-    the tenant's registry version and whether any of its facts cites an episode."""
+    the tenant's registry version and whether any of its facts cites an episode;
+    and what scoring the fused candidates reads: the legs' weights, the query's
+    time window and each predicate's half-life (``HalfLives``)."""
 
     view: Rows
     rankings: dict[str, tuple[HitKind, Ranking]]
     failed: dict[str, str]
-    cos: dict[str, float]
+    cos: Cosines
     registry_us: int | None
     cited: bool
+    weights: dict[str, float]
+    window: tuple[int, int] | None
+    half: HalfLives
+
+    @property
+    def every_leg_failed(self) -> bool:
+        return bool(self.view.rows) and not self.rankings and bool(self.failed)
 
 
-def _legs(
-    engine: Engine,
-    scope: Scope,
-    query: str,
-    tf: TimeFilter,
-    n: int,
-    wanted: set[str],
-    subject_prefix: str,
-    subject: str | None,
-    predicates: Sequence[str] | None,
-    exact: bool,
-    conn: Any,
-    qvec: list[np.ndarray],
-) -> _Legs | None:
+def _legs(ask: _Ask, conn: Any) -> _Legs | None:
     """The prefix's rows read (``prefix_rows``) and each wanted leg run over them,
     each in its own error boundary; None past ``ROW_CAP``."""
+    engine, scope, query, tf, n, wanted = (
+        ask.engine, ask.scope, ask.query, ask.tf, ask.n, ask.wanted,
+    )  # fmt: skip
     r = engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
-    terms = query_terms(query)
     rankings: dict[str, tuple[HitKind, Ranking]] = {}
     failed: dict[str, str] = {}
     preds = None
-    if predicates is not None:
+    if ask.predicates is not None:
         preds = [
-            p if exact else engine.registry.resolve(conn, scope.tenant, p).name for p in predicates
+            p if ask.exact else engine.registry.resolve(conn, scope.tenant, p).name
+            for p in ask.predicates
         ]
-    skey = None if subject is None else subject if exact else fold(subject)
-    read = prefix_rows(conn, scope, tf, subject_prefix, preds, skey, r.mirrors.held)
+    subject = ask.subject
+    skey = None if subject is None else subject if ask.exact else fold(subject)
+    read = prefix_rows(conn, scope, tf, ask.subject_prefix, preds, skey, r.mirrors.held)
     if read is None:
         return None
     view, registry_us, cited = read
@@ -687,54 +732,44 @@ def _legs(
             log.warning("search leg %s failed: %s", name, exc)
             failed[name] = f"{type(exc).__name__}: {exc}"
 
-    cos: dict[str, float] = {}  # every row's cosine, once the vector leg ran
+    cos = NO_COSINES  # every row's cosine, once the vector leg ran
 
     def vector_leg() -> Ranking:
-        if not qvec:
-            qvec.append(embed_query_checked(r.embedder, query))
-        found, ranked = view.vector(qvec[0], n)
-        cos.update(found)
+        nonlocal cos
+        if ask.qvec is None:
+            ask.qvec = embed_query_checked(r.embedder, query)
+        cos, ranked = view.vector(ask.qvec, n)
         return ranked
 
     if view.rows:
-        run("fact_lexical", lambda: view.lexical(terms, n))
+        run("fact_lexical", lambda: view.lexical(query_terms(query), n))
         run("fact_vector", vector_leg)
         run("entity_graph", lambda: view.graph(query, min(n, GRAPH_CAP)))
-    return _Legs(view, rankings, failed, cos, registry_us, cited)
-
-
-def _search(
-    engine: Engine,
-    scope: Scope,
-    query: str,
-    tf: TimeFilter,
-    k: int,
-    n: int,
-    wanted: set[str],
-    min_score: float,
-    subject_prefix: str,
-    subject: str | None,
-    predicates: Sequence[str] | None,
-    exact: bool,
-    asked_us: int | None,
-    conn: Any,
-    qvec: list[np.ndarray],
-) -> Within | None:
-    r = engine.retrieval
-    assert r is not None, "retrieval.attach runs on open"
-    legs = _legs(
-        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
+    asked_us = tf.valid_at if ask.asked_us is None else ask.asked_us
+    return _Legs(
+        view,
+        rankings,
+        failed,
+        cos,
+        registry_us,
+        cited,
+        leg_weights(r.embedder),
+        time_window(query, asked_us),
+        HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=registry_us)),
     )
+
+
+def _search(ask: _Ask, conn: Any) -> Within | None:
+    r = ask.engine.retrieval
+    assert r is not None, "retrieval.attach runs on open"
+    legs = _legs(ask, conn)
     if legs is None:
         return None
-    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
-    if view.rows and not rankings and failed:
-        return Within([], failed, every_leg_failed=True)
-    fused = list(fuse(rankings, leg_weights(r.embedder)).values())
-    by_id = view.by_id
-    window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
-    valid_at = tf.valid_at
+    if legs.every_leg_failed:
+        return Within([], legs.failed, every_leg_failed=True)
+    fused = list(fuse(legs.rankings, legs.weights).values())
+    by_id = legs.view.by_id
+    window, half, valid_at = legs.window, legs.half, ask.tf.valid_at
     lives: dict[str, float | None] = {}  # ``half``'s, looked up without a call per hit
     for f in fused:
         row = by_id[f.id]
@@ -756,87 +791,73 @@ def _search(
         finish(f, recency(valid_at - start, life), tiebreak, inside)
     # best first, ties by tiebreak: sorted as (-score, tiebreak) tuples, no key call per hit
     ordered = sorted(
-        [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= min_score]
+        [(-f.score, f.tiebreak, i) for i, f in enumerate(fused) if f.score >= ask.min_score]
     )
+    k = ask.k
     keep = [fused[i] for _, _, i in ordered[: k if r.reranker is None else max(3 * k, k + 20)]]
     kept = [by_id[f.id] for f in keep]
     src: dict[str, list[str]] = {}
     if legs.cited or not isinstance(conn, _Snapshot):
         # in one snapshot with the first statement (``_Snapshot``), a tenant none of
         # whose facts cites an episode has no source to read: no statement for them
-        src = reads.sources_prepared(conn, scope.tenant, [row["fact_id"] for row in kept])
+        src = reads.sources_prepared(conn, ask.scope.tenant, [row["fact_id"] for row in kept])
+    cosine = legs.cos.cosine
     found = [
         (
             to_fact(row, valid_at, src.get(row["fact_id"], ())),
             f.score,
-            _explain(f.explain(), f.tiebreak, cos.get(row["id"])),
+            _explain(f.explain(), f.tiebreak, cosine(row["id"])),
         )
         for f, row in zip(keep, kept, strict=True)
     ]
-    return Within(found, failed)
+    return Within(found, legs.failed)
 
 
-def _scored(
-    engine: Engine,
-    scope: Scope,
-    query: str,
-    tf: TimeFilter,
-    k: int,
-    n: int,
-    wanted: set[str],
-    min_score: float,
-    subject_prefix: str,
-    subject: str | None,
-    predicates: Sequence[str] | None,
-    exact: bool,
-    asked_us: int | None,
-    conn: Any,
-    qvec: list[np.ndarray],
-) -> Scored | None:
+def _scored(ask: _Ask, conn: Any) -> Scored | None:
     """``_search``'s kept hits as ``ScoredRow`` values (``scored``). The score of a
     candidate is ``fusion.finish``'s, term for term: its reciprocal-rank sum (the
     legs' votes added in the legs' order, as ``fuse`` adds them) times
-    ``1 - w + w * recency`` (``fusion.recency``), times ``1 + TIME_BOOST`` inside
+    ``1 - w + w * recency`` (``fusion.recency``; each predicate's half-life in µs
+    multiplied once per search: the same float), times ``1 + TIME_BOOST`` inside
     the query's time window."""
-    r = engine.retrieval
+    r = ask.engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     assert r.reranker is None, "a reranker reranks Fact hits: Memory.search"
-    legs = _legs(
-        engine, scope, query, tf, n, wanted, subject_prefix, subject, predicates, exact, conn, qvec
-    )
+    legs = _legs(ask, conn)
     if legs is None:
         return None
-    view, rankings, failed, cos = legs.view, legs.rankings, legs.failed, legs.cos
-    if view.rows and not rankings and failed:
-        return Scored([], failed, every_leg_failed=True)
-    rrf = fused_rrf(rankings, leg_weights(r.embedder))
-    lean = view.lean()
-    window = time_window(query, tf.valid_at if asked_us is None else asked_us)
-    half = HalfLives(lambda: engine.registry.load(conn, scope.tenant, version=legs.registry_us))
-    valid_at = tf.valid_at
-    lives: dict[str, float | None] = {}
-    kept_weight, boost = 1.0 - RECENCY_WEIGHT, 1.0 + TIME_BOOST
+    if legs.every_leg_failed:
+        return Scored([], legs.failed, every_leg_failed=True)
+    rrf = fused_rrf(legs.rankings, legs.weights)
+    lean = legs.view.lean()
+    window, half, valid_at, min_score = legs.window, legs.half, ask.tf.valid_at, ask.min_score
+    scales: dict[str, float | None] = {}  # each predicate's half-life in µs (None: none)
+    kept_weight, weight, boost = 1.0 - RECENCY_WEIGHT, RECENCY_WEIGHT, 1.0 + TIME_BOOST
     ordered: list[tuple[float, str, str]] = []
+    append = ordered.append
     for vid, votes in rrf.items():
         tiebreak, predicate, start, until, _ = lean[vid]
-        if predicate in lives:
-            life = lives[predicate]
+        if predicate in scales:
+            scale = scales[predicate]
         else:
-            life = lives[predicate] = half(predicate)
+            life = half(predicate)
+            scale = scales[predicate] = None if life is None else life * US_PER_DAY
         age = valid_at - start
         # ``recency`` and ``finish``, inline (the same operations in the same order)
-        rec = 1.0 if life is None or age <= 0 else float(0.5 ** (age / (life * US_PER_DAY)))
-        score = votes * (kept_weight + RECENCY_WEIGHT * rec)
+        score = votes * (
+            kept_weight + weight * (1.0 if scale is None or age <= 0 else 0.5 ** (age / scale))
+        )
         if window is not None and in_window(
             start, MAX_US if until is None else until, window, False
         ):
             score *= boost
         if score >= min_score:
-            ordered.append((-score, tiebreak, vid))
+            append((-score, tiebreak, vid))
     ordered.sort()  # best first, ties by tiebreak
     live, ended, scheduled = State.LIVE, State.ENDED, State.SCHEDULED
+    places, floats = legs.cos.places, legs.cos.floats
     out: list[ScoredRow] = []
-    for neg, _, vid in ordered[:k]:
+    for neg, _, vid in ordered[: ask.k]:
         _, _, start, until, fact_row = lean[vid]
         # ``reads.state_of`` (never a retracted row: ``applies``)
         if start > valid_at:
@@ -845,5 +866,11 @@ def _scored(
             state = ended
         else:
             state = live
-        out.append((fact_row, state, -neg, cos.get(vid)))
-    return Scored(out, failed, held=Held(query, qvec[0], view.by_id) if qvec else None)
+        j = places.get(vid)
+        out.append((fact_row, state, -neg, None if j is None else floats[j]))
+    qvec = ask.qvec
+    return Scored(
+        out,
+        legs.failed,
+        held=None if qvec is None else Held(ask.query, qvec, legs.view.by_id),
+    )

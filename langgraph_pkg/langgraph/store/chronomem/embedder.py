@@ -55,6 +55,20 @@ def _as_matrix(vectors: Any, n: int, dim: int) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
+def _as_vector(vector: Any, dim: int) -> np.ndarray:
+    """``np.asarray(vector, dtype=np.float32)`` for a query's vector: a list of
+    ``dim`` numbers (what ``embed_query`` returns) packed in one ``struct`` call, as
+    ``_as_matrix`` packs a batch (the same float32 of each number)."""
+    if type(vector) is list and len(vector) == dim:
+        try:
+            packed = _float32s(dim).pack(*vector)
+        except (struct.error, OverflowError):
+            pass
+        else:
+            return np.frombuffer(bytearray(packed), dtype=np.float32)
+    return np.asarray(vector, dtype=np.float32)
+
+
 @functools.lru_cache(maxsize=16)  # a store embeds batches of a few sizes
 def _float32s(count: int) -> struct.Struct:
     return struct.Struct(f"{count}f")  # native: C's cast, as numpy's
@@ -106,7 +120,7 @@ class LangChainEmbedder:
             vector = _run(self.embeddings.aembed_query(text))
         else:
             vector = self.embeddings.embed_query(text)
-        arr = np.asarray(vector, dtype=np.float32)
+        arr = _as_vector(vector, self.dim)
         if arr.shape != (self.dim,):
             raise InvalidInput(
                 f"embed_query returned shape {arr.shape}, expected {(self.dim,)} "

@@ -427,6 +427,10 @@ class Reader:
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
+        # each item's first hit's cosine: every item's score when each has one hit
+        # and every hit its cosine (``_entry_cosines``' answer then, in its order)
+        first: dict[str, float] = {}
+        alone = True  # so far every item has one hit, each with its cosine
         docs = self.hit_docs
         digits = scoring.DIGITS
         doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
@@ -440,16 +444,21 @@ class Reader:
             subject, vid = row.subject, row.version_id
             if subject in entries:
                 entries[subject].append(vid)
+                alone = False
                 if score > best[subject]:
                     best[subject] = score
             else:  # an item's first hit sets its best
                 entries[subject] = [vid]
                 best[subject] = score
             if cosine is not None:
-                cos[vid] = round(cosine, digits)
+                first[subject] = cos[vid] = round(cosine, digits)
+            else:
+                alone = False
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best
+        if alone:
+            return len(hits), first
         return len(hits), self._entry_cosines(query, entries, cos)
 
     def _entry_cosines(

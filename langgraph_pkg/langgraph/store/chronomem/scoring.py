@@ -35,10 +35,11 @@ SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
 
 
-def searched_states(mode: str) -> tuple[State, ...]:
-    """What a search reaches: the live versions, and with ``score="fused"`` the
-    earlier versions items were put over (their scores lift their items')."""
-    return (State.LIVE, State.ENDED) if mode == "fused" else (State.LIVE,)
+def searched_states(mode: str) -> tuple[State, ...] | None:
+    """What a search reaches: the live versions (``None``: core's default, read
+    without a states argument to parse), and with ``score="fused"`` the earlier
+    versions items were put over (their scores lift their items')."""
+    return (State.LIVE, State.ENDED) if mode == "fused" else None
 
 
 def leg_cosine(explain: Mapping[str, Any]) -> float | None:

@@ -26,6 +26,7 @@ from langgraph.store.base import (
     Op,
     PutOp,
     Result,
+    SearchItem,
     SearchOp,
     TTLConfig,
     validate_op_namespace,
@@ -426,6 +427,8 @@ class ChronomemStore(BaseStore):
         if len(ops) == 1 and type(ops[0]) is PutOp and ctx is None:  # what store.put sends
             self._put(ops[0])
             return [None]
+        if len(ops) == 1 and type(ops[0]) is SearchOp:  # what store.search sends
+            return [self._search(ops[0], ctx)]
         if len(ops) == 1 and type(ops[0]) is ListNamespacesOp:  # what list_namespaces sends
             self._prepare(ops)
             return [self._namespaces(ops[0], self._reader(ctx))]
@@ -471,6 +474,17 @@ class ChronomemStore(BaseStore):
         if self._pin is None:
             self._refresh_and_write(reader, puts, items, touched, ctx)
         return results
+
+    def _search(self, op: SearchOp, ctx: pinning.RunContext | None) -> list[SearchItem]:
+        """A batch of one search (what ``store.search`` sends): ``_run`` without the
+        batch's bookkeeping, the TTL refresh of what it returned made as ``_run``
+        makes it (not in a pinned read)."""
+        self._prepare([op])
+        reader = self._reader(ctx)
+        found, recs = reader.search(op)
+        if op.refresh_ttl and self._pin is None and reader.known_at is None:
+            self._refresh_and_write(reader, {}, {}, {r.subject: r for r in recs}, ctx)
+        return found
 
     def _get(self, op: GetOp, ctx: pinning.RunContext | None) -> Item | None:
         """A batch of one ``get`` (what ``store.get`` sends): ``_run`` without the
