@@ -237,24 +237,31 @@ def llamaindex(cfg: Config, folder: str) -> list[dict[str, Any]]:
     from llama_index.core.base.llms.types import ChatMessage
 
     small, large = cfg.sizes
-    turn: dict[int, dict[str, float]] = {}
     calls: dict[str, dict[str, float]] = {}
-    for n in (small, large):
-        ours, peer, close = turns.llamaindex_pair(n, folder)
-        loop = asyncio.new_event_loop()
-        try:
-            sides = {"ours": ours, "peer": peer}
-            turn[n] = alternate({s: _li_turn(m) for s, m in sides.items()}, cfg.rounds)
-            if n == large:
-                calls["aput"] = alternate(
-                    {s: _li_aput(m, loop, ChatMessage) for s, m in sides.items()}, cfg.rounds
-                )
-                calls["aget"] = alternate(
-                    {s: _li_aget(m, loop) for s, m in sides.items()},
-                    cfg.rounds,
-                )
-        finally:
-            loop.close()
+    pairs: dict[int, dict[str, Any]] = {}
+    closers: list[Callable[[], None]] = []
+    loop = asyncio.new_event_loop()
+    try:
+        for n in (small, large):
+            ours, peer, close = turns.llamaindex_pair(n, folder)
+            closers.append(close)
+            pairs[n] = {"ours": ours, "peer": peer}
+        # both sessions' turns, ours and the peer's, in the same minutes: the growth
+        # rows compare the two sizes, which timed one after the other took in
+        # whatever load each window had
+        timed = alternate(
+            {f"{s}-{n}": _li_turn(m) for n, sides in pairs.items() for s, m in sides.items()},
+            cfg.rounds,
+        )
+        turn = {n: {s: timed[f"{s}-{n}"] for s in ("ours", "peer")} for n in (small, large)}
+        sides = pairs[large]
+        calls["aput"] = alternate(
+            {s: _li_aput(m, loop, ChatMessage) for s, m in sides.items()}, cfg.rounds
+        )
+        calls["aget"] = alternate({s: _li_aget(m, loop) for s, m in sides.items()}, cfg.rounds)
+    finally:
+        loop.close()
+        for close in closers:
             close()
     peer = "LlamaIndex `Memory`"
     rows = [
