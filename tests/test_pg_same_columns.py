@@ -31,6 +31,7 @@ from chronomem.schema import vectors, versions
 
 from .conftest import T0, ManualClock
 from .statements import counting
+from .version_batches import column, version_rows
 
 TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "\\", "\x00", '"', "'", "é", "✓", "\n"]))
 MAYBE_TEXT = st.none() | TEXT
@@ -53,60 +54,24 @@ def store(request: pytest.FixtureRequest) -> Iterator[Memory]:
         drop_pg_schema(schema)
 
 
-def _column(values: st.SearchStrategy[Any], n: int) -> st.SearchStrategy[list[Any]]:
-    """``n`` values: one repeated (a column alike in every row) or each drawn."""
-    return values.map(lambda v: [v] * n) | st.lists(values, min_size=n, max_size=n)
-
-
 @st.composite
 def batches(draw: st.DrawFn) -> list[dict[str, Any]]:
     n = draw(st.integers(min_value=1, max_value=6))
     cols = {
-        "user_id": _column(SCOPE, n),
-        "subject": _column(TEXT, n),
-        "predicate": _column(TEXT, n),
-        "object": _column(TEXT, n),
-        "valid_from": _column(st.integers(min_value=0, max_value=2**61), n),
-        "valid_to": _column(st.none() | st.integers(min_value=1, max_value=2**40), n),
-        "recorded_at": _column(st.integers(min_value=0, max_value=2**62), n),
-        "superseded_at": _column(MAYBE_INT, n),
-        "extractor": _column(MAYBE_TEXT, n),
-        "metadata": _column(st.sampled_from(["{}", '{"a": "\\\\u0000"}', '{"k": [1, 2]}']), n),
-        "index_text": _column(MAYBE_TEXT, n),
+        "user_id": column(SCOPE, n),
+        "subject": column(TEXT, n),
+        "predicate": column(TEXT, n),
+        "object": column(TEXT, n),
+        "valid_from": column(st.integers(min_value=0, max_value=2**61), n),
+        "valid_to": column(st.none() | st.integers(min_value=1, max_value=2**40), n),
+        "recorded_at": column(st.integers(min_value=0, max_value=2**62), n),
+        "superseded_at": column(MAYBE_INT, n),
+        "extractor": column(MAYBE_TEXT, n),
+        "metadata": column(st.sampled_from(["{}", '{"a": "\\\\u0000"}', '{"k": [1, 2]}']), n),
+        "index_text": column(MAYBE_TEXT, n),
     }
     drawn = {c: draw(s) for c, s in cols.items()}
-    return [
-        {
-            "tenant": "default",
-            "id": f"{i}",
-            "fact_id": f"f{i}",
-            "user_id": drawn["user_id"][i],
-            "agent_id": "",
-            "session_id": "",
-            "slot": f"s{i}",
-            "subject": drawn["subject"][i],
-            "subject_key": drawn["subject"][i].lower(),
-            "subject_hash": "h",
-            "predicate": drawn["predicate"][i],
-            "object": drawn["object"][i],
-            "object_key": drawn["object"][i],
-            "valid_from": drawn["valid_from"][i],
-            "valid_to": (
-                None
-                if drawn["valid_to"][i] is None
-                else drawn["valid_from"][i] + drawn["valid_to"][i]
-            ),
-            "recorded_at": drawn["recorded_at"][i],
-            "superseded_at": drawn["superseded_at"][i],
-            "superseded_by": None,
-            "closed_reason": None,
-            "extractor": drawn["extractor"][i],
-            "metadata": drawn["metadata"][i],
-            "index_text": drawn["index_text"][i],
-            "content_hash": "c",
-        }
-        for i in range(n)
-    ]
+    return version_rows(drawn, n)
 
 
 def _vector_rows(rows: list[dict[str, Any]], norms: list[float]) -> list[dict[str, Any]]:

@@ -28,17 +28,13 @@ from chronomem.schema import versions
 
 from .conftest import ManualClock
 from .statements import counting
+from .version_batches import column, version_rows
 
 TEXT = st.text(alphabet=st.sampled_from(["a", "b", " ", "'", "é", "\n"]), max_size=6)
 # equal values of different types: a TEXT column stores 1 as '1', 1.0 as '1.0'
 ODD = st.sampled_from([None, 1, 1.0, True, "1", "a b"])
 EQUAL = [1, 1.0, True]
 COLUMNS = [c.name for c in versions.columns]
-
-
-def _column(values: st.SearchStrategy[Any], n: int) -> st.SearchStrategy[list[Any]]:
-    """``n`` values: one repeated (a column alike in every row) or each drawn."""
-    return values.map(lambda v: [v] * n) | st.lists(values, min_size=n, max_size=n)
 
 
 def _equal(n: int) -> st.SearchStrategy[list[Any]]:
@@ -52,53 +48,22 @@ def _equal(n: int) -> st.SearchStrategy[list[Any]]:
 def batches(draw: st.DrawFn) -> list[dict[str, Any]]:
     n = draw(st.integers(min_value=sq.FEW_ROWS + 1, max_value=sq.FEW_ROWS + 40))
     cols = {
-        "user_id": _column(st.sampled_from(["", "u"]), n),
-        "subject": _column(TEXT, n),
-        "predicate": _column(st.sampled_from(["likes", "lives_in"]), n),
-        "object": _column(TEXT, n),
-        "valid_from": _column(st.integers(min_value=0, max_value=2**61), n),
-        "valid_to": _column(st.none() | st.integers(min_value=1, max_value=2**40), n),
-        "recorded_at": _column(st.integers(min_value=0, max_value=2**62), n),
-        "superseded_at": _column(st.none() | st.integers(0, 2**62), n),
+        "user_id": column(st.sampled_from(["", "u"]), n),
+        "subject": column(TEXT, n),
+        "predicate": column(st.sampled_from(["likes", "lives_in"]), n),
+        "object": column(TEXT, n),
+        "valid_from": column(st.integers(min_value=0, max_value=2**61), n),
+        "valid_to": column(st.none() | st.integers(min_value=1, max_value=2**40), n),
+        "recorded_at": column(st.integers(min_value=0, max_value=2**62), n),
+        "superseded_at": column(st.none() | st.integers(0, 2**62), n),
         # or values equal in every row, not all of one type (staged, not bound once),
         # the first and the last of one type
-        "extractor": _column(ODD, n) | _equal(n),
-        "metadata": _column(st.sampled_from(["{}", '{"k": [1, 2]}']), n),
-        "index_text": _column(st.none() | TEXT, n),
+        "extractor": column(ODD, n) | _equal(n),
+        "metadata": column(st.sampled_from(["{}", '{"k": [1, 2]}']), n),
+        "index_text": column(st.none() | TEXT, n),
     }
     drawn = {c: draw(s) for c, s in cols.items()}
-    return [
-        {
-            "tenant": "default",
-            "id": f"{i:04d}",
-            "fact_id": f"f{i}",
-            "user_id": drawn["user_id"][i],
-            "agent_id": "",
-            "session_id": "",
-            "slot": f"s{i}",
-            "subject": drawn["subject"][i],
-            "subject_key": drawn["subject"][i].lower(),
-            "subject_hash": "h",
-            "predicate": drawn["predicate"][i],
-            "object": drawn["object"][i],
-            "object_key": drawn["object"][i],
-            "valid_from": drawn["valid_from"][i],
-            "valid_to": (
-                None
-                if drawn["valid_to"][i] is None
-                else drawn["valid_from"][i] + drawn["valid_to"][i]
-            ),
-            "recorded_at": drawn["recorded_at"][i],
-            "superseded_at": drawn["superseded_at"][i],
-            "superseded_by": None,
-            "closed_reason": None,
-            "extractor": drawn["extractor"][i],
-            "metadata": drawn["metadata"][i],
-            "index_text": drawn["index_text"][i],
-            "content_hash": "c",
-        }
-        for i in range(n)
-    ]
+    return version_rows(drawn, n, lambda i: f"{i:04d}")
 
 
 def _stored(m: Memory) -> tuple[list[Any], dict[str, list[Any]]]:
