@@ -185,6 +185,18 @@ def _check_name(name: str) -> None:
         raise InvalidInput(f"predicate names are at most 255 characters; got {len(name)}")
 
 
+def _folded(op: AssertOp | EndOp, index: Any) -> tuple[str, bool, str, str | None]:
+    """A folded op's predicate (its registered name when the registry ``index``
+    knows it), whether it is MANY (the op's cardinality, else the registry's, else
+    MANY), and its folded subject and object keys."""
+    pkey = _pred_key(op.predicate)
+    spec = index.get(pkey)
+    card = op.cardinality or (spec.cardinality if spec else Cardinality.MANY)
+    skey = fold(op.subject)
+    okey = fold(op.obj) if op.obj is not None else None
+    return (spec.name if spec else pkey), card is Cardinality.MANY, skey, okey
+
+
 def _slots_of(t: Held) -> tuple[str, ...]:
     return (t,) if isinstance(t, str) else t.slots
 
@@ -801,17 +813,11 @@ class Writer:
                 return _slot_key(scope, op.subject, op.predicate, op.obj if many else None)
             # a folded assert (``Memory.assertion``'s), what the general branch below
             # makes of it without its type tests: one slot, keyed by its folded names
-            pkey = _pred_key(op.predicate)
-            spec = index.get(pkey)
-            name = spec.name if spec else pkey
-            card = op.cardinality or (spec.cardinality if spec else Cardinality.MANY)
-            subject_key = fold(op.subject)
-            object_key = fold(op.obj) if op.obj is not None else None
-            if len(name) > 255:
-                _check_name(name)
-            many = card is Cardinality.MANY
-            slot = _slot_key(scope, subject_key, name, object_key if many else None)
-            return _Target(op, (slot,), subject_key, name, object_key)
+            name, many, skey, okey = _folded(op, index)
+            _check_name(name)
+            return _Target(
+                op, (_slot_key(scope, skey, name, okey if many else None),), skey, name, okey
+            )
         if isinstance(op, EndOthersOp):
             skey = op.subject if op.exact else fold(op.subject)
             pairs = found.live.get(skey)
@@ -827,12 +833,7 @@ class Writer:
                 okey = op.obj
                 many = op.cardinality is not Cardinality.ONE
             else:
-                spec = index.get(_pred_key(op.predicate))
-                name = spec.name if spec else _pred_key(op.predicate)
-                card = op.cardinality or (spec.cardinality if spec else Cardinality.MANY)
-                many = card is Cardinality.MANY
-                skey = fold(op.subject)
-                okey = fold(op.obj) if op.obj is not None else None
+                name, many, skey, okey = _folded(op, index)
             _check_name(name)
             if isinstance(op, EndOp) and many and okey is None:
                 # every value of a MANY predicate, in the writer's own scope
