@@ -171,3 +171,39 @@ def test_an_unmoved_stamp_answers_without_the_closing_read(
         assert [h[0] for h in later] == [h[0] for h in first] and answered[-1] is True
         writer.remember("ns bob", "lives_in", "rome")  # another store's write
         assert len(found(reader)) == len(first) + 1 and answered[-1] is False
+
+
+def test_an_unmoved_stamp_skips_the_range_count(
+    durable_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the clock is at the stamp a view is kept at, the first statement
+    does not count the prefix's range again (``size`` None: the statement's
+    ``CASE`` skips it); any write, from another store too, brings the count back,
+    and a prefix past ``ROW_CAP`` still leaves the prefix (``search_scored``
+    answers None) as it did before anything was kept."""
+    from chronomem import reads
+    from chronomem.retrieval import within
+
+    sizes: list[int | None] = []
+    real = reads.prefix_size_and_registry
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        out = real(*args, **kw)
+        sizes.append(None if out is None else out.size)
+        return out
+
+    monkeypatch.setattr(reads, "prefix_size_and_registry", spy)
+    clock = ManualClock()
+    with memories(durable_url, clock, 2) as (writer, reader):
+        writer.remember("ns ada", "lives_in", "paris")
+        first = found(reader)  # (read again in a read transaction: the registry loads)
+        assert sizes[0] == 1
+        assert found(reader) == first and sizes[-1] is None
+        del sizes[:]
+        writer.remember("ns bob", "lives_in", "rome")  # another store's write
+        clock.advance(seconds=1)
+        assert len(found(reader)) == len(first) + 1 and sizes[0] == 2
+        assert found(reader) and sizes[-1] is None
+        monkeypatch.setattr(within, "ROW_CAP", 1)  # the kept view was counted under 2,000
+        assert reader.search_scored("paris", subject_prefix="ns ", exact=True) is None
+        assert sizes[-1] == 2

@@ -41,6 +41,7 @@ from sqlalchemy import (
     false,
     func,
     literal,
+    null,
     or_,
     select,
     type_coerce,
@@ -452,22 +453,29 @@ def _range_count_and_registry(bounded: bool) -> Prepared:
     """``_range_count``'s count, the tenant's clock row (``last_us``, ``erased_us``
     and ``registry_us``, the predicate registry's version: ``Registry.load``), and
     whether any fact of the tenant cites an episode (one probe of ``cm_sources``'
-    primary key), in one statement."""
+    primary key), in one statement. The count is NULL, not made, when the clock
+    row is the stamp ``known_last``, ``known_erased`` (a caller holding the
+    prefix's rows read at that stamp knows it: nothing was written since); a
+    NULL ``known_last`` matches no row. The clock row is read once (joined to a
+    one-row select, so a tenant without one still gets a row), and the count only
+    when the ``CASE`` needs it (an uncorrelated subquery: SQLite runs it where
+    its value is read, PostgreSQL's init plan when its parameter is)."""
     counted = _range_count(bounded).stmt.scalar_subquery()
     clock = txclock.c
-
-    def of_clock(column: Any) -> Any:
-        return select(column).where(clock.tenant == bindparam("tenant")).scalar_subquery()
-
+    one = select(literal(1).label("one")).subquery("one")
+    known = and_(
+        clock.last_us == bindparam("known_last", type_=BigInteger()),
+        clock.erased_us.is_not_distinct_from(bindparam("known_erased", type_=BigInteger())),
+    )
     cited = exists().where(sources_table.c.tenant == bindparam("tenant"))
     return Prepared(
         select(
-            counted.label("size"),
-            of_clock(clock.registry_us).label("registry_us"),
+            case((known, null()), else_=counted).label("size"),
+            clock.registry_us.label("registry_us"),
             cited.label("cited"),
-            of_clock(clock.last_us).label("last_us"),
-            of_clock(clock.erased_us).label("erased_us"),
-        )
+            clock.last_us.label("last_us"),
+            clock.erased_us.label("erased_us"),
+        ).select_from(one.outerjoin(txclock, clock.tenant == bindparam("tenant")))
     )
 
 
@@ -477,30 +485,45 @@ class PrefixSize:
     ``(last_us, erased_us)``, None without one (never written, or purged). Every
     write of the tenant moves it, a write stamped at or before the last stamp and
     an erasure too (``erased_us``: ``Backend.advance_clock``, ``erasure``), so the
-    rows of a prefix read at one stamp are the rows at that stamp."""
+    rows of a prefix read at one stamp are the rows at that stamp. ``size`` is
+    None when the stamp is the one the caller knew (the count was not made)."""
 
-    size: int
+    size: int | None
     registry_us: int | None
     cited: bool
     stamp: tuple[int, int | None] | None
 
 
 def prefix_size_and_registry(
-    conn: Connection, tenant: str, prefix: str, cap: int
+    conn: Connection,
+    tenant: str,
+    prefix: str,
+    cap: int,
+    known: tuple[int, int | None] | None = None,
 ) -> PrefixSize | None:
     """``prefix_size``, the tenant's registry version (``Registry.load``'s
     ``version``), whether any of its facts cites an episode (else none has
     a source to read) and its clock stamp, in one statement; None when the
-    prefix has no index range."""
+    prefix has no index range. ``known``: a stamp the caller holds the prefix's
+    rows at; while the clock is at it the prefix is not counted again (``size``
+    None: it holds what it held then)."""
     found = subject_range(prefix)
     if found is None:
         return None
     low, high = found
-    params = {"tenant": tenant, "head_from": low, "head_to": high, "cap": cap}
+    last, erased = (None, None) if known is None else known
+    params = {
+        "tenant": tenant,
+        "head_from": low,
+        "head_to": high,
+        "cap": cap,
+        "known_last": last,
+        "known_erased": erased,
+    }
     rows = _range_count_and_registry(high is not None).rows(conn, params)
     size, version, cited, last_us, erased_us = rows[0]
     stamp = None if last_us is None else (last_us, erased_us)
-    return PrefixSize(int(size or 0), version, bool(cited), stamp)
+    return PrefixSize(None if size is None else int(size), version, bool(cited), stamp)
 
 
 @functools.cache

@@ -218,7 +218,9 @@ def test_a_query_search_costs_what_its_namespace_holds_not_the_store(
     assert rows_small == rows_large and rows_small <= 2 + 100 + 30  # count, rows, sources
     assert vm_large <= vm_small * 1.1 + 100
     if store.memory.backend.name == "sqlite":  # the counting sees the driver-level reads
-        assert vm_small > 1000, vm_small
+        # the namespace's rows held at the clock's stamp: the statement reads the
+        # clock row alone, the range is not counted again (over 1,000 steps with it)
+        assert 0 < vm_small <= 200, vm_small
 
 
 def test_held_rows_give_what_a_full_read_gives(

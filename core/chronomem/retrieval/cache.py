@@ -738,6 +738,18 @@ class HeldRows:
             return None
         return view
 
+    def stamp_of(self, asked: Hashable, valid_at: int) -> Any:
+        """The clock stamp a view is kept at for ``asked`` when ``valid_at`` is
+        inside the valid instants it holds for (``stamped`` answers with it while
+        the clock is at that stamp); else None."""
+        found = self._stamped.get(asked)
+        if found is None:
+            return None
+        at, since, until, _ = found
+        if valid_at < since or (until is not None and valid_at >= until):
+            return None
+        return at
+
     def stamp(self, asked: Hashable, stamp: Any, since: int, until: int | None, view: Any) -> None:
         """Keep ``view`` for ``asked`` at the clock stamp ``stamp``: the rows of the
         read at that stamp at every valid instant in ``[since, until)`` (``until``

@@ -373,7 +373,8 @@ def prefix_rows(
     head index), or None past ``ROW_CAP`` (known, when the prefix's range holds
     more versions than that, from a walk of the index alone), with the tenant's
     registry version and whether any of its facts cites an episode (read by the
-    same statement). With ``held``: the
+    same statement; not counted while the clock is at the stamp a view is kept
+    at: ``HeldRows.stamp_of``). With ``held``: the
     range read takes the closing columns alone and the rest of each row from
     ``held`` when it holds them all (with what earlier searches derived from the
     same rows: ``HeldRows.view``); else the whole rows are read (and held). And
@@ -381,20 +382,29 @@ def prefix_rows(
     statement) is the one a kept read of the same request was made at and the
     valid instant is short of the prefix's next version start or end
     (``HeldRows.stamped``; ``reads.next_valid_change`` when a read is kept)."""
-    found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
-    if found is None or found.size > ROW_CAP:
-        return None
-    registry_us, cited, stamp = found.registry_us, found.cited, found.stamp
     if reads.list_count(predicates) == reads.EXPANDING:  # the whole rows, not held
         held = None
     asked: tuple[Any, ...] = ()
+    known = None
+    if held is not None:
+        preds = None if predicates is None else tuple(predicates)
+        # with the cap its count passed: a view kept at a stamp was counted under it
+        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at, ROW_CAP)
+        known = held.stamp_of(asked, tf.valid_at)
+    found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1, known)
+    if found is None:
+        return None
+    registry_us, cited, stamp = found.registry_us, found.cited, found.stamp
+    size = found.size
     if held is not None and stamp is not None:
         # no write since the stamp this read was kept at: the same rows
-        preds = None if predicates is None else tuple(predicates)
-        asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at)
         kept = held.stamped(asked, stamp, tf.valid_at)
         if kept is not None:
             return kept, registry_us, cited
+    if size is None:  # not counted (the stamp ``known``), and no longer kept: count now
+        size = reads.prefix_size(conn, scope.tenant, subject_prefix, ROW_CAP + 1)
+    if size is None or size > ROW_CAP:
+        return None
     kw: dict[str, Any] = {
         "valid_at": tf.valid_at,
         "known_at": tf.known_at,
