@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
@@ -14,7 +15,7 @@ from chronomem.model import Held, ScoredRow
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
-from .records import Live, Record, alive, group, is_doc
+from .records import Live, Marker, Record, alive, group, is_doc
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -30,15 +31,60 @@ def to_item(rec: Record) -> Item:
 
 
 def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
-    value, created, updated = rec.item_parts()
-    return SearchItem(
-        namespace=rec.namespace,
-        key=rec.key,
-        value=value,
-        created_at=created,
-        updated_at=updated,
-        score=score,
-    )
+    m = rec.marker
+    f = rec.marker_fact
+    if m is None or m.value is None or f is None:  # not a document: ``item_parts``
+        value, created, updated = rec.item_parts()
+        return search_item(rec.namespace, rec.key, value, created, updated, score)
+    # ``item_parts`` of a document, inline (a page's items are documents)
+    updated = f.valid_from
+    created = updated if m.created is None else from_us(m.created)
+    return search_item(rec.namespace, rec.key, dict(m.value), created, updated, score)
+
+
+# ``SearchItem``'s attributes as LangGraph lays them out (``__slots__``, its class
+# and ``Item``): while they are these, ``search_item`` fills them in directly
+_ITEM_SLOTS = ("value", "key", "namespace", "created_at", "updated_at")
+_DIRECT = (
+    SearchItem.__mro__ == (SearchItem, Item, object)
+    and Item.__slots__ == _ITEM_SLOTS
+    and SearchItem.__slots__ == ("score",)
+)
+_new = object.__new__
+
+
+def search_item(
+    namespace: tuple[str, ...],
+    key: str,
+    value: dict[str, Any],
+    created: datetime,
+    updated: datetime,
+    score: float | None,
+) -> SearchItem:
+    """``SearchItem(namespace=…, key=…, value=…, created_at=…, updated_at=…,
+    score=…)`` of a tuple namespace and ``datetime`` instants (what its
+    ``__init__`` keeps as given): the same attributes set directly, without
+    its two ``__init__`` calls (``super()``, keyword arguments), a fifth of
+    its cost for each of a page's items (tests/langgraph/test_search_items.py
+    compares the two); the constructor itself if LangGraph lays the class out
+    otherwise."""
+    if not _DIRECT:
+        return SearchItem(
+            namespace=namespace,
+            key=key,
+            value=value,
+            created_at=created,
+            updated_at=updated,
+            score=score,
+        )
+    item: SearchItem = _new(SearchItem)
+    item.value = value
+    item.key = key
+    item.namespace = namespace
+    item.created_at = created
+    item.updated_at = updated
+    item.score = score
+    return item
 
 
 def _newest_first(records: list[Record]) -> list[Record]:
@@ -328,19 +374,17 @@ class Reader:
         the item), else read (``items``)."""
         found: dict[str, Record | None] = {}
         rest: list[str] = []
+        docs, parse, decode = self.hit_docs, keys.parse_subject, Marker.decode
         for s in subjects:
-            doc = self.hit_docs.get(s)
-            parsed = (
-                keys.parse_subject(s)
-                if doc is not None and is_doc(doc.predicate, doc.object)
-                else None
-            )
-            if doc is not None and parsed is not None:
-                rec = Record(s, parsed[0], parsed[1], marker_fact=doc)
-                m = rec.marker
-                if m is not None and m.value is not None and m.ttl is None:
-                    found[s] = rec
-                    continue
+            doc = docs.get(s)
+            if doc is not None and is_doc(doc.predicate, doc.object):
+                parsed = parse(s)
+                if parsed is not None:
+                    m = decode(doc.object)
+                    if m.value is not None and m.ttl is None:
+                        # the record with its document decoded (``Record.marker``)
+                        found[s] = Record(s, parsed[0], parsed[1], doc, _decoded=(doc, m))
+                        continue
             rest.append(s)
         if rest:
             found.update(self.items(rest, light=True))
@@ -387,7 +431,7 @@ class Reader:
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
         docs = self.hit_docs
-        leg_cosine, digits = scoring.leg_cosine, scoring.DIGITS
+        leg_cosine, rounded = scoring.leg_cosine, scoring.rounded
         doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for h in hits:
             f = h.fact
@@ -410,7 +454,7 @@ class Reader:
             ex = h.explain
             known = ex.get("cosine")
             if known.__class__ is float:  # within a prefix: ``leg_cosine`` without its calls
-                cos[vid] = round(known, digits)
+                cos[vid] = rounded(known)
             else:
                 known = leg_cosine(ex)
                 if known is not None:
@@ -423,7 +467,14 @@ class Reader:
 
     def _best_of_rows(self, query: str, hits: list[ScoredRow]) -> tuple[int, dict[str, float]]:
         """``_best_per_item`` over ``Memory.search_scored``'s rows: the same rule
-        (each hit carries its cosine, when its version has a vector)."""
+        (each hit carries its cosine, when its version has a vector). A search
+        whose items have one hit each, each with its cosine (a namespace of
+        items indexing one text each), takes ``_one_hit_each``'s shorter loop."""
+        if self.score != "fused":
+            found = self._one_hit_each(hits)
+            if found is not None:
+                self.fused.update(found[0])
+                return len(hits), found[1]
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
@@ -432,7 +483,7 @@ class Reader:
         first: dict[str, float] = {}
         alone = True  # so far every item has one hit, each with its cosine
         docs = self.hit_docs
-        digits = scoring.DIGITS
+        rounded = scoring.rounded
         doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for row, state, score, cosine in hits:
             predicate = row.predicate
@@ -451,7 +502,7 @@ class Reader:
                 entries[subject] = [vid]
                 best[subject] = score
             if cosine is not None:
-                first[subject] = cos[vid] = round(cosine, digits)
+                first[subject] = cos[vid] = rounded(cosine)
             else:
                 alone = False
         self.fused.update(best)
@@ -460,6 +511,40 @@ class Reader:
         if alone:
             return len(hits), first
         return len(hits), self._entry_cosines(query, entries, cos)
+
+    def _one_hit_each(
+        self, hits: list[ScoredRow]
+    ) -> tuple[dict[str, float], dict[str, float]] | None:
+        """``_best_of_rows``' loop while every item has one hit and each hit its
+        cosine: each item's fused score and its rounded cosine (what
+        ``_best_of_rows`` answers then), in the hits' order; None (the general
+        loop runs, setting the same ``hit_docs`` again) at an item's second hit or
+        a hit without a cosine."""
+        best: dict[str, float] = {}
+        first: dict[str, float] = {}
+        docs = self.hit_docs
+        rounded, scale, magic = scoring.rounded, scoring.SCALE, scoring.MAGIC
+        doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
+        for row, state, score, cosine in hits:
+            predicate = row.predicate
+            if predicate == doc:
+                if state is live:  # (whether it is a document: ``_hit_records`` asks)
+                    docs[row.subject] = row
+            elif not predicate.startswith(index_prefix):
+                continue
+            subject = row.subject
+            if cosine is None or subject in best:
+                return None
+            best[subject] = score
+            # ``scoring.rounded``, inline (a call per hit cost as much as its body)
+            y = cosine * scale
+            if -1e9 < y < 1e9:
+                n = (y + magic) - magic
+                if n and -0.4999 < y - n < 0.4999:
+                    first[subject] = n / scale
+                    continue
+            first[subject] = rounded(cosine)
+        return best, first
 
     def _entry_cosines(
         self, query: str, entries: dict[str, list[str]], cos: dict[str, float]

@@ -33,6 +33,27 @@ from chronomem.model import Held
 
 SCORE_MODES = ("cosine", "fused")
 DIGITS = 6  # scores are rounded: the same text scores the same whatever the float noise
+SCALE = 10.0**DIGITS  # exact
+MAGIC = 1.5 * 2.0**52  # y + MAGIC - MAGIC: y rounded to an integer, ties to even
+
+
+def rounded(x: float) -> float:
+    """``round(x, DIGITS)``, the same float, without its decimal conversion (a
+    string built and parsed back: most of a search's rounding cost). ``round``
+    gives the double nearest to ``n / 10**DIGITS``, ``n`` the integer nearest to
+    ``x * 10**DIGITS`` exactly (ties to even); so does ``n / SCALE`` (``n`` exact
+    as a float, an exact divisor, one correctly rounded division) whenever the
+    computed product ``y`` is more than 0.0001 from a half: its own rounding
+    error is below 1e-6 for ``|x| < 1000``, so the integer nearest to it (``y``
+    plus and minus ``MAGIC``: float arithmetic rounds it to an integer, exactly,
+    for ``|y| < 2**51``) is then ``n``. Near a half, for ``n == 0`` (``round``
+    keeps a negative zero's sign) or large or non-finite ``x``: ``round`` itself."""
+    y = x * SCALE
+    if -1e9 < y < 1e9:
+        n = (y + MAGIC) - MAGIC
+        if n and -0.4999 < y - n < 0.4999:
+            return n / SCALE
+    return round(x, DIGITS)
 
 
 def searched_states(mode: str) -> tuple[State, ...] | None:
@@ -50,13 +71,13 @@ def leg_cosine(explain: Mapping[str, Any]) -> float | None:
     leg's, when that leg returned the hit."""
     known = explain.get("cosine")
     if known is not None:
-        return round(float(known), DIGITS)
+        return rounded(float(known))
     legs = explain.get("legs")
     leg = legs.get("fact_vector") if legs else None
     if leg:
         score = leg.get("score")
         if score is not None:
-            return round(float(score), DIGITS)
+            return rounded(float(score))
     return None
 
 
@@ -71,7 +92,7 @@ def cosines(
     ids = set(version_ids)
     if not ids:
         return {}
-    return {v: round(c, DIGITS) for v, c in memory.similarities(query, ids, held=held).items()}
+    return {v: rounded(c) for v, c in memory.similarities(query, ids, held=held).items()}
 
 
 def best(cos: Mapping[str, float], version_ids: Iterable[str]) -> float | None:
