@@ -647,9 +647,7 @@ class Writer:
                 found = _Found.load(conn, scope, ops, whole=not for_update)
             else:
                 assert not for_update, "a planned write's plan reads the live read's rows"
-                found = _Found.load(
-                    conn, scope, planned.then, whole=True, planned=planned.subjects
-                )
+                found = _Found.load(conn, scope, planned.then, whole=True, planned=planned.subjects)
                 rows = found.rows_at(planned.subjects, planned.valid_at)
                 ops = [*planned_ops(planned, rows), *ops]
             if later is not None:

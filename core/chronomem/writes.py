@@ -72,4 +72,3 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
             lock=backend.lock_slots,
             for_update=backend.for_update,
         )
-

@@ -35,8 +35,7 @@ from langgraph.store.base import _ensure_refresh as ensure_refresh
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
-from chronomem.model import ALL_STATES
-from chronomem.model import FactRow
+from chronomem.model import ALL_STATES, FactRow
 from chronomem.ops import AssertOp, WriteOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
@@ -429,7 +428,9 @@ class ChronomemStore(BaseStore):
             return plan_put(put, rec if rec is not None and rec.alive else None, at)
 
         then = namespace_index.entries({put.namespace: None})
-        self._floor.note(self._memory.apply_planned((subject,), plan, valid_at=from_us(at), then=then))
+        self._floor.note(
+            self._memory.apply_planned((subject,), plan, valid_at=from_us(at), then=then)
+        )
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
