@@ -597,9 +597,10 @@ def test_a_langgraph_put_round_trips(pg_url: str) -> None:
     the slot locks, the load and the subject's live values sent together, then
     the inserts with the ``COMMIT``) waits for the server three times, a new
     item's (which ends whatever else its subject holds) as an existing one's:
-    the read is one statement in autocommit (``point_read``), not
-    ``BEGIN``/``SELECT``/``COMMIT``, and the write after it still sends its
-    ``BEGIN`` with the stamp (five while the live values and then the locks and
+    the read is the point read's statement run first in the write transaction
+    (``Memory.apply_planned``), its ``BEGIN`` queued with it (it was one
+    autocommit statement before the write, the same count), not a
+    ``BEGIN``/``SELECT``/``COMMIT`` of its own (five while the live values and then the locks and
     load went after the stamp, each in a round trip of its own; seven, nine
     before). A ``get`` is one round trip."""
     store_mod = pytest.importorskip("langgraph.store.chronomem")

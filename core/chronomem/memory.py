@@ -23,7 +23,7 @@ from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
 from .memory_prefixes import PrefixMethods
 from .model import ALL_STATES, Fact, FactRow, Held, Provenance, Receipt, ScopeCounts, State, Stats
-from .ops import AssertOp, CorrectOp, EndOp, RetractOp, WriteOp
+from .ops import AssertOp, CorrectOp, EndOp, PlannedWrite, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
@@ -149,6 +149,29 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
         if at is not None:
             check_tx_clock(at, "recorded_at is")
         return writes.apply(self._engine, self.scope, ops, at)
+
+    def apply_planned(
+        self,
+        subjects: Sequence[str],
+        plan: Callable[[list[FactRow]], Sequence[WriteOp]],
+        *,
+        valid_at: datetime | None = None,
+        then: Sequence[WriteOp] = (),
+    ) -> Receipt:
+        """Plan a write from what ``subjects`` hold and apply it, in one transaction
+        with one transaction time: ``plan`` receives the live facts of ``subjects``
+        (exact keys, at most 8) at ``valid_at`` (default: the clock's now), as
+        ``rows(subjects, valid_at=…, exact=True)`` reads them, and returns the
+        operations, applied before ``then``. The facts are read inside the write
+        transaction (on SQLite after it took the database's write lock, by the
+        writer's own read of current versions: one read where ``rows`` then
+        ``apply`` take two). ``plan`` may return asserts and ends; an end of a
+        subject's values (``EndOthersOp``, ``EndOp`` without an object) must name
+        one of ``subjects`` exactly. The read is not logged (``read_log``)."""
+        self._check_open()
+        v, _ = self._engine.times(valid_at, None, None)
+        planned = PlannedWrite(tuple(subjects), v, plan, tuple(then))
+        return writes.apply_planned(self._engine, self.scope, planned)
 
     def assertion(
         self,

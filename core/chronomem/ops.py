@@ -6,11 +6,15 @@ applied by one function, in one transaction, with one transaction time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .predicates import Cardinality
 from .timeutil import FOREVER_US
+
+if TYPE_CHECKING:
+    from .model import FactRow
 
 
 @dataclass(frozen=True)
@@ -78,3 +82,18 @@ class CorrectOp:
 
 
 WriteOp = AssertOp | EndOp | EndOthersOp | RetractOp | CorrectOp
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """Write operations planned from what a few subjects hold, read inside the
+    write transaction (``Memory.apply_planned``): ``plan`` receives the live facts
+    of ``subjects`` (exact keys) at ``valid_at`` (µs), as ``Memory.rows`` gives
+    them, and returns the operations, applied before ``then``. It may return
+    asserts and ends; an end of a subject's values (``EndOthersOp``, ``EndOp``
+    without an object) must name one of ``subjects``, whose live facts were read."""
+
+    subjects: tuple[str, ...]
+    valid_at: int
+    plan: Callable[[list[FactRow]], Sequence[WriteOp]]
+    then: tuple[WriteOp, ...] = ()

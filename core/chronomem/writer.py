@@ -27,8 +27,8 @@ from .errors import (
 )
 from .identity import fold as fold_text
 from .identity import fold_predicate, key_hash, require_text
-from .model import Receipt
-from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, RetractOp, WriteOp
+from .model import FactRow, Receipt
+from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, PlannedWrite, RetractOp, WriteOp
 from .predicates import Cardinality
 from .prepared import PreparedIn
 from .reads import scope_visible, scope_within
@@ -38,7 +38,7 @@ from .schema import sources, versions
 from .scope import Scope
 from .slotkeys import scoped_slot_key, slot_key
 from .statemachine import NEW, SlotPlan, SlotVersion, new_id, new_id_pair, trivial_assert
-from .timeutil import MAX_US, from_us
+from .timeutil import MAX_US, end_dt, from_us
 
 # Called with the connection and the inserted version rows (to index them).
 InsertHook = Callable[[Connection, list[dict[str, Any]]], None]
@@ -285,6 +285,19 @@ _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
 # what ``_kept`` compares of a loaded row: (id, fact id, object key, valid from, valid to)
 _KEPT_OF = operator.itemgetter(*(_COL[k] for k in _KEPT))
+# a planned write's rows (``_Found.rows_at``): their order, and a ``FactRow``'s columns
+_ROW_ORDER_OF = operator.itemgetter(
+    *(_COL[k] for k in ("subject_key", "predicate", "valid_from", "object_key", "id"))
+)
+_FACT_ROW_OF = operator.itemgetter(
+    *(
+        _COL[k]
+        for k in (
+            "id", "fact_id", "subject", "subject_key", "predicate", "object", "valid_from",
+            "valid_to",
+        )
+    )
+)  # fmt: skip
 
 # A large batch's ensures (a LangGraph batch's namespace index entries: about one
 # per item put) have their slots read narrowly, only the columns ``_kept`` compares
@@ -423,10 +436,18 @@ class _Found:
 
     @classmethod
     def load(
-        cls, conn: Connection, scope: Scope, ops: Sequence[WriteOp], *, whole: bool = False
+        cls,
+        conn: Connection,
+        scope: Scope,
+        ops: Sequence[WriteOp],
+        *,
+        whole: bool = False,
+        planned: Sequence[str] = (),
     ) -> _Found:
+        """``planned``: subjects (exact keys) a planned write reads, whole, with
+        the rest, before its plan's ops exist (``Writer.apply(planned=…)``)."""
         found = cls(conn, scope, whole=whole)
-        subjects: set[str] = set()
+        subjects: set[str] = set(planned)
         facts: set[str] = set()
         exact_asserts: set[str] = set()
         ensured: set[str] = set()  # subjects of ``_ensures`` asserts
@@ -447,7 +468,7 @@ class _Found:
                 facts.add(op.fact_id)
             elif isinstance(op, AssertOp) and op.exact:
                 (ensured if _ensures(op) else exact_asserts).add(op.subject)
-        if whole and ends_others:
+        if whole and (ends_others or planned):
             # A batch that ends an item's other facts (an item store's put: its
             # document, its namespace entries) reads its exact asserts' subjects
             # whole in the same statement: their slots are then covered and take
@@ -461,6 +482,27 @@ class _Found:
         found._load_live(sorted(subjects))
         found._load_facts(sorted(facts))
         return found
+
+    def rows_at(self, subjects: Sequence[str], valid_at: int) -> list[FactRow]:
+        """The live facts of ``subjects`` (read whole) at ``valid_at``, as
+        ``Memory.rows`` gives them: in the order of ``reads.subject_rows``
+        (subject key, predicate, valid from, object key, version id)."""
+        wanted = set(subjects)
+        at_key, at_vf, at_vt = _COL["subject_key"], _COL["valid_from"], _COL["valid_to"]
+        live = [
+            r
+            for rows in self.current.values()
+            for r in rows
+            if type(r) is tuple
+            and r[at_key] in wanted
+            and r[at_vf] <= valid_at
+            and (r[at_vt] is None or r[at_vt] > valid_at)
+        ]
+        live.sort(key=_ROW_ORDER_OF)
+        return [
+            FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
+            for vid, fid, subj, skey, pred, obj, vf, vt in map(_FACT_ROW_OF, live)
+        ]
 
     def covers(self, op: WriteOp, target: Held) -> bool:
         """Whether the live read already holds every current version of the
@@ -565,6 +607,7 @@ class Writer:
         lock: Callable[[Connection, str, Sequence[str]], None],
         for_update: bool,
         recorded_at: int | None = None,
+        planned: PlannedWrite | None = None,
     ) -> Receipt:
         """Apply ``ops`` as ``scope``'s write at one transaction time and return what
         changed. In order: stamp the tenant's clock row (``now_us``, or the import's
@@ -573,12 +616,17 @@ class Writer:
         keys; ops by id and ops without an object read their slots); ``lock`` the
         slots and load their current versions (``FOR UPDATE`` when ``for_update``);
         feed each op to its slot's ``SlotPlan``; then close, insert, index and cite
-        (``_flush``). Any error leaves the caller's transaction to roll back."""
+        (``_flush``). Any error leaves the caller's transaction to roll back.
+
+        ``planned`` (without row locks, in a scope that reads no enclosing one:
+        ``writes.apply_planned``): its subjects are read whole by the live read,
+        after the stamp, and its plan's operations, made from their rows, come
+        before ``ops``: one read serves the plan and the writer."""
         tenant = scope.tenant
         db = of(conn)
         ensures: dict[str, AssertOp] = {}
         kept_by_slot: dict[str, _Direct] = {}
-        early = self._early(conn, scope, ops) if db.sends_together() else None
+        early = self._early(conn, scope, ops) if db.sends_together() and not planned else None
         if early is not None:
             tx, targets, slots, current = self._begin_together(
                 conn, scope, ops, now_us, recorded_at, early, lock, for_update
@@ -595,7 +643,13 @@ class Writer:
                 tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
             # without row locks the live read takes whole rows, and the slots it
             # covers are not read again (``_Found.covers``)
-            found = _Found.load(conn, scope, ops, whole=not for_update)
+            if planned is None:
+                found = _Found.load(conn, scope, ops, whole=not for_update)
+            else:
+                assert not for_update, "a planned write's plan reads the live read's rows"
+                found = _Found.load(conn, scope, planned.then, whole=True, planned=planned.subjects)
+                rows = found.rows_at(planned.subjects, planned.valid_at)
+                ops = [*planned_ops(planned, rows), *ops]
             if later is not None:
                 tx, registry_version = later()
             index = self.registry.load(conn, tenant, version=registry_version)
@@ -1308,6 +1362,24 @@ def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
         "index_text": x.get("index_text"),
         "content_hash": _version_hash(x["subject_key"], x["predicate"], v.object_key, v.valid_from),
     }
+
+
+def planned_ops(planned: PlannedWrite, rows: list[FactRow]) -> list[WriteOp]:
+    """The plan's operations for ``rows`` (checked: asserts, and ends whose slots
+    the read covers), then ``planned.then``."""
+    ops = list(planned.plan(rows))
+    read = set(planned.subjects)
+    for op in ops:
+        kind = type(op)
+        if kind is AssertOp or (kind is EndOp and op.obj is not None):  # type: ignore[union-attr]
+            continue
+        if kind in (EndOthersOp, EndOp) and op.exact and op.subject in read:  # type: ignore[union-attr]
+            continue
+        raise InvalidInput(
+            "a planned write's plan returns asserts and ends; an end of a subject's "
+            f"values must name a subject it read exactly, not {op!r}"
+        )
+    return [*ops, *planned.then]
 
 
 def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError:

@@ -109,34 +109,32 @@ def file_store(tmp_path: Path, clock: ManualClock) -> Iterator[ChronomemStore]:
         store.close()
 
 
-def test_a_single_put_is_one_read_and_one_write_transaction(
+def test_a_single_put_is_one_write_transaction_with_one_read(
     file_store: ChronomemStore, monkeypatch: pytest.MonkeyPatch, clock: ManualClock
 ) -> None:
+    """The item is read inside the write transaction, by the writer's own read of
+    current versions (``Memory.apply_planned``): 6 statements for a new item, 7
+    for an overwrite (7 and 8 while the item was read first, on its own)."""
     store = file_store
     store.batch(_puts(0, 20))
-    for key, what in (("new", "a new item"), ("k3", "an overwrite")):
+    for key, what, ceiling in (("new", "a new item", 6), ("k3", "an overwrite", 7)):
         clock.advance(seconds=1)
         with sent(store, monkeypatch) as s:
             store.put(("users", "u3"), key, {"text": f"{what} likes tea"})
         assert (s.begins, s.commits) == (1, 1), (what, s.kinds())
         kinds = s.kinds()
-        # the item's point read, then the write: its BEGIN, the stamp, one read of
-        # the slots it touches, at most one close, the version rows in one INSERT,
-        # their vectors in one INSERT, COMMIT
-        assert kinds[0] == "SELECT FROM cm_versions", kinds
-        assert kinds[1] == "BEGIN IMMEDIATE", kinds
-        assert kinds[2] == "INSERT INTO cm_txclock", kinds
+        # the write: its BEGIN, the stamp, one read of the item and the slots the
+        # put touches, at most one close, the version rows in one INSERT, their
+        # vectors in one INSERT, COMMIT
+        assert kinds[0] == "BEGIN IMMEDIATE", kinds
+        assert kinds[1] == "INSERT INTO cm_txclock", kinds
+        assert kinds[2] == "SELECT FROM cm_versions", kinds
         assert kinds[-3:] == ["INSERT INTO cm_versions", "INSERT INTO cm_vectors", "COMMIT"], kinds
-        reads = kinds[3:-3]
         if what == "a new item":
-            # one read: the live facts of the item and of its namespace index
-            # entries (whole rows: they cover every slot the put touches)
-            assert reads == ["SELECT FROM cm_versions"], kinds
-            assert len(kinds) == 7, kinds
-        else:
-            # the slots' read, and the close of the running version
-            assert reads == ["SELECT FROM cm_versions", "UPDATE cm_versions"], kinds
-            assert len(kinds) == 8, kinds
+            assert kinds[3:-3] == [], kinds
+        else:  # the close of the running version
+            assert kinds[3:-3] == ["UPDATE cm_versions"], kinds
+        assert len(kinds) <= ceiling, kinds
     assert store.get(("users", "u3"), "k3").value == {"text": "an overwrite likes tea"}  # type: ignore[union-attr]
     assert store.get(("users", "u3"), "new") is not None
 

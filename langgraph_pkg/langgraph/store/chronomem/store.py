@@ -35,8 +35,8 @@ from langgraph.store.base import _ensure_refresh as ensure_refresh
 from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
-from chronomem.model import ALL_STATES
-from chronomem.ops import AssertOp
+from chronomem.model import ALL_STATES, FactRow
+from chronomem.ops import AssertOp, WriteOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 from chronomem_adapters.readtags import tagged
@@ -51,7 +51,7 @@ from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Marker, Record, is_head
+from .records import Marker, Record, group, is_head
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
 
 
@@ -409,11 +409,28 @@ class ChronomemStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         """A batch of one put (what ``store.put`` sends), outside a run that needs its
-        context: the same validation, point read of the item, plan and write
-        (``_write``) as the general path of ``_run``, without its bookkeeping."""
+        context: the same validation, read of the item, plan and write as the
+        general path of ``_run``, without its bookkeeping. The item is read inside
+        the write transaction, by the read that serves the writer too
+        (``Memory.apply_planned``), and the put planned from it (``plan_put``, as
+        ``_write`` plans it); a delete, or a put with the served-read log on
+        (whose item read is logged), reads it first (``_write``)."""
         puts = self._prepare([op])  # checks and encodes it; a view raises ReadOnlyView
-        subject = puts[0].subject
-        self._write(puts, {subject: self._reader().item(subject)}, {})
+        put = puts[0]
+        subject = put.subject
+        if put.value is None or self._memory.read_log:
+            self._write(puts, {subject: self._reader().item(subject)}, {})
+            return
+        at = self._now()  # what ``_write`` plans at: a TTL counts from it
+
+        def plan(rows: list[FactRow]) -> list[WriteOp]:
+            rec = group(rows).get(subject)
+            return plan_put(put, rec if rec is not None and rec.alive else None, at)
+
+        then = namespace_index.entries({put.namespace: None})
+        self._floor.note(
+            self._memory.apply_planned((subject,), plan, valid_at=from_us(at), then=then)
+        )
 
     def _batch(self, ops: list[Op], ctx: pinning.RunContext | None) -> list[Result]:
         # the graph's tag fills only what an enclosing memory.read_tag(...) left unset
