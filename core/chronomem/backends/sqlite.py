@@ -363,7 +363,7 @@ class SqliteBackend(Backend):
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """The base class's write transaction; after it commits, the checkpoint
-        thread is woken if the WAL has grown past ``CHECKPOINT_PAGES``."""
+        thread is woken if ``CHECKPOINT_PAGES`` frames wait in the WAL."""
         with super().write() as conn:
             yield conn
         if self.checkpointer is not None:

@@ -4,45 +4,55 @@ A checkpoint copies the WAL's committed pages into the database file and syncs b
 after a batch of 1,000 facts (about 1,250 pages of WAL) it took about 40 ms, and
 SQLite's own (``wal_autocheckpoint``) runs it inside the ``COMMIT`` that crosses the
 limit, so every fourth or fifth batch waited for it. Here the store's writers ask
-for one after they commit, once the WAL has grown past ``pages`` pages, and a
-thread of the store's runs it on a connection of its own, while the caller goes on.
+for one after they commit, once the WAL holds ``pages`` pages not yet copied, and a
+thread of the store's runs it on a connection of its own while the caller goes on.
 
 Nothing about durability changes: a commit is in the WAL before it returns, either
 way (``synchronous=NORMAL``), and a checkpoint only moves committed pages, as SQLite's
-own did. The checkpoint is ``TRUNCATE`` with no busy wait: it copies what it can
-without blocking anyone, then empties the WAL file only if no writer or reader is
-using it at that instant (otherwise a later checkpoint does). Emptying it is what
-lets the WAL file's size say how much is waiting, the writers' cheap test. The
-connections keep ``wal_autocheckpoint`` as a backstop at a larger limit
-(``sqlite.WAL_AUTOCHECKPOINT``), for a WAL the thread cannot keep up with."""
+own did. The checkpoint is ``PASSIVE``, as SQLite's own: it takes no lock a writer
+or a reader waits for, and copies what no reader still needs (a later one copies the
+rest). The writers' test reads two counters of the WAL index (the ``-shm`` file,
+which SQLite maps into every connection's memory: https://sqlite.org/walformat.html):
+the frames in the WAL (``mxFrame``) and those already copied (``nBackfill``). When
+they cannot be read (no ``-shm`` file: an exclusive locking mode; a format this code
+does not know), no checkpoint is asked for, and the connections' ``wal_autocheckpoint``,
+kept as a backstop at a larger limit (``sqlite.WAL_AUTOCHECKPOINT``), does the job,
+as it does for a WAL the thread cannot keep up with."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sqlite3
+import sys
 import threading
 from urllib.parse import quote
 
 log = logging.getLogger("chronomem.sqlite")
 
-FRAME_HEADER = 24  # bytes before each page in the WAL (walformat.html)
-
-
 IDLE_S = 30.0  # a thread that was not asked for a checkpoint this long ends
+# The WAL index header (walformat.html §2.1): its version, and where the two counters are.
+SHM_VERSION = 3007000
+SHM_HEAD = 100
+MX_FRAME = 16  # frames in the WAL (the header's first copy)
+N_BACKFILL = 96  # frames already copied into the database (the checkpoint info)
+
+
+def _u32(head: bytes, at: int) -> int:
+    return int.from_bytes(head[at : at + 4], sys.byteorder)  # native order, as mapped
 
 
 class Checkpointer:
     """Checkpoints the WAL of the database at ``path`` on a thread, when asked
-    (``after_commit``) and the WAL holds ``pages`` pages of ``page_size`` bytes or
-    more. The thread starts on a request (again in a forked child, which has no
-    thread), ends after ``IDLE_S`` without one (a store never closed leaves none
-    behind for long), and at ``stop``."""
+    (``after_commit``) and the WAL holds ``pages`` frames not yet copied. The thread
+    starts on a request (again in a forked child, which has no thread), ends after
+    ``IDLE_S`` without one (a store never closed leaves none behind for long), and
+    at ``stop``."""
 
-    def __init__(self, path: str, pages: int, page_size: int = 4096):
+    def __init__(self, path: str, pages: int):
         self.path = path
-        self.wal = path + "-wal"
-        self.limit = pages * (page_size + FRAME_HEADER)
+        self.shm = path + "-shm"
+        self.pages = pages
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -50,12 +60,28 @@ class Checkpointer:
         self._stopped = False
         self.runs = 0  # checkpoints run (tests)
 
-    def due(self) -> bool:
-        """Whether the WAL file holds ``pages`` pages or more (one ``stat``)."""
+    def pending(self) -> int | None:
+        """Frames in the WAL not yet copied into the database, from the WAL index;
+        None when it cannot be read or is not the format this code knows."""
         try:
-            return os.stat(self.wal).st_size >= self.limit
-        except OSError:  # no WAL file (yet)
-            return False
+            fd = os.open(self.shm, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            head = os.pread(fd, SHM_HEAD, 0)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(head) < SHM_HEAD or _u32(head, 0) != SHM_VERSION:
+            return None
+        frames, copied = _u32(head, MX_FRAME), _u32(head, N_BACKFILL)
+        return frames - copied if frames >= copied else None
+
+    def due(self) -> bool:
+        """Whether ``pages`` frames or more wait in the WAL (one small read)."""
+        waiting = self.pending()
+        return waiting is not None and waiting >= self.pages
 
     def after_commit(self) -> None:
         """Called by a writer after its commit: wake the thread (starting it if
@@ -90,18 +116,14 @@ class Checkpointer:
                 log.debug("background WAL checkpoint failed", exc_info=True)
 
     def checkpoint(self) -> tuple[int, int, int]:
-        """A ``PASSIVE`` checkpoint (the copy, taking no lock a writer or reader
-        waits on), then a ``TRUNCATE`` one that waits for nothing: it takes the
-        write lock for what was committed meanwhile and to empty the file, or
-        answers busy at once. Returns the second's (busy, frames in the WAL,
-        frames copied)."""
+        """One ``PASSIVE`` checkpoint on a connection of its own: SQLite's (busy,
+        frames in the WAL, frames copied)."""
         # mode=rw: a file removed meanwhile is an error, never a new empty database
         uri = f"file:{quote(os.path.abspath(self.path))}?mode=rw"
         conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
         try:
             conn.execute("PRAGMA synchronous=NORMAL")  # as the store's connections sync
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         finally:
             conn.close()
         self.runs += 1
