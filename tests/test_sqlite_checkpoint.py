@@ -191,3 +191,30 @@ def test_a_checkpoint_never_creates_a_missing_database(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.OperationalError):
         cp.checkpoint()
     assert not os.path.exists(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_thread(tmp_path: Path) -> None:
+    path = str(tmp_path / "f.db")
+    Memory(path).close()
+    m = Memory(path)
+    cp = Checkpointer(path, pages=0)
+    try:
+        _batch(m, 0, 10)
+        cp.after_commit()
+        assert _wait(lambda: cp.runs >= 1)
+        pid = os.fork()
+        if pid == 0:  # the child: a thread of its own checkpoints
+            ok = False
+            try:
+                runs = cp.runs
+                cp.after_commit()
+                ok = cp.running() and _wait(lambda: cp.runs > runs, 10.0)
+                cp.stop()
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+    finally:
+        cp.stop()
+        m.close()

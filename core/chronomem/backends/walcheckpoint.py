@@ -88,6 +88,9 @@ class Checkpointer:
         need be) if a checkpoint is due."""
         if self._stopped or not self.due():
             return
+        if self._pid and self._pid != os.getpid():
+            # a forked child: its parent's thread is not here, and may have held the lock
+            self._lock = threading.Lock()
         with self._lock:
             if self._stopped:
                 return
