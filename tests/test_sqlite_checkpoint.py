@@ -218,3 +218,34 @@ def test_a_forked_child_starts_its_own_thread(tmp_path: Path) -> None:
     finally:
         cp.stop()
         m.close()
+
+
+def test_an_erase_truncates_the_wal_beside_the_checkpoint_thread(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The erase's own checkpoint waits for one the store's thread is running
+    (SQLite would refuse it at once, leaving erased bytes in the WAL)."""
+    path = str(tmp_path / "e.db")
+    m = Memory(path)
+    cp = m.backend.checkpointer  # type: ignore[attr-defined]
+    ids = _batch(m, 0, 200)
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            cp.checkpoint()
+
+    t = threading.Thread(target=hammer)
+    t.start()
+    try:
+        with caplog.at_level("WARNING", logger="chronomem.sqlite"):
+            for fid in ids[:20]:
+                m.erase(fid)
+    finally:
+        stop.set()
+        t.join()
+    try:
+        assert not [r for r in caplog.records if "erased bytes stay" in r.getMessage()]
+        assert len(m.facts(predicate="likes", limit=1000)) == 180
+    finally:
+        m.close()

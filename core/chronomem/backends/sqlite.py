@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, quote, unquote
 
@@ -507,11 +507,14 @@ class SqliteBackend(Backend):
     def maintenance_after_erase(self) -> None:
         if self.memory:
             return
-        with self._guarded(), self.engine.connect() as conn:
+        quiet = self.checkpointer.quiet() if self.checkpointer is not None else None
+        with self._guarded(), quiet or nullcontext(), self.engine.connect() as conn:
             # Move the WAL's copies of erased pages into the (zeroed) file, then truncate
             # it. A reader holding an old snapshot would make TRUNCATE wait out the busy
             # timeout while blocking writers, so wait briefly; if busy, the next
-            # checkpoint (SQLite runs them as the WAL grows) finishes the job.
+            # checkpoint (SQLite runs them as the WAL grows) finishes the job. The
+            # store's checkpoint thread waits meanwhile (``quiet``): a checkpoint of
+            # its own running then would make this one busy at once.
             conn.exec_driver_sql(f"PRAGMA busy_timeout={CHECKPOINT_WAIT_MS}")
             try:
                 busy, _, _ = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()

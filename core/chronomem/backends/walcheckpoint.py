@@ -55,6 +55,7 @@ class Checkpointer:
         self.pages = pages
         self._wake = threading.Event()
         self._lock = threading.Lock()
+        self._running = threading.Lock()  # held while this process checkpoints (``quiet``)
         self._thread: threading.Thread | None = None
         self._pid = 0
         self._stopped = False
@@ -89,8 +90,9 @@ class Checkpointer:
         if self._stopped or not self.due():
             return
         if self._pid and self._pid != os.getpid():
-            # a forked child: its parent's thread is not here, and may have held the lock
+            # a forked child: its parent's thread is not here, and may have held the locks
             self._lock = threading.Lock()
+            self._running = threading.Lock()
         with self._lock:
             if self._stopped:
                 return
@@ -123,14 +125,24 @@ class Checkpointer:
         frames in the WAL, frames copied)."""
         # mode=rw: a file removed meanwhile is an error, never a new empty database
         uri = f"file:{quote(os.path.abspath(self.path))}?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
-        try:
-            conn.execute("PRAGMA synchronous=NORMAL")  # as the store's connections sync
-            busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        finally:
-            conn.close()
-        self.runs += 1
+        with self._running:
+            conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
+            try:
+                conn.execute("PRAGMA synchronous=NORMAL")  # as the store's connections sync
+                busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            finally:
+                conn.close()
+            self.runs += 1
         return int(busy), int(frames), int(copied)
+
+    def quiet(self) -> threading.Lock:
+        """A lock to hold around a checkpoint of one's own (the erase's ``TRUNCATE``):
+        SQLite refuses a second checkpoint while one runs, without waiting, so this
+        process's thread must not be running one then; holding it waits for one that
+        is."""
+        if self._pid and self._pid != os.getpid():
+            self._running = threading.Lock()
+        return self._running
 
     def running(self) -> bool:
         """Whether this process has a checkpoint thread (tests)."""
