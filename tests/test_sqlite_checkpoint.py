@@ -68,12 +68,12 @@ def test_batches_past_the_limit_are_checkpointed_by_the_thread_and_read_back(
     written: list[str] = []
     try:
         cp = m.backend.checkpointer  # type: ignore[attr-defined]
-        assert cp is not None and cp.pages == 50
+        assert cp is not None and cp.limit == 50 * (4096 + walcheckpoint.FRAME_HEADER)
         for b in range(6):
             written += _batch(m, b)
         assert _wait(lambda: cp.runs >= 1)
         assert cp.running()
-        # the thread's checkpoints copy the WAL: once idle, none is due
+        # the thread's checkpoint emptied the WAL file (or a later one will)
         assert _wait(lambda: not cp.due())
         raw = sqlite3.connect(path)
         try:
@@ -154,7 +154,7 @@ def test_an_idle_thread_ends_and_a_later_request_starts_another(
     assert cp.runs == runs and not cp.running()
 
 
-def test_pending_frames_are_what_sqlite_counts(tmp_path: Path) -> None:
+def test_due_is_the_wal_file_size_and_a_checkpoint_empties_it(tmp_path: Path) -> None:
     path = str(tmp_path / "p.db")
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -162,27 +162,21 @@ def test_pending_frames_are_what_sqlite_counts(tmp_path: Path) -> None:
         conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.execute("CREATE TABLE t (x BLOB)")
         cp = Checkpointer(path, pages=10)
+        assert cp.limit == 10 * (4096 + walcheckpoint.FRAME_HEADER)
         for _ in range(3):
             conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(900),) for _ in range(100)])
-        waiting = cp.pending()
-        assert waiting is not None and waiting >= 10 and cp.due()
-        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        assert (busy, frames, copied) == (0, waiting, waiting)
-        assert cp.pending() == 0 and not cp.due()
-        conn.execute("INSERT INTO t VALUES (x'00')")  # the WAL starts over
-        assert cp.pending() == 1
+        assert os.path.getsize(path + "-wal") >= cp.limit and cp.due()
+        busy, frames, copied = cp.checkpoint()
+        assert busy == 0 and frames == copied == 0  # all copied, then the file emptied
+        assert os.path.getsize(path + "-wal") == 0 and not cp.due()
+        assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 300
     finally:
         conn.close()
 
 
-def test_an_unreadable_wal_index_asks_for_no_checkpoint(tmp_path: Path) -> None:
-    path = str(tmp_path / "q.db")
-    cp = Checkpointer(path, pages=0)
-    assert cp.pending() is None and not cp.due()  # no -shm file
-    Path(path + "-shm").write_bytes(b"\x01" * walcheckpoint.SHM_HEAD)  # not the format known
-    assert cp.pending() is None and not cp.due()
-    Path(path + "-shm").write_bytes(b"")
-    assert cp.pending() is None
+def test_no_wal_file_is_not_due(tmp_path: Path) -> None:
+    cp = Checkpointer(str(tmp_path / "q.db"), pages=0)
+    assert not cp.due()
 
 
 def test_a_checkpoint_never_creates_a_missing_database(tmp_path: Path) -> None:

@@ -4,55 +4,48 @@ A checkpoint copies the WAL's committed pages into the database file and syncs b
 after a batch of 1,000 facts (about 1,250 pages of WAL) it took about 40 ms, and
 SQLite's own (``wal_autocheckpoint``) runs it inside the ``COMMIT`` that crosses the
 limit, so every fourth or fifth batch waited for it. Here the store's writers ask
-for one after they commit, once the WAL holds ``pages`` pages not yet copied, and a
+for one after they commit, once the WAL file holds ``pages`` pages, and a
 thread of the store's runs it on a connection of its own while the caller goes on.
 
 Nothing about durability changes: a commit is in the WAL before it returns, either
 way (``synchronous=NORMAL``), and a checkpoint only moves committed pages, as SQLite's
-own did. The checkpoint is ``PASSIVE``, as SQLite's own: it takes no lock a writer
-or a reader waits for, and copies what no reader still needs (a later one copies the
-rest). The writers' test reads two counters of the WAL index (the ``-shm`` file,
-which SQLite maps into every connection's memory: https://sqlite.org/walformat.html):
-the frames in the WAL (``mxFrame``) and those already copied (``nBackfill``). When
-they cannot be read (no ``-shm`` file: an exclusive locking mode; a format this code
-does not know), no checkpoint is asked for, and the connections' ``wal_autocheckpoint``,
-kept as a backstop at a larger limit (``sqlite.WAL_AUTOCHECKPOINT``), does the job,
-as it does for a WAL the thread cannot keep up with."""
+own did. The checkpoint is ``PASSIVE`` first, which takes no lock a writer or a
+reader waits for and copies what no reader still needs, then ``TRUNCATE`` without
+waiting: it takes the write lock only to copy what was committed meanwhile and to
+empty the WAL file, or answers busy at once (a later checkpoint does it). Emptying
+it is what lets the WAL file's size tell the writers, with one ``stat``, how much
+waits. The size is all they look at: reading the WAL index (``-shm``) would mean
+opening and closing that file, and a ``close`` drops every POSIX lock this process
+holds on it, SQLite's included (https://sqlite.org/howtocorrupt.html §2.2). The
+connections' ``wal_autocheckpoint`` stays as a backstop at a larger limit
+(``sqlite.WAL_AUTOCHECKPOINT``), for a WAL the thread cannot keep up with."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sqlite3
-import sys
 import threading
 from urllib.parse import quote
 
 log = logging.getLogger("chronomem.sqlite")
 
 IDLE_S = 30.0  # a thread that was not asked for a checkpoint this long ends
-# The WAL index header (walformat.html §2.1): its version, and where the two counters are.
-SHM_VERSION = 3007000
-SHM_HEAD = 100
-MX_FRAME = 16  # frames in the WAL (the header's first copy)
-N_BACKFILL = 96  # frames already copied into the database (the checkpoint info)
-
-
-def _u32(head: bytes, at: int) -> int:
-    return int.from_bytes(head[at : at + 4], sys.byteorder)  # native order, as mapped
+FRAME_HEADER = 24  # bytes before each page in the WAL (walformat.html)
 
 
 class Checkpointer:
     """Checkpoints the WAL of the database at ``path`` on a thread, when asked
-    (``after_commit``) and the WAL holds ``pages`` frames not yet copied. The thread
+    (``after_commit``) and the WAL file holds ``pages`` pages or more. The thread
     starts on a request (again in a forked child, which has no thread), ends after
     ``IDLE_S`` without one (a store never closed leaves none behind for long), and
     at ``stop``."""
 
-    def __init__(self, path: str, pages: int):
+    def __init__(self, path: str, pages: int, page_size: int = 4096):
         self.path = path
-        self.shm = path + "-shm"
+        self.wal = path + "-wal"
         self.pages = pages
+        self.limit = pages * (page_size + FRAME_HEADER)
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._running = threading.Lock()  # held while this process checkpoints (``quiet``)
@@ -61,28 +54,13 @@ class Checkpointer:
         self._stopped = False
         self.runs = 0  # checkpoints run (tests)
 
-    def pending(self) -> int | None:
-        """Frames in the WAL not yet copied into the database, from the WAL index;
-        None when it cannot be read or is not the format this code knows."""
-        try:
-            fd = os.open(self.shm, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            head = os.pread(fd, SHM_HEAD, 0)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        if len(head) < SHM_HEAD or _u32(head, 0) != SHM_VERSION:
-            return None
-        frames, copied = _u32(head, MX_FRAME), _u32(head, N_BACKFILL)
-        return frames - copied if frames >= copied else None
-
     def due(self) -> bool:
-        """Whether ``pages`` frames or more wait in the WAL (one small read)."""
-        waiting = self.pending()
-        return waiting is not None and waiting >= self.pages
+        """Whether the WAL file holds ``pages`` pages or more (one ``stat``: no file
+        is opened, so no lock of SQLite's is dropped)."""
+        try:
+            return os.stat(self.wal).st_size >= self.limit
+        except OSError:  # no WAL file (yet)
+            return False
 
     def after_commit(self) -> None:
         """Called by a writer after its commit: wake the thread (starting it if
@@ -121,15 +99,18 @@ class Checkpointer:
                 log.debug("background WAL checkpoint failed", exc_info=True)
 
     def checkpoint(self) -> tuple[int, int, int]:
-        """One ``PASSIVE`` checkpoint on a connection of its own: SQLite's (busy,
-        frames in the WAL, frames copied)."""
+        """A ``PASSIVE`` checkpoint, then a ``TRUNCATE`` one that waits for nothing,
+        on a connection of its own: the second's (busy, frames in the WAL, frames
+        copied)."""
         # mode=rw: a file removed meanwhile is an error, never a new empty database
         uri = f"file:{quote(os.path.abspath(self.path))}?mode=rw"
         with self._running:
             conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
             try:
                 conn.execute("PRAGMA synchronous=NORMAL")  # as the store's connections sync
-                busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the copy: blocks no one
+                # then empty the file under the write lock (little is left to copy)
+                busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             finally:
                 conn.close()
             self.runs += 1
