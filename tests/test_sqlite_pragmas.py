@@ -1,6 +1,7 @@
 """A SQLite file store's connections open with a page cache that holds a batch
-(``CACHE_KIB``) and a WAL checkpointed every ``WAL_AUTOCHECKPOINT`` pages (issue #32:
-a batch of 1,000 facts dirtied more pages than SQLite's default 2 MB cache and
+(``CACHE_KIB``) and a WAL autocheckpoint at ``WAL_AUTOCHECKPOINT`` pages, a backstop
+behind the store's own checkpoint thread (``tests/test_sqlite_checkpoint.py``; issue
+#32: a batch of 1,000 facts dirtied more pages than SQLite's default 2 MB cache and
 checkpointed at every commit). Speed is measured in ``benchmarks/peers.py``; these
 tests pin the settings and that what a batch commits is read back, from the WAL and
 after a checkpoint, by the same store and by a new one."""

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, quote, unquote
 
@@ -26,6 +26,7 @@ from ..schema import SafeText
 from . import fts5
 from .base import Backend, Run
 from .fts5 import FTS_TABLES
+from .walcheckpoint import Checkpointer
 
 if TYPE_CHECKING:
     from ..prepared import ShapedTerms
@@ -61,14 +62,18 @@ POINT_KEEP = 4  # pooled connections a file store keeps between point reads (_ta
 # mid-way and read them back. Pages are allocated as they are read, so a connection
 # that reads a few pages holds a few pages.
 CACHE_KIB = 16384
-# Pages of WAL after which a commit checkpoints (SQLite's default: 1,000, 4 MB). A
-# batch of 1,000 facts writes about 5 MB of WAL, so every batch commit checkpointed
-# (copying the WAL into the file and syncing both, with synchronous=NORMAL); at
-# 4,000 a checkpoint comes every few batches and writes an index leaf rewritten by
-# each of them once. Crash safety does not depend on it: a commit is in the WAL
-# either way, and a checkpoint only moves committed pages (``maintenance_after_erase``
-# still truncates the WAL after an erase).
-WAL_AUTOCHECKPOINT = 4000
+# Pages of WAL after which a file store checkpoints (SQLite's default: 1,000, 4 MB). A
+# batch of 1,000 facts writes about 5 MB of WAL, so at SQLite's default every batch
+# commit checkpointed (copying the WAL into the file and syncing both, with
+# synchronous=NORMAL); at 4,000 a checkpoint comes every few batches and writes an
+# index leaf rewritten by each of them once. The store's writers ask its checkpoint
+# thread for it after they commit (``walcheckpoint.Checkpointer``), so no write waits
+# for it; the connections' own ``wal_autocheckpoint`` stays as a backstop at four
+# times that, should the thread fall behind. Crash safety does not depend on either:
+# a commit is in the WAL either way, and a checkpoint only moves committed pages
+# (``maintenance_after_erase`` still truncates the WAL after an erase).
+CHECKPOINT_PAGES = 4000
+WAL_AUTOCHECKPOINT = 4 * CHECKPOINT_PAGES
 CHECKPOINT_WAIT_MS = 200
 log = logging.getLogger("chronomem.sqlite")
 # insert_rows: the compiled INSERT text of (table, columns) and each column's bind processor.
@@ -350,6 +355,24 @@ class SqliteBackend(Backend):
         # pooled connections kept between point reads (a file store's: ``_take``)
         self._kept: collections.deque[Any] = collections.deque()
         event.listen(engine, "engine_disposed", lambda _engine: self._release_kept())
+        # a writable file store's WAL checkpoints, off the write path (``write``)
+        self.checkpointer = (
+            Checkpointer(self.path, CHECKPOINT_PAGES) if self.path and not self.read_only else None
+        )
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """The base class's write transaction; after it commits, the checkpoint
+        thread is woken if ``CHECKPOINT_PAGES`` frames wait in the WAL."""
+        with super().write() as conn:
+            yield conn
+        if self.checkpointer is not None:
+            self.checkpointer.after_commit()
+
+    def dispose(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
+        super().dispose()
 
     @contextmanager
     def point_read(
@@ -484,11 +507,14 @@ class SqliteBackend(Backend):
     def maintenance_after_erase(self) -> None:
         if self.memory:
             return
-        with self._guarded(), self.engine.connect() as conn:
+        quiet = self.checkpointer.quiet() if self.checkpointer is not None else None
+        with self._guarded(), quiet or nullcontext(), self.engine.connect() as conn:
             # Move the WAL's copies of erased pages into the (zeroed) file, then truncate
             # it. A reader holding an old snapshot would make TRUNCATE wait out the busy
             # timeout while blocking writers, so wait briefly; if busy, the next
-            # checkpoint (SQLite runs them as the WAL grows) finishes the job.
+            # checkpoint (SQLite runs them as the WAL grows) finishes the job. The
+            # store's checkpoint thread waits meanwhile (``quiet``): a checkpoint of
+            # its own running then would make this one busy at once.
             conn.exec_driver_sql(f"PRAGMA busy_timeout={CHECKPOINT_WAIT_MS}")
             try:
                 busy, _, _ = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
