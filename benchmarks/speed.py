@@ -423,8 +423,20 @@ class Driver:
     as_of: Callable[[str, str, Any], Any] | None = None
     can_search = True
 
+    def settle(self) -> None:
+        """Wait, outside any timing, for work the system runs in the background."""
+
     def close(self) -> None:
         pass
+
+
+def settle_memory(memory: Any) -> None:
+    """Wait for a chronomem store's WAL checkpoint thread (SQLite file stores) to be
+    idle: the checkpoint runs off the write path, so alternating runs wait for it
+    between turns, and its I/O lands in no one's timing (``peers.load_alternating``)."""
+    checkpointer = getattr(memory.backend, "checkpointer", None)
+    if checkpointer is not None:
+        checkpointer.settle()
 
 
 class ChronomemDriver(Driver):
@@ -450,6 +462,9 @@ class ChronomemDriver(Driver):
 
     def get(self, handle: Any) -> Any:
         return self.m.get(handle)
+
+    def settle(self) -> None:
+        settle_memory(self.m)
 
     def close(self) -> None:
         self.m.close()
@@ -485,6 +500,11 @@ class LangGraphDriver(Driver):
 
     def get(self, handle: Any) -> Any:
         return self.store.get(*handle)
+
+    def settle(self) -> None:
+        memory = getattr(self.store, "memory", None)  # a ChronomemStore's
+        if memory is not None:
+            settle_memory(memory)
 
 
 class MemvaraDriver(Driver):

@@ -243,3 +243,38 @@ def test_an_erase_truncates_the_wal_beside_the_checkpoint_thread(
         assert len(m.facts(predicate="likes", limit=1000)) == 180
     finally:
         m.close()
+
+
+def test_settle_returns_once_the_checkpoint_it_waited_for_has_emptied_the_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``settle`` (what the benchmarks call between turns) waits for a due
+    checkpoint to run, and then nothing is due, asked for or running; it answers
+    False, without waiting longer than asked, when a checkpoint cannot empty the
+    WAL (a reader holds its snapshot)."""
+    monkeypatch.setattr(sqlite_backend, "CHECKPOINT_PAGES", 50)
+    path = str(tmp_path / "s.db")
+    m = Memory(path)
+    try:
+        cp = m.backend.checkpointer  # type: ignore[attr-defined]
+        for b in range(3):
+            _batch(m, b)
+        assert cp.settle()
+        assert not cp.due() and not cp._wake.is_set()
+        assert cp._running.acquire(blocking=False)  # no checkpoint is running
+        cp._running.release()
+        reader = sqlite3.connect(path, isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM cm_versions").fetchone()  # holds a snapshot
+            for b in range(3, 6):
+                _batch(m, b)
+            started = time.monotonic()
+            assert cp.due() and not cp.settle(timeout=0.3)
+            assert time.monotonic() - started < 10
+        finally:
+            reader.close()
+        assert cp.settle()
+        assert not cp.due()
+    finally:
+        m.close()

@@ -26,6 +26,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from urllib.parse import quote
 
 log = logging.getLogger("chronomem.sqlite")
@@ -124,6 +125,22 @@ class Checkpointer:
         if self._pid and self._pid != os.getpid():
             self._running = threading.Lock()
         return self._running
+
+    def settle(self, timeout: float = 10.0) -> bool:
+        """Wait until no checkpoint is due, asked for or running (a benchmark keeps
+        the thread's I/O out of what it times next); False if ``timeout`` passed
+        first (a reader holding the WAL keeps a checkpoint from emptying it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._wake.is_set() or self._running.locked():
+                pass  # one is asked for or running: wait for it
+            elif not self.due():
+                with self.quiet():
+                    return True
+            else:  # due, and neither asked for nor running (the last one left it busy)
+                self.after_commit()
+            time.sleep(0.001)
+        return False
 
     def running(self) -> bool:
         """Whether this process has a checkpoint thread (tests)."""
