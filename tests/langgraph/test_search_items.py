@@ -3,11 +3,10 @@ answers what the long way answers, item for item, score for score:
 
 * ``scoring.rounded`` is ``round(x, DIGITS)``, the same float (its sign too);
 * ``reading.search_item`` is ``SearchItem(...)``'s instance, attribute for attribute;
-* a search through ``Reader._one_hit_each`` (items with one hit each), its
-  cosines rounded inline, its page's records built with their documents decoded
-  (``_hit_records``) and its items filled in directly (``to_search_item``) gives
-  what the general loop, ``round``, the records of before and LangGraph's
-  constructor give, on SQLite and PostgreSQL, now and as of a past instant, in
+* a search whose cosines are rounded by ``scoring.rounded``, its page's records
+  built with their documents decoded (``_hit_records``) and its items filled in
+  directly (``to_search_item``) gives what ``round``, the records of before and
+  LangGraph's constructor give, on SQLite and PostgreSQL, now and as of a past instant, in
   both score modes, at every step of random puts, deletes and clock moves."""
 
 from __future__ import annotations
@@ -146,7 +145,6 @@ def _to_search_item_before(rec: Record, score: float | None = None) -> SearchIte
 
 
 def _the_long_way(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(reading.Reader, "_one_hit_each", lambda self, hits: None)
     mp.setattr(scoring, "rounded", lambda x: round(x, scoring.DIGITS))
     mp.setattr(reading.Reader, "_hit_records", _hit_records_before)
     mp.setattr(reading, "to_search_item", _to_search_item_before)
@@ -257,25 +255,3 @@ def test_a_search_answers_what_the_long_way_answers(
     finally:
         fused.close()
         store.close()
-
-
-def test_the_short_way_is_taken(make_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Items indexing one text each: every search takes ``_one_hit_each``; an item
-    with two indexed fields (two hits) sends the search to the general loop."""
-    emb = CharEmbeddings()
-    store = make_store(index={"dims": emb.dims, "embed": emb, "fields": ["text"]})
-    store.batch([PutOp(("ns",), f"k{i}", {"text": f"red tea {i}", "tag": "tea"}) for i in range(8)])
-    taken: list[bool] = []
-    real = reading.Reader._one_hit_each
-
-    def spy(self: reading.Reader, hits: Any) -> Any:
-        out = real(self, hits)
-        taken.append(out is not None)
-        return out
-
-    monkeypatch.setattr(reading.Reader, "_one_hit_each", spy)
-    assert len(store.search(("ns",), query="red tea", limit=5)) == 5
-    assert taken == [True]
-    store.put(("ns",), "k0", {"text": "red tea", "tag": "tea"}, index=["text", "tag"])
-    assert store.search(("ns",), query="tea", limit=5)
-    assert taken[-1] is False

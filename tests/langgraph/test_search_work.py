@@ -21,10 +21,11 @@ from langgraph.store.chronomem import ChronomemStore
 NS = ("bench", "ns100")
 ADJ = ["red", "quiet", "spring", "violet", "wild", "old", "bright", "cold", "green", "late"]
 NOUN = ["gallery", "village", "baking", "garden", "river", "music", "harbor", "lamp", "trail"]
-# Per search: 566 at the change that set this (round eleven: the hits' cosines
-# rounded without ``round``'s calls, a namespace whose items have one hit each
-# scored in ``Reader._one_hit_each``, a page's records built with their documents
-# decoded, its ``SearchItem``s filled in directly), 590 before it, 600 at the
+# Per search: 593 at the change that set this (round eleven: the hits' cosines
+# rounded without ``round``'s decimal round trip, a page's records built with their
+# documents decoded, its ``SearchItem``s filled in directly; a shorter loop for
+# items with one hit each, 566, was a second copy of the scoring loop and was
+# dropped), 590 before it, 600 at the
 # change before (round ten: the query's vector
 # converted and normalized once, the vector leg's cosines read by place, ASCII
 # punctuation folded in one translate, a store.search straight to the reader),
@@ -45,7 +46,7 @@ NOUN = ["gallery", "village", "baking", "garden", "river", "music", "harbor", "l
 # value by value; a sort key call per fused hit; the adapter's per-hit lookups of
 # the vector leg's score, a dict lookup per hit for each item's best, a key call
 # per hit item).
-CEILING = 566
+CEILING = 593
 
 
 def _ours(frame: Any) -> bool:

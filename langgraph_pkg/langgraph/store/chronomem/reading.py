@@ -467,14 +467,7 @@ class Reader:
 
     def _best_of_rows(self, query: str, hits: list[ScoredRow]) -> tuple[int, dict[str, float]]:
         """``_best_per_item`` over ``Memory.search_scored``'s rows: the same rule
-        (each hit carries its cosine, when its version has a vector). A search
-        whose items have one hit each, each with its cosine (a namespace of
-        items indexing one text each), takes ``_one_hit_each``'s shorter loop."""
-        if self.score != "fused":
-            found = self._one_hit_each(hits)
-            if found is not None:
-                self.fused.update(found[0])
-                return len(hits), found[1]
+        (each hit carries its cosine, when its version has a vector)."""
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
         cos: dict[str, float] = {}
@@ -511,40 +504,6 @@ class Reader:
         if alone:
             return len(hits), first
         return len(hits), self._entry_cosines(query, entries, cos)
-
-    def _one_hit_each(
-        self, hits: list[ScoredRow]
-    ) -> tuple[dict[str, float], dict[str, float]] | None:
-        """``_best_of_rows``' loop while every item has one hit and each hit its
-        cosine: each item's fused score and its rounded cosine (what
-        ``_best_of_rows`` answers then), in the hits' order; None (the general
-        loop runs, setting the same ``hit_docs`` again) at an item's second hit or
-        a hit without a cosine."""
-        best: dict[str, float] = {}
-        first: dict[str, float] = {}
-        docs = self.hit_docs
-        rounded, scale, magic = scoring.rounded, scoring.SCALE, scoring.MAGIC
-        doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
-        for row, state, score, cosine in hits:
-            predicate = row.predicate
-            if predicate == doc:
-                if state is live:  # (whether it is a document: ``_hit_records`` asks)
-                    docs[row.subject] = row
-            elif not predicate.startswith(index_prefix):
-                continue
-            subject = row.subject
-            if cosine is None or subject in best:
-                return None
-            best[subject] = score
-            # ``scoring.rounded``, inline (a call per hit cost as much as its body)
-            y = cosine * scale
-            if -1e9 < y < 1e9:
-                n = (y + magic) - magic
-                if n and -0.4999 < y - n < 0.4999:
-                    first[subject] = n / scale
-                    continue
-            first[subject] = rounded(cosine)
-        return best, first
 
     def _entry_cosines(
         self, query: str, entries: dict[str, list[str]], cos: dict[str, float]
