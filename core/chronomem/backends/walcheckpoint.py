@@ -68,10 +68,7 @@ class Checkpointer:
         need be) if a checkpoint is due."""
         if self._stopped or not self.due():
             return
-        if self._pid and self._pid != os.getpid():
-            # a forked child: its parent's thread is not here, and may have held the locks
-            self._lock = threading.Lock()
-            self._running = threading.Lock()
+        self._own_locks()
         with self._lock:
             if self._stopped:
                 return
@@ -83,6 +80,15 @@ class Checkpointer:
                 self._pid = os.getpid()
                 self._thread.start()
             self._wake.set()
+
+    def _own_locks(self) -> None:
+        """In a forked child, new locks and a new wake event: its parent's thread is
+        not here, and may have held the locks, or been asked for a checkpoint, at
+        the fork."""
+        if self._pid and self._pid != os.getpid():
+            self._lock = threading.Lock()
+            self._running = threading.Lock()
+            self._wake = threading.Event()
 
     def _run(self) -> None:
         wake = self._wake
@@ -122,14 +128,14 @@ class Checkpointer:
         SQLite refuses a second checkpoint while one runs, without waiting, so this
         process's thread must not be running one then; holding it waits for one that
         is."""
-        if self._pid and self._pid != os.getpid():
-            self._running = threading.Lock()
+        self._own_locks()
         return self._running
 
     def settle(self, timeout: float = 10.0) -> bool:
         """Wait until no checkpoint is due, asked for or running (a benchmark keeps
         the thread's I/O out of what it times next); False if ``timeout`` passed
         first (a reader holding the WAL keeps a checkpoint from emptying it)."""
+        self._own_locks()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._wake.is_set() or self._running.locked():

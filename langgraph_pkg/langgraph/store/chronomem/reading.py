@@ -15,7 +15,7 @@ from chronomem.model import Held, ScoredRow
 from chronomem.timeutil import from_us, opt_dt
 
 from . import filters, indexing, keys, scoring
-from .records import Live, Marker, Record, alive, group, is_doc
+from .records import Live, Marker, Record, alive, group, is_doc, live_record
 
 MAX_POOL = 20_000  # hits fetched at most before loading the whole prefix
 SEARCH_POOL = 3  # fetch this many candidate hits per wanted item, then widen
@@ -151,8 +151,7 @@ class Reader:
 
     def item(self, subject: str) -> Record | None:
         """One subject's live record (``items`` of one, without its bookkeeping)."""
-        rec = group(self._rows(subjects=(subject,))).get(subject)
-        return rec if rec is not None and rec.alive else None
+        return live_record(self._rows(subjects=(subject,)), subject)
 
     def _rows(self, **kw: Any) -> list[FactRow]:
         return self.memory.rows(

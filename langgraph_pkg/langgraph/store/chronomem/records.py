@@ -290,6 +290,12 @@ def alive(records: Mapping[str, Record]) -> list[Record]:
     return [r for r in records.values() if r.alive]
 
 
+def live_record(facts: Iterable[Live], subject: str) -> Record | None:
+    """``subject``'s record among ``facts`` when it is alive (None: no such item)."""
+    rec = group(facts).get(subject)
+    return rec if rec is not None and rec.alive else None
+
+
 def item_value(fact: Fact | FactRow | str) -> dict[str, Any] | None:
     """The item value an ``item`` fact (or its object text) holds: what a
     ``Memory.facts`` / ``Memory.served`` caller reads a LangGraph item as

@@ -51,7 +51,7 @@ from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Marker, Record, group, is_head
+from .records import Marker, Record, is_head, live_record
 from .writes import PreparedPut, plan_put, plan_refresh, prepare
 
 
@@ -424,8 +424,7 @@ class ChronomemStore(BaseStore):
         at = self._now()  # what ``_write`` plans at: a TTL counts from it
 
         def plan(rows: list[FactRow]) -> list[WriteOp]:
-            rec = group(rows).get(subject)
-            return plan_put(put, rec if rec is not None and rec.alive else None, at)
+            return plan_put(put, live_record(rows, subject), at)
 
         then = namespace_index.entries({put.namespace: None})
         self._floor.note(
