@@ -43,6 +43,7 @@ def erase(
     one fact ``fact_ref`` names, which must be this scope's own. Never an enclosing scope's shared memory: that is erased
     through its own scope."""
     with engine.backend.write() as conn:
+        tx = _lock_tenant(engine, conn, scope.tenant)
         if fact_ref is not None:
             fids = [own_fact(conn, scope, fact_ref)]
         else:
@@ -59,7 +60,7 @@ def erase(
         counts = _counts()
         for chunk in chunks(fids):
             _erase_facts(conn, scope, chunk, counts)
-        _mark_erased(engine, conn, scope.tenant)
+        _mark_erased(conn, scope.tenant, tx)
         engine.backend.after_erase(conn)
     _after(engine)
     return counts
@@ -117,6 +118,7 @@ def purge(engine: Engine, scope: Scope) -> Counts:
     t = scope.tenant
     whole_tenant = scope.user is None and scope.agent is None and scope.session is None
     with engine.backend.write() as conn:
+        tx = _lock_tenant(engine, conn, t)
         vis = reads.scope_within(versions, scope)
         vids = list(conn.execute(select(versions.c.id).where(vis)).scalars())
         fids = list(conn.execute(select(versions.c.fact_id).where(vis).distinct()).scalars())
@@ -138,15 +140,23 @@ def purge(engine: Engine, scope: Scope) -> Counts:
             # nothing of the tenant is left, not even its name in the clock table
             conn.execute(delete(txclock).where(txclock.c.tenant == t))
         else:
-            _mark_erased(engine, conn, t)
+            _mark_erased(conn, t, tx)
         engine.backend.after_erase(conn)
     _after(engine)
     return counts
 
 
-def _mark_erased(engine: Engine, conn: Connection, tenant: str) -> None:
+def _lock_tenant(engine: Engine, conn: Connection, tenant: str) -> int:
+    """Stamp the sweep before it reads anything: the tenant's clock row stays
+    locked until commit, so no write of the tenant commits between the sweep's
+    reads and its deletes. (On PostgreSQL each statement sees the latest
+    commits: a version written in between would be deleted with the fact's
+    other versions while its vector, listed before it existed, stayed.)"""
+    return stamp(conn, tenant, engine.tx_us())
+
+
+def _mark_erased(conn: Connection, tenant: str, tx: int) -> None:
     """Tell every process's search mirror of this tenant to reload."""
-    tx = stamp(conn, tenant, engine.tx_us())
     conn.execute(update(txclock).where(txclock.c.tenant == tenant).values(erased_us=tx))
 
 
