@@ -65,15 +65,6 @@ class Log:
         os._exit(3)
 
 
-def known_correct_race(exc: BaseException) -> bool:
-    """KNOWN CORE BUG (see hostile/test_writes.py::test_correct_of_a_retracted_fact):
-    ``correct()`` of a fact that another writer just retracted, or corrected (a
-    correct retracts), raises a bare ``KeyError('')`` instead of a ChronomemError.
-    Tolerated here so the crash and concurrency tests test what they are about;
-    delete this once core is fixed."""
-    return type(exc) is KeyError and exc.args == ("",)
-
-
 def _some_date(rnd: random.Random) -> datetime:
     return T_BASE + timedelta(days=rnd.randrange(0, 3 * 365), seconds=rnd.randrange(86400))
 
@@ -142,9 +133,6 @@ def run_crash(url: str, seed: int, out: str, count: int, ready: Ready) -> None:
             crash_step(rnd, rnd.choice(views), log)
         except ChronomemError:
             pass
-        except KeyError as exc:
-            if not known_correct_race(exc):
-                log.fail(traceback.format_exc())
         except BaseException:
             log.fail(traceback.format_exc())
 
@@ -165,10 +153,7 @@ def run_mover(url: str, seed: int, out: str, writes: int, ready: Ready) -> None:
             if r is not None:
                 log.write("move", r.recorded_at)
         except ChronomemError:
-            pass  # a correct racing another writer's move: NotFound is documented
-        except KeyError as exc:
-            if not known_correct_race(exc):
-                log.fail(traceback.format_exc())
+            pass  # a correct racing another writer's move: StaleFact is documented
         except BaseException:
             log.fail(traceback.format_exc())
         n += 1
@@ -254,13 +239,6 @@ def race_writes(mem: Memory, seed: int, deadline: float) -> list[dict[str, Any]]
                 except StaleFact:
                     # another writer retracted or corrected it since we read it
                     entry["stale"] = True
-                    log.append(entry)
-                    continue
-                except KeyError as exc:
-                    if not known_correct_race(exc):
-                        raise
-                    entry["error"] = "KeyError(correct of a fact with no current version)"
-                    entry["known_bug"] = True
                     log.append(entry)
                     continue
             entry.update(
