@@ -237,9 +237,20 @@ def entities(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return by_entity
 
 
-def walk(by_entity: dict[str, list[dict[str, Any]]], query: str, n: int) -> Ranking:
-    """``graph`` over the rows ``entities`` indexed."""
-    named = [g for g in dict.fromkeys(_ngrams(fold(query).split(" "))) if g not in STOPWORDS]
+def walk(
+    by_entity: dict[str, list[dict[str, Any]]],
+    query: str,
+    n: int,
+    firsts: frozenset[str] | None = None,
+) -> Ranking:
+    """``graph`` over the rows ``entities`` indexed. ``firsts``: the first word of
+    every entity key there (``first_words``): a query none of whose words is one
+    names no entity (an n-gram is words of the query, a key equal to it starts
+    with its first word), and no n-gram is built."""
+    words = fold(query).split(" ")
+    if firsts is not None and firsts.isdisjoint(words):
+        return []
+    named = [g for g in dict.fromkeys(_ngrams(words)) if g not in STOPWORDS]
     named = [g for g in named if g in by_entity]
     if not named:
         return []
@@ -256,6 +267,11 @@ def walk(by_entity: dict[str, list[dict[str, Any]]], query: str, n: int) -> Rank
     hop2 = order({r["id"]: r for e in near for r in by_entity[e] if r["id"] not in seen})
     ranked += [(r["id"], 0.5) for r in hop2[: n - len(ranked)]]
     return ranked
+
+
+def first_words(by_entity: Mapping[str, Any]) -> frozenset[str]:
+    """The first word (up to a space) of each entity key."""
+    return frozenset(key.split(" ", 1)[0] for key in by_entity)
 
 
 def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
@@ -305,6 +321,7 @@ class Rows:
         self.by_id = {row["id"]: row for row in rows}
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
+        self._firsts: frozenset[str] = frozenset()  # ``first_words`` of ``_entities``
         # vector size -> the ids of the rows with such a vector, their matrix, and
         # each id's place in it
         self._matrices: dict[int, tuple[list[str], np.ndarray, dict[str, int]]] = {}
@@ -343,7 +360,7 @@ class Rows:
             order = sorted(range(len(ids)), key=lambda j: (by_id[ids[j]]["content_hash"], ids[j]))
             ties = self._ties[size] = np.empty(len(ids), dtype=np.int64)
             ties[order] = np.arange(len(ids))
-        held = np.flatnonzero(scores > 0)
+        held = (scores > 0).nonzero()[0]
         best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
         return Cosines(places, values), [(ids[j], values[j]) for j in best]
 
@@ -356,8 +373,10 @@ class Rows:
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
-            self._entities = entities(self.rows)
-        return walk(self._entities, query, n)
+            found = entities(self.rows)
+            self._firsts = first_words(found)
+            self._entities = found
+        return walk(self._entities, query, n, self._firsts)
 
 
 def prefix_rows(
