@@ -410,6 +410,8 @@ def prefix_rows(
         # with the cap its count passed: a view kept at a stamp was counted under it
         asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at, ROW_CAP)
         known = held.stamp_of(asked, tf.valid_at)
+    if known is None and isinstance(conn, _Snapshot) and conn.once:
+        raise _Outside("rows to read")  # (before any statement: a read needs its snapshot)
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1, known)
     if found is None:
         return None
@@ -587,9 +589,35 @@ class _Snapshot:
     registry reload, a driver error re-run through SQLAlchemy) would open
     another connection, in another snapshot, and raises ``_Outside`` instead."""
 
-    def __init__(self, conn: Any):
+    def __init__(self, conn: Any, *, once: bool = False):
         self.dialect = conn.dialect
-        self.driver = conn.driver
+        # ``once``: outside any transaction, for one statement (``_OneStatement``)
+        self.once = once
+        self.driver = _OneStatement(conn.driver) if once else conn.driver
+
+    def __getattr__(self, name: str) -> Any:
+        raise _Outside(name)
+
+
+class _OneStatement:
+    """A driver connection outside any transaction, for a search that may need one
+    statement alone (one snapshot by itself: a held namespace whose clock stamp
+    has not moved reads nothing more, ``prefix_rows``, and ``scored`` reads no
+    source): its first statement runs; a second, or anything else asked of it,
+    raises ``_Outside`` (the search runs again in a snapshot,
+    ``_in_snapshot_or_read``)."""
+
+    __slots__ = ("_driver", "_ran")
+
+    def __init__(self, driver: Any):
+        self._driver = driver
+        self._ran = False
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        if self._ran:
+            raise _Outside("a second statement")
+        self._ran = True
+        return self._driver.execute(sql, params)
 
     def __getattr__(self, name: str) -> Any:
         raise _Outside(name)
@@ -682,16 +710,25 @@ def scored(
         engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject, predicates,
         exact, asked_us,
     )  # fmt: skip
-    return _in_snapshot_or_read(ask, _scored)
+    return _in_snapshot_or_read(ask, _scored, once=True)
 
 
-def _in_snapshot_or_read(ask: _Ask, fn: Callable[[_Ask, Any], _T]) -> _T:
+def _in_snapshot_or_read(ask: _Ask, fn: Callable[[_Ask, Any], _T], *, once: bool = False) -> _T:
     """``fn`` run in a point read's snapshot (``_Snapshot``) when its statements
     are all prepared ones, else (or when ``fn`` would leave it) in a read
-    transaction (``search``)."""
+    transaction (``search``). ``once`` (``scored``): where a point read hands
+    out the driver outside a transaction, first there for one statement
+    (``_OneStatement``: a held namespace's search, no ``BEGIN`` or ``ROLLBACK``),
+    then, should it need more, in the snapshot from its first statement on."""
     backend = ask.engine.backend
     predicates = ask.predicates
     if predicates is None or (ask.exact and len(predicates) <= reads.INLINE):
+        if once and backend.driver_point_reads:
+            try:
+                with backend.point_read() as conn:
+                    return fn(ask, _Snapshot(conn, once=True))
+            except _Outside:
+                pass
         try:
             with backend.point_read(on_end=_in_snapshot) as conn:
                 at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn
