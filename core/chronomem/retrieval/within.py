@@ -362,7 +362,9 @@ class Rows:
             ties[order] = np.arange(len(ids))
         held = (scores > 0).nonzero()[0]
         best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
-        return Cosines(places, values), [(ids[j], values[j]) for j in best]
+        return Cosines(places, values), list(
+            zip(map(ids.__getitem__, best), map(values.__getitem__, best), strict=True)
+        )
 
     def lean(self) -> dict[str, Lean]:
         """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
