@@ -49,7 +49,6 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter, mul, neg
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -467,7 +466,6 @@ def prefix_rows(
 # (content hash, then version id), predicate, valid from and to (µs; None: open),
 # and its ``FactRow``.
 Lean = tuple[str, str, int, int | None, FactRow]
-_TIEBREAK, _PREDICATE, _START = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _lean(row: dict[str, Any]) -> Lean:
@@ -889,9 +887,7 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
     legs' votes added in the legs' order, as ``fuse`` adds them) times
     ``1 - w + w * recency`` (``fusion.recency``; each predicate's half-life in µs
     multiplied once per search: the same float), times ``1 + TIME_BOOST`` inside
-    the query's time window. Set-wise: the factor computed once per distinct
-    (start, predicate), the products, negations and sort keys made by ``map``
-    and ``zip`` (no bytecode per candidate but inside the time window)."""
+    the query's time window."""
     r = ask.engine.retrieval
     assert r is not None, "retrieval.attach runs on open"
     assert r.reranker is None, "a reranker reranks Fact hits: Memory.search"
@@ -902,44 +898,34 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
         return Scored([], legs.failed, every_leg_failed=True)
     rrf = fused_rrf(legs.rankings, legs.weights)
     lean = legs.view.lean()
-    valid_at, min_score = ask.tf.valid_at, ask.min_score
-    vids = list(rrf)
-    rows = list(map(lean.__getitem__, vids))
-    # each candidate's ``1 - w + w * recency``, computed once per (start, predicate):
-    # a namespace's rows share a few (a batch's puts start together)
-    at = list(zip(map(_START, rows), map(_PREDICATE, rows), strict=True))
-    factors: dict[tuple[int, str], float] = dict.fromkeys(at, 1.0)
+    window, half, valid_at, min_score = legs.window, legs.half, ask.tf.valid_at, ask.min_score
     scales: dict[str, float | None] = {}  # each predicate's half-life in µs (None: none)
-    kept_weight, weight = 1.0 - RECENCY_WEIGHT, RECENCY_WEIGHT
-    for start, predicate in factors:
+    kept_weight, weight, boost = 1.0 - RECENCY_WEIGHT, RECENCY_WEIGHT, 1.0 + TIME_BOOST
+    ordered: list[tuple[float, str, str]] = []
+    append = ordered.append
+    for vid, votes in rrf.items():
+        tiebreak, predicate, start, until, _ = lean[vid]
         if predicate in scales:
             scale = scales[predicate]
         else:
-            life = legs.half(predicate)
+            life = half(predicate)
             scale = scales[predicate] = None if life is None else life * US_PER_DAY
         age = valid_at - start
         # ``recency`` and ``finish``, inline (the same operations in the same order)
-        factors[start, predicate] = kept_weight + weight * (
-            1.0 if scale is None or age <= 0 else 0.5 ** (age / scale)
+        score = votes * (
+            kept_weight + weight * (1.0 if scale is None or age <= 0 else 0.5 ** (age / scale))
         )
-    scores = list(map(mul, rrf.values(), map(factors.__getitem__, at)))
-    window = legs.window
-    if window is not None:
-        boost = 1.0 + TIME_BOOST
-        scores = [
-            score * boost
-            if in_window(row[2], MAX_US if row[3] is None else row[3], window, False)
-            else score
-            for score, row in zip(scores, rows, strict=True)
-        ]
-    # best first, ties by tiebreak: sorted as (-score, tiebreak, id) tuples
-    ordered = sorted(zip(map(neg, scores), map(_TIEBREAK, rows), vids, strict=True))
-    if ordered and -ordered[-1][0] < min_score:  # (the scores fall along the list)
-        ordered = [t for t in ordered if -t[0] >= min_score]
+        if window is not None and in_window(
+            start, MAX_US if until is None else until, window, False
+        ):
+            score *= boost
+        if score >= min_score:
+            append((-score, tiebreak, vid))
+    ordered.sort()  # best first, ties by tiebreak
     live, ended, scheduled = State.LIVE, State.ENDED, State.SCHEDULED
     places, floats = legs.cos.places, legs.cos.floats
     out: list[ScoredRow] = []
-    for negated, _, vid in ordered[: ask.k]:
+    for neg, _, vid in ordered[: ask.k]:
         _, _, start, until, fact_row = lean[vid]
         # ``reads.state_of`` (never a retracted row: ``applies``)
         if start > valid_at:
@@ -949,7 +935,7 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
         else:
             state = live
         j = places.get(vid)
-        out.append((fact_row, state, -negated, None if j is None else floats[j]))
+        out.append((fact_row, state, -neg, None if j is None else floats[j]))
     qvec = ask.qvec
     return Scored(
         out,
