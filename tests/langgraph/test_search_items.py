@@ -152,14 +152,7 @@ def _to_search_item_before(rec: Record, score: float | None = None) -> SearchIte
     )
 
 
-def _ranked_before(self: reading.Reader, scores: dict[str, float], subjects: Any) -> list[str]:
-    """``Reader._ranked`` as it was (each decorated tuple built by bytecode)."""
-    fused = self.fused
-    return [s for _, _, s in sorted([(-scores[s], -fused.get(s, 0.0), s) for s in subjects])]
-
-
 def _the_long_way(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(reading.Reader, "_ranked", _ranked_before)
     mp.setattr(scoring, "rounded", lambda x: round(x, scoring.DIGITS))
     mp.setattr(scoring, "rounded_all", lambda xs: [round(x, scoring.DIGITS) for x in xs])
     mp.setattr(reading.Reader, "_hit_records", _hit_records_before)

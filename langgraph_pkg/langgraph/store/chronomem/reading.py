@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
-from operator import itemgetter, neg
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
@@ -89,9 +87,6 @@ def search_item(
     return item
 
 
-_third = itemgetter(2)
-
-
 def _newest_first(records: list[Record]) -> list[Record]:
     """Newest ``updated_at`` first, ties by subject (namespace labels, then key, in
     code point order as stored): the order ``Memory.newest_rows`` lists in."""
@@ -127,12 +122,9 @@ class Reader:
 
     def _ranked(self, scores: dict[str, float], subjects: Iterable[str]) -> list[str]:
         """``subjects`` best first: by score, then by fused relevance, then by
-        subject; sorted as decorated tuples (no key function call per item), the
-        tuples built and read by ``map`` and ``zip`` (no bytecode per item)."""
-        names = list(subjects)
-        by_score = map(neg, map(scores.__getitem__, names))
-        by_fused = map(neg, map(self.fused.get, names, repeat(0.0)))
-        return list(map(_third, sorted(zip(by_score, by_fused, names, strict=True))))
+        subject; sorted as decorated tuples (no key function call per item)."""
+        fused = self.fused
+        return [s for _, _, s in sorted([(-scores[s], -fused.get(s, 0.0), s) for s in subjects])]
 
     def _times(self) -> dict[str, Any]:
         return {"valid_at": from_us(self.valid_at), "known_at": opt_dt(self.known_at)}
