@@ -80,6 +80,30 @@ def test_vectors_equal_the_word_by_word_model(
                 assert stored == embed_checked(ModelHashingEmbedder(dim), batch).tobytes()  # type: ignore[arg-type]
 
 
+@given(
+    text=texts,
+    known=st.lists(texts, max_size=4),
+    dim=st.sampled_from([8, 64, 256]),
+    table=st.sampled_from([3, 10, 10**6]),
+)
+@settings(max_examples=300)
+def test_one_text_is_embedded_as_the_model_embeds_it(
+    text: str, known: list[str], dim: int, table: int
+) -> None:
+    """A batch of one (a query; ``embed``'s own path for it, ``_one``) gives the
+    model's row, with its words new to the table or already in it, and as a row of
+    a larger batch gives it."""
+    with mock.patch.object(embedding, "_MAX_WORDS", table):
+        e = HashingEmbedder(dim)
+        e.embed(known)
+        want = ModelHashingEmbedder(dim).embed([text])
+        for _ in range(2):  # new words, then known ones
+            got = e.embed([text])
+            assert got.dtype == np.float32 and got.shape == (1, dim)
+            assert got.tobytes() == want.tobytes()
+        assert e.embed([text, *known])[:1].tobytes() == want.tobytes()
+
+
 def test_a_batch_adds_its_features_in_one_call() -> None:
     """The features of a whole batch go into the rows in one ``np.add.at``, not one
     call per word (the word-by-word loop cost a write batch as much as SQLite did)."""

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from chronomem import EndOp, FactRow, Memory, State
 from chronomem.retrieval import within
 
-from .conftest import ManualClock
+from .conftest import T0, ManualClock
 
 counter = itertools.count()
 WORDS = ["tea", "coffee", "paris", "berlin", "study", "studies", "botany", "visited", "chess"]
@@ -56,8 +56,10 @@ def _put(m: Memory, subject: str, predicate: str, obj: str) -> str:
     words=queries,
     prefix=st.sampled_from(["ns.", "ns.a.", "ns.a.x", "ns.b"]),
     k=st.sampled_from([1, 3, 10, 30]),
-    states=st.sampled_from([None, [State.LIVE, State.ENDED]]),
+    states=st.sampled_from([None, [State.LIVE, State.ENDED], [State.LIVE, State.SCHEDULED]]),
     min_score=st.sampled_from([0.0, 0.0, 0.005, 0.016]),
+    when=st.sampled_from(["now", "now", "past", "valid", "before"]),
+    vector_weight=st.sampled_from([None, None, 0.0]),
 )
 def test_search_scored_returns_searchs_hits_and_scores(
     memory: Memory,
@@ -68,8 +70,15 @@ def test_search_scored_returns_searchs_hits_and_scores(
     k: int,
     states: list[State] | None,
     min_score: float,
+    when: str,
+    vector_weight: float | None,
 ) -> None:
+    """Now, as of a past instant, at a past valid instant known now (scheduled
+    versions, a shorter age), and
+    with a vector leg that votes 0 (its hits all score 0.0: ties, broken by the
+    tiebreak alone)."""
     m = memory.scoped(tenant=f"s{next(counter)}")
+    instants = [clock()]
     for subject, predicate, obj, then, days in spec:
         fid = _put(m, subject, predicate, obj)
         clock.advance(seconds=1)
@@ -77,23 +86,60 @@ def test_search_scored_returns_searchs_hits_and_scores(
             m.apply([EndOp(subject, predicate, obj, None, exact=True)])
         elif then == "retract":
             m.retract(fid)
+        instants.append(clock())
         clock.advance(days=days)  # recency apart (held rows searched again below)
     query = " ".join(words)
     clock.tick = timedelta(0)  # both searches at one instant (recency alike)
-    for _ in range(2):  # cold, then over the held rows
-        kw = {"k": k, "subject_prefix": prefix, "states": states, "min_score": min_score}
-        hits = m.search(query, exact=True, **kw)  # type: ignore[arg-type]
-        scored = m.search_scored(query, exact=True, **kw)  # type: ignore[arg-type]
-        assert scored is not None
-        assert [(r.version_id, s) for r, _, s, _ in scored] == [
-            (h.fact.version_id, h.score) for h in hits if h.fact is not None
-        ]
-        for (row, state, _, cosine), h in zip(scored, hits, strict=True):
-            f = h.fact
-            assert f is not None
-            assert row == FactRow.of(f)
-            assert state is f.state
-            assert cosine == h.explain.get("cosine")
+    mid = instants[len(instants) // 2]
+    at = {"now": {}, "past": {"as_of": mid}, "valid": {"valid_at": mid}, "before": {"as_of": T0}}
+    embedder = m._engine.retrieval.embedder  # type: ignore[union-attr]
+    if vector_weight is not None:
+        setattr(embedder, "vector_weight", vector_weight)  # noqa: B010 (not its attribute)
+    try:
+        for _ in range(2):  # cold, then over the held rows
+            kw = {"k": k, "subject_prefix": prefix, "states": states, "min_score": min_score}
+            kw.update(at[when])
+            hits = m.search(query, exact=True, **kw)  # type: ignore[arg-type]
+            scored = m.search_scored(query, exact=True, **kw)  # type: ignore[arg-type]
+            assert scored is not None
+            assert [(r.version_id, s) for r, _, s, _ in scored] == [
+                (h.fact.version_id, h.score) for h in hits if h.fact is not None
+            ]
+            for (row, state, _, cosine), h in zip(scored, hits, strict=True):
+                f = h.fact
+                assert f is not None
+                assert row == FactRow.of(f)
+                assert state is f.state
+                assert cosine == h.explain.get("cosine")
+    finally:
+        if vector_weight is not None:
+            delattr(embedder, "vector_weight")
+
+
+def test_hits_of_equal_score_come_in_searchs_order(memory: Memory, clock: ManualClock) -> None:
+    """A vector leg voting 0 scores its own hits 0.0 alike: ``search_scored``
+    orders them by tiebreak (content hash, then version id), as ``search``
+    does, not in the order the rows were read."""
+    m = memory.scoped(tenant=f"s{next(counter)}")
+    texts = ["tea coffee", "paris berlin", "study chess", "botany visited", "coffee paris"]
+    for i, text in enumerate([*texts, "chess tea", "berlin botany"]):
+        _put(m, f"ns.{i}", "likes", text)
+    clock.tick = timedelta(0)  # both searches at one instant (recency alike)
+    embedder = m._engine.retrieval.embedder  # type: ignore[union-attr]
+    setattr(embedder, "vector_weight", 0.0)  # noqa: B010 (not its attribute)
+    zeros = []
+    try:
+        for query in ["tea", "chess", "paris studies", "visited"]:
+            hits = m.search(query, subject_prefix="ns.", exact=True, k=30)
+            scored = m.search_scored(query, subject_prefix="ns.", exact=True, k=30)
+            assert scored is not None
+            zeros.append([s for _, _, s, _ in scored].count(0.0))
+            assert [(r.version_id, s) for r, _, s, _ in scored] == [
+                (h.fact.version_id, h.score) for h in hits if h.fact is not None
+            ]
+    finally:
+        delattr(embedder, "vector_weight")
+    assert max(zeros) > 2  # ties to break
 
 
 def test_search_scored_defers_to_search(memory: Memory, clock: ManualClock) -> None:

@@ -328,6 +328,33 @@ def test_lexical_with_postings_scores_what_scoring_every_row_scores(
     assert within.lexical(rows, terms, n) == want
 
 
+KEYS = ["tea", "paris", "green tea", "tea house", "lg:ns.a..k0", '{"v": 1}', "?!", "acme"]
+
+
+@given(
+    keys=st.lists(st.tuples(st.sampled_from(KEYS), st.sampled_from([*KEYS, None])), max_size=8),
+    query=st.lists(
+        st.sampled_from([*KEYS, "Tea", "house", "the", "Acme Inc", "lg:ns.a..k0", "{"]),
+        max_size=5,
+    ).map(" ".join),
+    n=st.integers(1, 8),
+)
+def test_a_query_naming_no_entitys_first_word_walks_as_the_whole_walk(
+    keys: list[tuple[str, str | None]], query: str, n: int
+) -> None:
+    """``Rows.graph`` answers a query none of whose words starts an entity key
+    without building its n-grams (``first_words``): the same ranking as the walk
+    over every n-gram (``graph``), from one ``Rows`` searched again."""
+    rows = [
+        {"id": f"v{i}", "content_hash": f"h{i % 3}", "subject_key": s, "object_key": o}
+        for i, (s, o) in enumerate(keys)
+    ]
+    want = within.graph(rows, query, n)
+    view = within.Rows(rows)
+    assert view.graph(query, n) == want
+    assert view.graph(query, n) == want
+
+
 def test_a_namespace_searched_again_derives_nothing_again(
     memory: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

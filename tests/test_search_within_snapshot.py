@@ -268,3 +268,40 @@ def test_a_tenant_citing_no_episode_reads_no_sources(
     with monkeypatch.context() as patch:
         _in_transaction(patch)
         assert _hits(m, "green tea") == found
+
+
+def test_a_held_namespaces_lean_search_runs_one_statement_outside_a_transaction(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """On a SQLite file, ``search_scored`` of a prefix whose view is kept at an
+    unmoved clock stamp runs its one statement without a ``BEGIN`` (one
+    statement is one snapshot by itself: ``within._OneStatement``); after a
+    write from another connection it runs again in a snapshot, ``BEGIN`` first,
+    and finds the write, as a store holding nothing finds it."""
+    path = str(tmp_path / "one.db")
+    with Memory(path, clock=clock) as a, Memory(path, clock=clock) as b:
+        _fill(a, clock)
+        seen: list[str] = []
+
+        def scored() -> list[tuple[Any, ...]]:
+            seen.clear()
+            found = b.search_scored("green tea", subject_prefix="ns.", exact=True)
+            assert found is not None
+            return [(r.version_id, state, score, cos) for r, state, score, cos in found]
+
+        scored()  # the rows held, the read kept at the stamp, a connection kept
+        backend = b._engine.backend
+        assert len(backend._kept) == 1  # type: ignore[attr-defined]
+        backend._kept[0].driver_connection.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+        first = scored()
+        assert len(seen) == 1 and seen[0].startswith("SELECT"), seen
+        a.apply([a.assertion("ns.1.new", "says", "green tea cake", exact=True)])
+        after = scored()
+        assert seen[0].startswith("SELECT") and seen[1] == "BEGIN DEFERRED", seen
+        assert seen[2] == seen[0] and seen[-1] == "ROLLBACK", seen
+        assert after != first
+        assert scored() == after and len(seen) == 1, seen
+        with Memory(path, clock=clock) as c:
+            fresh = c.search_scored("green tea", subject_prefix="ns.", exact=True)
+            assert fresh is not None
+            assert after == [(r.version_id, state, score, cos) for r, state, score, cos in fresh]

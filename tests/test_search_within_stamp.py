@@ -62,6 +62,14 @@ def found(memory: Memory) -> list[tuple[Any, ...]]:
     ]
 
 
+def lean(memory: Memory) -> list[tuple[Any, ...]]:
+    """``found`` by the lean route (``search_scored``: on a SQLite file its first
+    try runs outside a transaction, ``within._OneStatement``)."""
+    hits = memory.search_scored("lives in paris rome", k=50, subject_prefix="ns ")
+    assert hits is not None
+    return [(r.version_id, r.object, state, score) for r, state, score, _ in hits]
+
+
 def fresh(memory: Memory) -> list[tuple[Any, ...]]:
     """``found`` by a reader holding no row (nothing kept, nothing stamped)."""
     memory._engine.retrieval.mirrors.held.clear()
@@ -105,7 +113,9 @@ def run(url: str, steps: list[tuple[Any, ...]]) -> None:
                 clock.advance(seconds=step[1])
             else:
                 assert found(reader) == fresh(other)
+                assert lean(reader) == lean(other) == found(other)
         assert found(reader) == fresh(other)
+        assert lean(reader) == lean(other) == found(other)
 
 
 @settings(

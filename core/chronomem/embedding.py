@@ -157,20 +157,14 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         n = len(texts)
         dim = self.dim
-        out = np.zeros((n, dim), dtype=np.float32)
         per_text = _words(texts)
+        if n == 1:  # a query, a single put: one row, no row offsets
+            return self._one(per_text[0]).reshape(1, dim)
+        out = np.zeros((n, dim), dtype=np.float32)
         words = list(chain.from_iterable(per_text))
         if not words:
             return normalize_rows(out)
-        with self._lock:  # another thread's words may grow or empty the table
-            wid = self._ids(words)
-            start = self._start[wid]
-            size = self._size[wid]
-            # every word's features in order (start, start + 1, ..., word after word)
-            ends = np.cumsum(size)
-            pos = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(start - (ends - size), size)
-            idx = self._idx[pos]
-            val = self._val[pos]
+        idx, val, size = self._gathered(words)
         row_of_word = np.repeat(
             np.arange(0, n * dim, dim, dtype=np.int64),
             np.fromiter(map(len, per_text), dtype=np.int64, count=n),
@@ -178,6 +172,28 @@ class HashingEmbedder:
         idx += np.repeat(row_of_word, size)
         np.add.at(out.reshape(-1), idx, val)
         return normalize_rows(out)
+
+    def _gathered(self, words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every feature of ``words`` in order (word after word, each word's in its
+        table order): their buckets, their signed weights, and each word's count."""
+        with self._lock:  # another thread's words may grow or empty the table
+            wid = self._ids(words)
+            start = self._start[wid]
+            size = self._size[wid]
+            # every word's features in order (start, start + 1, ..., word after word)
+            ends = np.cumsum(size)
+            pos = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(start - (ends - size), size)
+            return self._idx[pos], self._val[pos], size
+
+    def _one(self, words: list[str]) -> np.ndarray:
+        """One text's row (``embed`` of a batch of one): its features added in the
+        same order by the same ``np.add.at``, the row made unit length by ``unit``
+        (``normalize_rows``' floats), without the batch's row offsets and 2-d checks."""
+        out = np.zeros(self.dim, dtype=np.float32)
+        if words:
+            idx, val, _ = self._gathered(words)
+            np.add.at(out, idx, val)
+        return unit(out)
 
 
 # how many words' features a HashingEmbedder keeps

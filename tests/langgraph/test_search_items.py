@@ -45,6 +45,14 @@ def test_rounded_is_round_for_any_float(x: float) -> None:
     assert _same(scoring.rounded(x), round(x, scoring.DIGITS))
 
 
+@settings(max_examples=500, deadline=None)
+@given(xs=st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1.5, 1.5, width=32)))
+def test_rounded_all_is_round_of_each(xs: list[float]) -> None:
+    got = scoring.rounded_all(xs)
+    assert len(got) == len(xs)
+    assert all(_same(g, round(x, scoring.DIGITS)) for g, x in zip(got, xs, strict=True))
+
+
 @settings(max_examples=3000, deadline=None)
 @given(
     x=st.floats(-1.5, 1.5, width=32),  # what a float32 cosine widens to
@@ -146,6 +154,7 @@ def _to_search_item_before(rec: Record, score: float | None = None) -> SearchIte
 
 def _the_long_way(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(scoring, "rounded", lambda x: round(x, scoring.DIGITS))
+    mp.setattr(scoring, "rounded_all", lambda xs: [round(x, scoring.DIGITS) for x in xs])
     mp.setattr(reading.Reader, "_hit_records", _hit_records_before)
     mp.setattr(reading, "to_search_item", _to_search_item_before)
 

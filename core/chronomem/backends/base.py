@@ -90,6 +90,11 @@ class Backend:
     # Whether an index key may be as long as the rows' text (SQLite; PostgreSQL's btree
     # refuses a key over ~2.7 kB): schema v17's covering indexes are built where it may.
     long_index_keys = True
+    # Whether a plain ``point_read`` hands out the driver connection (``.driver``),
+    # each statement on it its own snapshot, outside any transaction (a SQLite file
+    # store's): a read that runs one statement needs no ``BEGIN`` there
+    # (``retrieval.within``).
+    driver_point_reads = False
 
     def __init__(self, engine: Engine, *, serialize: bool = False):
         self.engine = engine

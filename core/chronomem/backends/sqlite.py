@@ -352,6 +352,7 @@ class SqliteBackend(Backend):
                 conn.exec_driver_sql(f"BEGIN {mode}")
 
         super().__init__(engine, serialize=memory)
+        self.driver_point_reads = not memory  # (``point_read``: no transaction)
         # pooled connections kept between point reads (a file store's: ``_take``)
         self._kept: collections.deque[Any] = collections.deque()
         event.listen(engine, "engine_disposed", lambda _engine: self._release_kept())

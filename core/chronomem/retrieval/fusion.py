@@ -12,6 +12,7 @@ the top k."""
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,11 +170,17 @@ def fused_rrf(
     value or a per-leg explanation per candidate."""
     out: dict[str, float] = {}
     for leg, (_, ranked) in rankings.items():
-        w = weights.get(leg, 1.0)
-        for rank, (item_id, _) in enumerate(ranked, start=1):
-            vote = w / (RRF_K + rank)
+        votes = rrf_votes(weights.get(leg, 1.0), len(ranked))
+        for (item_id, _), vote in zip(ranked, votes, strict=True):
             if item_id in out:
                 out[item_id] += vote
             else:  # (``fuse`` adds the first vote to 0.0: the same float)
                 out[item_id] = vote
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def rrf_votes(weight: float, count: int) -> tuple[float, ...]:
+    """A leg's votes for ranks 1 to ``count``, ``weight / (RRF_K + rank)``: the
+    floats ``fuse`` adds (kept: a search's legs weigh and count alike)."""
+    return tuple(weight / (RRF_K + rank) for rank in range(1, count + 1))

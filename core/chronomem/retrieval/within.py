@@ -237,9 +237,20 @@ def entities(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return by_entity
 
 
-def walk(by_entity: dict[str, list[dict[str, Any]]], query: str, n: int) -> Ranking:
-    """``graph`` over the rows ``entities`` indexed."""
-    named = [g for g in dict.fromkeys(_ngrams(fold(query).split(" "))) if g not in STOPWORDS]
+def walk(
+    by_entity: dict[str, list[dict[str, Any]]],
+    query: str,
+    n: int,
+    firsts: frozenset[str] | None = None,
+) -> Ranking:
+    """``graph`` over the rows ``entities`` indexed. ``firsts``: the first word of
+    every entity key there (``first_words``): a query none of whose words is one
+    names no entity (an n-gram is words of the query, a key equal to it starts
+    with its first word), and no n-gram is built."""
+    words = fold(query).split(" ")
+    if firsts is not None and firsts.isdisjoint(words):
+        return []
+    named = [g for g in dict.fromkeys(_ngrams(words)) if g not in STOPWORDS]
     named = [g for g in named if g in by_entity]
     if not named:
         return []
@@ -256,6 +267,11 @@ def walk(by_entity: dict[str, list[dict[str, Any]]], query: str, n: int) -> Rank
     hop2 = order({r["id"]: r for e in near for r in by_entity[e] if r["id"] not in seen})
     ranked += [(r["id"], 0.5) for r in hop2[: n - len(ranked)]]
     return ranked
+
+
+def first_words(by_entity: Mapping[str, Any]) -> frozenset[str]:
+    """The first word (up to a space) of each entity key."""
+    return frozenset(key.split(" ", 1)[0] for key in by_entity)
 
 
 def graph(rows: Sequence[dict[str, Any]], query: str, n: int) -> Ranking:
@@ -305,6 +321,7 @@ class Rows:
         self.by_id = {row["id"]: row for row in rows}
         self._lexicon: Lexicon | None = None
         self._entities: dict[str, list[dict[str, Any]]] | None = None
+        self._firsts: frozenset[str] = frozenset()  # ``first_words`` of ``_entities``
         # vector size -> the ids of the rows with such a vector, their matrix, and
         # each id's place in it
         self._matrices: dict[int, tuple[list[str], np.ndarray, dict[str, int]]] = {}
@@ -343,9 +360,11 @@ class Rows:
             order = sorted(range(len(ids)), key=lambda j: (by_id[ids[j]]["content_hash"], ids[j]))
             ties = self._ties[size] = np.empty(len(ids), dtype=np.int64)
             ties[order] = np.arange(len(ids))
-        held = np.flatnonzero(scores > 0)
+        held = (scores > 0).nonzero()[0]
         best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
-        return Cosines(places, values), [(ids[j], values[j]) for j in best]
+        return Cosines(places, values), list(
+            zip(map(ids.__getitem__, best), map(values.__getitem__, best), strict=True)
+        )
 
     def lean(self) -> dict[str, Lean]:
         """Each row's ``Lean`` value by version id (``scored`` reads these alone)."""
@@ -356,8 +375,10 @@ class Rows:
 
     def graph(self, query: str, n: int) -> Ranking:
         if self._entities is None:
-            self._entities = entities(self.rows)
-        return walk(self._entities, query, n)
+            found = entities(self.rows)
+            self._firsts = first_words(found)
+            self._entities = found
+        return walk(self._entities, query, n, self._firsts)
 
 
 def prefix_rows(
@@ -391,6 +412,8 @@ def prefix_rows(
         # with the cap its count passed: a view kept at a stamp was counted under it
         asked = (scope, subject_prefix, preds, subject_key, tf.states, tf.known_at, ROW_CAP)
         known = held.stamp_of(asked, tf.valid_at)
+    if known is None and isinstance(conn, _Snapshot) and conn.once:
+        raise _Outside("rows to read")  # (before any statement: a read needs its snapshot)
     found = reads.prefix_size_and_registry(conn, scope.tenant, subject_prefix, ROW_CAP + 1, known)
     if found is None:
         return None
@@ -568,9 +591,35 @@ class _Snapshot:
     registry reload, a driver error re-run through SQLAlchemy) would open
     another connection, in another snapshot, and raises ``_Outside`` instead."""
 
-    def __init__(self, conn: Any):
+    def __init__(self, conn: Any, *, once: bool = False):
         self.dialect = conn.dialect
-        self.driver = conn.driver
+        # ``once``: outside any transaction, for one statement (``_OneStatement``)
+        self.once = once
+        self.driver = _OneStatement(conn.driver) if once else conn.driver
+
+    def __getattr__(self, name: str) -> Any:
+        raise _Outside(name)
+
+
+class _OneStatement:
+    """A driver connection outside any transaction, for a search that may need one
+    statement alone (one snapshot by itself: a held namespace whose clock stamp
+    has not moved reads nothing more, ``prefix_rows``, and ``scored`` reads no
+    source): its first statement runs; a second, or anything else asked of it,
+    raises ``_Outside`` (the search runs again in a snapshot,
+    ``_in_snapshot_or_read``)."""
+
+    __slots__ = ("_driver", "_ran")
+
+    def __init__(self, driver: Any):
+        self._driver = driver
+        self._ran = False
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        if self._ran:
+            raise _Outside("a second statement")
+        self._ran = True
+        return self._driver.execute(sql, params)
 
     def __getattr__(self, name: str) -> Any:
         raise _Outside(name)
@@ -663,16 +712,25 @@ def scored(
         engine, scope, query, tf, k, n, wanted, min_score, subject_prefix, subject, predicates,
         exact, asked_us,
     )  # fmt: skip
-    return _in_snapshot_or_read(ask, _scored)
+    return _in_snapshot_or_read(ask, _scored, once=True)
 
 
-def _in_snapshot_or_read(ask: _Ask, fn: Callable[[_Ask, Any], _T]) -> _T:
+def _in_snapshot_or_read(ask: _Ask, fn: Callable[[_Ask, Any], _T], *, once: bool = False) -> _T:
     """``fn`` run in a point read's snapshot (``_Snapshot``) when its statements
     are all prepared ones, else (or when ``fn`` would leave it) in a read
-    transaction (``search``)."""
+    transaction (``search``). ``once`` (``scored``): where a point read hands
+    out the driver outside a transaction, first there for one statement
+    (``_OneStatement``: a held namespace's search, no ``BEGIN`` or ``ROLLBACK``),
+    then, should it need more, in the snapshot from its first statement on."""
     backend = ask.engine.backend
     predicates = ask.predicates
     if predicates is None or (ask.exact and len(predicates) <= reads.INLINE):
+        if once and backend.driver_point_reads:
+            try:
+                with backend.point_read() as conn:
+                    return fn(ask, _Snapshot(conn, once=True))
+            except _Outside:
+                pass
         try:
             with backend.point_read(on_end=_in_snapshot) as conn:
                 at = _Snapshot(conn) if getattr(conn, "driver", None) is not None else conn

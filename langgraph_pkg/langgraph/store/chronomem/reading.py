@@ -466,16 +466,17 @@ class Reader:
 
     def _best_of_rows(self, query: str, hits: list[ScoredRow]) -> tuple[int, dict[str, float]]:
         """``_best_per_item`` over ``Memory.search_scored``'s rows: the same rule
-        (each hit carries its cosine, when its version has a vector)."""
+        (each hit carries its cosine, when its version has a vector), the cosines
+        rounded together once the hits are read (``scoring.rounded_all``: no call
+        per hit)."""
         best: dict[str, float] = {}
         entries: dict[str, list[str]] = {}
-        cos: dict[str, float] = {}
+        cos: dict[str, float] = {}  # each hit's cosine, by version (not yet rounded)
         # each item's first hit's cosine: every item's score when each has one hit
         # and every hit its cosine (``_entry_cosines``' answer then, in its order)
         first: dict[str, float] = {}
         alone = True  # so far every item has one hit, each with its cosine
         docs = self.hit_docs
-        rounded = scoring.rounded
         doc, index_prefix, live = keys.DOC, keys.INDEX_PREFIX, State.LIVE
         for row, state, score, cosine in hits:
             predicate = row.predicate
@@ -494,14 +495,16 @@ class Reader:
                 entries[subject] = [vid]
                 best[subject] = score
             if cosine is not None:
-                first[subject] = cos[vid] = rounded(cosine)
+                first[subject] = cos[vid] = cosine
             else:
                 alone = False
         self.fused.update(best)
         if self.score == "fused":
             return len(hits), best
+        rounded = scoring.rounded_all
         if alone:
-            return len(hits), first
+            return len(hits), dict(zip(first, rounded(first.values()), strict=True))
+        cos = dict(zip(cos, rounded(cos.values()), strict=True))
         return len(hits), self._entry_cosines(query, entries, cos)
 
     def _entry_cosines(

@@ -162,7 +162,7 @@ def _paths_json(paths: tuple[str, ...]) -> str:
 Live = Fact | FactRow
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """The facts of one item live at a read's instants."""
 

@@ -48,12 +48,23 @@ def rounded(x: float) -> float:
     plus and minus ``MAGIC``: float arithmetic rounds it to an integer, exactly,
     for ``|y| < 2**51``) is then ``n``. Near a half, for ``n == 0`` (``round``
     keeps a negative zero's sign) or large or non-finite ``x``: ``round`` itself."""
-    y = x * SCALE
-    if -1e9 < y < 1e9:
-        n = (y + MAGIC) - MAGIC
-        if n and -0.4999 < y - n < 0.4999:
-            return n / SCALE
-    return round(x, DIGITS)
+    return rounded_all((x,))[0]
+
+
+def rounded_all(xs: Iterable[float]) -> list[float]:
+    """``rounded`` of each of ``xs``, in one loop (a search rounds each hit's cosine:
+    no call per hit)."""
+    out: list[float] = []
+    append = out.append
+    for x in xs:
+        y = x * SCALE
+        if -1e9 < y < 1e9:
+            n = (y + MAGIC) - MAGIC
+            if n and -0.4999 < y - n < 0.4999:
+                append(n / SCALE)
+                continue
+        append(round(x, DIGITS))
+    return out
 
 
 def searched_states(mode: str) -> tuple[State, ...] | None:
@@ -92,7 +103,8 @@ def cosines(
     ids = set(version_ids)
     if not ids:
         return {}
-    return {v: rounded(c) for v, c in memory.similarities(query, ids, held=held).items()}
+    found = memory.similarities(query, ids, held=held)
+    return dict(zip(found, rounded_all(found.values()), strict=True))
 
 
 def best(cos: Mapping[str, float], version_ids: Iterable[str]) -> float | None:
