@@ -63,7 +63,7 @@ def test_adapter_calls_per_put(make_store: StoreFactory) -> None:
     assert per_item <= 38, per_item
 
 
-def test_a_batch_checks_each_namespace_once(
+def test_a_store_checks_each_namespace_once(
     make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = make_store()
@@ -78,6 +78,15 @@ def test_a_batch_checks_each_namespace_once(
     store.batch(_puts(0, 40))
     assert sorted(checked) == sorted({("bench", f"ns{i}") for i in range(5)})
     assert store.get(("bench", "ns3"), "k8") is not None
+    # the store remembers them: a later batch into them checks none again, and a
+    # bad namespace beside them is refused as before, with nothing written
+    checked.clear()
+    store.batch(_puts(40, 40))
+    assert checked == []
+    with pytest.raises(InvalidNamespaceError, match="periods"):
+        store.batch([*_puts(80, 10), PutOp(("bench", "a.b"), "k", {"text": "x"})])
+    assert checked == [("bench", "a.b")]
+    assert store.get(("bench", "ns0"), "k80") is None
 
 
 class _Label(str):
