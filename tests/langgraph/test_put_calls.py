@@ -127,3 +127,15 @@ def test_a_str_subclass_label_is_a_label(store: ChronomemStore) -> None:
     store.batch([*_puts(0, 5), PutOp(("bench", _Label("ns1")), "sub", {"text": "y"})])
     item = store.get(("bench", "ns1"), "sub")
     assert item is not None and item.value == {"text": "y"}
+
+
+def test_a_store_remembers_a_bounded_number_of_namespaces(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``VALID_NAMESPACES`` remembered namespaces the store starts over: a
+    load into ever new namespaces holds no growing set, and the puts all land."""
+    monkeypatch.setattr(store_module, "VALID_NAMESPACES", 2)
+    store = make_store()
+    store.batch(_puts(0, 40))  # five namespaces
+    assert len(store._valid_namespaces) <= 2
+    assert all(store.get(("bench", f"ns{i}"), f"k{35 + i}") is not None for i in range(5))

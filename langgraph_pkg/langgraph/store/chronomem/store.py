@@ -116,6 +116,8 @@ def _check_put_namespace(op: PutOp, valid: set[tuple[str, ...]]) -> None:
     except TypeError:  # an unhashable label: validation refuses it
         pass
     validate_op_namespace(op)
+    if len(valid) >= VALID_NAMESPACES:  # a store remembers this many, then starts over
+        valid.clear()
     valid.add(ns)
 
 
@@ -345,8 +347,6 @@ class ChronomemStore(BaseStore):
         # batches: a load puts into the same namespaces batch after batch), each
         # checked once; a tuple of labels that passed passes again
         valid = self._valid_namespaces
-        if len(valid) > VALID_NAMESPACES:
-            valid.clear()
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 _check_put_namespace(op, valid)
