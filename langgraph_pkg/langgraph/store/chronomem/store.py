@@ -65,7 +65,6 @@ class Pin:
 
 
 POINT_READ_ITEMS = 8  # a batch with puts reads this many items as rows at most
-VALID_NAMESPACES = 8192  # the namespaces a store remembers as valid (then forgets them)
 
 
 class _ReadFloor:
@@ -116,8 +115,6 @@ def _check_put_namespace(op: PutOp, valid: set[tuple[str, ...]]) -> None:
     except TypeError:  # an unhashable label: validation refuses it
         pass
     validate_op_namespace(op)
-    if len(valid) >= VALID_NAMESPACES:  # a store remembers this many, then starts over
-        valid.clear()
     valid.add(ns)
 
 
@@ -232,8 +229,6 @@ class ChronomemStore(BaseStore):
         self._checkpointer = checkpointer
         self._pins = pinning.PinCache()
         self._swept_us = -(2**62)  # sweep_ttl: the previous sweep's instant
-        # the namespaces a put's labels passed validation for (``_prepare``)
-        self._valid_namespaces: set[tuple[str, ...]] = set()
         # whether this scope's namespace index is known built (shared with the views)
         self._index_built = [False]
         # abatch: concurrent async calls share a batch (one coalescer per event loop)
@@ -343,10 +338,9 @@ class ChronomemStore(BaseStore):
     def _prepare(self, ops: list[Op]) -> dict[int, PreparedPut]:
         """Validate every op before any runs (all-or-nothing); encode the puts."""
         puts: dict[int, PreparedPut] = {}
-        # the namespaces whose labels a put already passed (this store's, kept across
-        # batches: a load puts into the same namespaces batch after batch), each
-        # checked once; a tuple of labels that passed passes again
-        valid = self._valid_namespaces
+        # the namespaces whose labels a put of this batch already passed: a batch
+        # puts many items into few namespaces, each checked once
+        valid: set[tuple[str, ...]] = set()
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 _check_put_namespace(op, valid)
