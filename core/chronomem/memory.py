@@ -23,7 +23,7 @@ from .memory_log import ReadLogMethods
 from .memory_predicates import PredicateMethods
 from .memory_prefixes import PrefixMethods
 from .model import ALL_STATES, Fact, FactRow, Held, Provenance, Receipt, ScopeCounts, State, Stats
-from .ops import AssertOp, CorrectOp, EndOp, PlannedWrite, RetractOp, WriteOp
+from .ops import AssertOp, CorrectOp, EndOp, PlannedOp, PlannedWrite, RetractOp, WriteOp
 from .predicates import Cardinality
 from .queries import FactQuery, Query, RecallQuery, SearchQuery, States
 from .retrieval import Reranker, Retrieval, SearchResult, attach
@@ -153,21 +153,23 @@ class Memory(EpisodeMethods, PredicateMethods, ReadLogMethods, ErasureMethods, P
     def apply_planned(
         self,
         subjects: Sequence[str],
-        plan: Callable[[list[FactRow]], Sequence[WriteOp]],
+        plan: Callable[[list[FactRow]], Sequence[PlannedOp]],
         *,
         valid_at: datetime | None = None,
         then: Sequence[WriteOp] = (),
     ) -> Receipt:
         """Plan a write from what ``subjects`` hold and apply it, in one transaction
         with one transaction time: ``plan`` receives the live facts of ``subjects``
-        (exact keys, at most 8) at ``valid_at`` (default: the clock's now), as
+        (exact keys) at ``valid_at`` (default: the clock's now), as
         ``rows(subjects, valid_at=…, exact=True)`` reads them, and returns the
         operations, applied before ``then``. The facts are read inside the write
         transaction (on SQLite after it took the database's write lock, by the
         writer's own read of current versions: one read where ``rows`` then
-        ``apply`` take two). ``plan`` may return asserts and ends; an end of a
-        subject's values (``EndOthersOp``, ``EndOp`` without an object) must name
-        one of ``subjects`` exactly. The read is not logged (``read_log``)."""
+        ``apply`` take two). ``plan`` may return asserts, ends and ``DocumentOp``s
+        (a subject's document put, applied set-wise where that gives the same
+        rows); an end of a subject's values (``EndOthersOp``, ``EndOp`` without an
+        object, a ``DocumentOp`` ending its others) must name one of ``subjects``
+        exactly. The read is not logged (``read_log``)."""
         self._check_open()
         v, _ = self._engine.times(valid_at, None, None)
         planned = PlannedWrite(tuple(subjects), v, plan, tuple(then))

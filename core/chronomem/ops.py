@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .predicates import Cardinality
 from .timeutil import FOREVER_US
@@ -84,16 +84,67 @@ class CorrectOp:
 WriteOp = AssertOp | EndOp | EndOthersOp | RetractOp | CorrectOp
 
 
+class DocumentOp(NamedTuple):
+    """A subject's document put, as a plan (``PlannedWrite``) returns it: exactly
+    ``ops()`` — an exact assert of ``obj`` into the ONE slot (``subject``,
+    ``predicate``) from the transaction time forever (``bounded``), indexed as
+    ``index_text``, then, when ``end_others``, the end of the subject's other
+    values. The writer applies a batch of them set-wise where that gives the
+    same rows (each a new subject, or one whose only current version is a
+    running other value of that slot: ``writer._documents``), else as ``ops()``.
+    A tuple: an item store's batch plans one per item."""
+
+    subject: str
+    predicate: str
+    obj: str
+    index_text: str
+    end_others: bool
+
+    # what the writer reads of an assert (``writer._fresh_rows``, ``checked_plan``)
+    @property
+    def exact(self) -> bool:
+        return True
+
+    @property
+    def extractor(self) -> None:
+        return None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def ops(self) -> list[WriteOp]:
+        first = AssertOp(
+            self.subject,
+            self.predicate,
+            self.obj,
+            None,
+            None,
+            bounded=True,
+            exact=True,
+            cardinality=Cardinality.ONE,
+            index_text=self.index_text,
+        )
+        if not self.end_others:
+            return [first]
+        return [first, EndOthersOp(self.subject, frozenset((self.predicate,)), exact=True)]
+
+
+# what a ``PlannedWrite``'s plan returns
+PlannedOp = WriteOp | DocumentOp
+
+
 @dataclass(frozen=True)
 class PlannedWrite:
-    """Write operations planned from what a few subjects hold, read inside the
+    """Write operations planned from what some subjects hold, read inside the
     write transaction (``Memory.apply_planned``): ``plan`` receives the live facts
     of ``subjects`` (exact keys) at ``valid_at`` (µs), as ``Memory.rows`` gives
     them, and returns the operations, applied before ``then``. It may return
-    asserts and ends; an end of a subject's values (``EndOthersOp``, ``EndOp``
-    without an object) must name one of ``subjects``, whose live facts were read."""
+    asserts, ends and ``DocumentOp``s; an end of a subject's values
+    (``EndOthersOp``, ``EndOp`` without an object, a ``DocumentOp`` ending its
+    others) must name one of ``subjects``, whose live facts were read."""
 
     subjects: tuple[str, ...]
     valid_at: int
-    plan: Callable[[list[FactRow]], Sequence[WriteOp]]
+    plan: Callable[[list[FactRow]], Sequence[PlannedOp]]
     then: tuple[WriteOp, ...] = ()

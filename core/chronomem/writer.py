@@ -27,8 +27,18 @@ from .errors import (
 )
 from .identity import fold as fold_text
 from .identity import fold_predicate, key_hash, require_text
-from .model import FactRow, Receipt
-from .ops import AssertOp, CorrectOp, EndOp, EndOthersOp, PlannedWrite, RetractOp, WriteOp
+from .model import CloseReason, FactRow, Receipt
+from .ops import (
+    AssertOp,
+    CorrectOp,
+    DocumentOp,
+    EndOp,
+    EndOthersOp,
+    PlannedOp,
+    PlannedWrite,
+    RetractOp,
+    WriteOp,
+)
 from .predicates import Cardinality
 from .prepared import PreparedIn
 from .reads import scope_visible, scope_within
@@ -37,7 +47,15 @@ from .schema import episodes as episodes_table
 from .schema import sources, versions
 from .scope import Scope
 from .slotkeys import scoped_slot_key, slot_key
-from .statemachine import NEW, SlotPlan, SlotVersion, new_id, new_id_pair, trivial_assert
+from .statemachine import (
+    NEW,
+    SlotPlan,
+    SlotVersion,
+    new_id,
+    new_id_pair,
+    new_ids,
+    trivial_assert,
+)
 from .timeutil import MAX_US, end_dt, from_us
 
 # Called with the connection and the inserted version rows (to index them).
@@ -547,7 +565,7 @@ class _Found:
             return
         if self.whole:
             wanted = set(subjects)
-            hashes = [key_hash(k) for k in subjects]
+            hashes = [_subject_hash(k) for k in subjects]  # memoised: the rows' too
             at_key, at_slot, at_pred = _COL["subject_key"], _COL["slot"], _COL["predicate"]
             whole = [
                 r
@@ -626,6 +644,12 @@ class Writer:
         db = of(conn)
         ensures: dict[str, AssertOp] = {}
         kept_by_slot: dict[str, _Direct] = {}
+        # new versions of slots holding none, their rows made together (``_fresh``)
+        fresh: list[_Fresh] = []
+        # a planned write's document puts applied set-wise (``_documents``): their
+        # slots, and for each overwrite the close of the running version and its piece
+        doc_slots: list[str] | None = None
+        cut: dict[str, _Cut] = {}
         early = self._early(conn, scope, ops) if db.sends_together() and not planned else None
         if early is not None:
             tx, targets, slots, current = self._begin_together(
@@ -643,19 +667,29 @@ class Writer:
                 tx, registry_version = stamp_row(conn, tenant, now_us, at=recorded_at)
             # without row locks the live read takes whole rows, and the slots it
             # covers are not read again (``_Found.covers``)
+            docs: list[DocumentOp] = []
             if planned is None:
                 found = _Found.load(conn, scope, ops, whole=not for_update)
             else:
                 assert not for_update, "a planned write's plan reads the live read's rows"
                 found = _Found.load(conn, scope, planned.then, whole=True, planned=planned.subjects)
                 rows = found.rows_at(planned.subjects, planned.valid_at)
-                ops = [*planned_ops(planned, rows), *ops]
+                plan = [*checked_plan(planned, rows), *planned.then]
+                ops, docs = _split_documents(plan, ops)
             if later is not None:
                 tx, registry_version = later()
+            if docs:
+                # a plan of document puts alone: set-wise when each is simple
+                doc_slots = _documents(docs, found, scope, tx, fresh, cut)
+                if doc_slots is None:
+                    ops = [*_expanded(docs), *ops]
             index = self.registry.load(conn, tenant, version=registry_version)
             targets = [self._target(scope, op, index, found) for op in ops]
             touches = _touches(targets)
-            slots = sorted(touches)
+            # the slots the operations touch, and those of set-wise document puts
+            # (planned already: ``_documents``)
+            general = sorted(touches)
+            slots = sorted([*general, *doc_slots]) if doc_slots else general
             lock(conn, tenant, slots)
             covered = found.covered(ops, targets)
             # without row locks, many ensures' slots are read narrowly (``_ensured``)
@@ -663,7 +697,7 @@ class Writer:
             current = self._load(
                 conn,
                 tenant,
-                [s for s in slots if s not in covered and s not in ensures],
+                [s for s in general if s not in covered and s not in ensures],
                 for_update,
             )
             for s in covered:
@@ -681,8 +715,6 @@ class Writer:
         plans: dict[str, SlotPlan] = {}
         direct: dict[str, _Direct] = {}
         new_sources: list[dict[str, Any]] = []
-        # new versions of slots holding none, their rows made together (``_fresh``)
-        fresh: list[_Fresh] = []
         for op, held in zip(ops, targets, strict=True):
             if isinstance(held, str):  # an exact assert, held as its slot key (``_full``)
                 if touches[held] == 1:
@@ -740,7 +772,7 @@ class Writer:
             self._plan(t, plans, scope, tx, new_sources)
         if fresh:
             _fresh_rows(fresh, scope, tx, direct)
-        return self._flush(conn, scope, slots, plans, direct, tx, new_sources)
+        return self._flush(conn, scope, slots, plans, direct, tx, new_sources, cut)
 
     def _ensured(
         self, conn: Connection, tenant: str, ensures: dict[str, AssertOp], current: Loaded
@@ -1090,6 +1122,7 @@ class Writer:
         direct: dict[str, _Direct],
         tx: int,
         new_sources: list[dict[str, Any]],
+        cut: dict[str, _Cut],
     ) -> Receipt:
         tenant = scope.tenant
         receipt = Receipt(recorded_at=from_us(tx))
@@ -1099,6 +1132,11 @@ class Writer:
         fact_ids: dict[str, None] = {}  # in first-seen order, without a quadratic scan
         stored: set[str] = set()  # fact ids of stored versions the plans loaded
         for slot in slots:  # in slot order, planned or not
+            if cut and slot in cut:  # an overwritten document's running version (``_documents``)
+                close, piece = cut[slot]
+                closes.append(close)
+                inserts.append(piece)
+                receipt.superseded.append(close["vid"])
             d = direct.get(slot)
             if d is not None:
                 if type(d) is dict:  # a new version's row
@@ -1186,7 +1224,125 @@ class Writer:
 # An assert into a slot that holds no version, one operation alone touching it
 # (``_fresh``): (slot, op, subject key, predicate, object key, valid from, valid to,
 # fact id, version id), its row made by ``_fresh_rows``.
-_Fresh = tuple[str, AssertOp, str, str, str, int, int | None, str, str]
+_Fresh = tuple[str, AssertOp | DocumentOp, str, str, str, int, int | None, str, str]
+
+# An overwritten document's running version (``_documents``): its close (as
+# ``_flush`` closes a plan's) and the row of its piece before the new version.
+_Cut = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _split_documents(
+    planned: list[PlannedOp], ops: Sequence[WriteOp]
+) -> tuple[list[WriteOp], list[DocumentOp]]:
+    """A planned write's operations (the plan's, then its ``then``) and ``ops``:
+    when the plan returned document puts alone, of distinct subjects no other
+    operation names, the other operations and those puts (``_documents`` may
+    apply them set-wise); else every operation, the puts as their ``ops()``."""
+    docs = [op for op in planned if type(op) is DocumentOp]
+    rest = [op for op in planned if type(op) is not DocumentOp]
+    if not docs:
+        return [*rest, *ops], []  # type: ignore[list-item]  # no DocumentOp in rest
+    subjects = {d.subject for d in docs}
+    alone = (
+        len(subjects) == len(docs)
+        and all(_named_subject(op) not in subjects for op in (*rest, *ops))
+        and all(type(op) is not DocumentOp for op in planned[len(docs) :])
+    )
+    if not alone:
+        return [*_expanded(planned), *ops], []
+    return [*rest, *ops], docs  # type: ignore[list-item]  # no DocumentOp in rest
+
+
+def _named_subject(op: PlannedOp) -> str | None:
+    """The subject key an operation's slots belong to (None: it names a fact)."""
+    if isinstance(op, AssertOp | EndOp | EndOthersOp):
+        return op.subject if op.exact else fold(op.subject)
+    return None
+
+
+def _expanded(ops: Iterable[PlannedOp]) -> list[WriteOp]:
+    """The operations, each ``DocumentOp`` as its ``ops()``, in order."""
+    out: list[WriteOp] = []
+    for op in ops:
+        if type(op) is DocumentOp:
+            out += op.ops()
+        else:
+            out.append(op)  # type: ignore[arg-type]  # not a DocumentOp
+    return out
+
+
+def _documents(
+    docs: list[DocumentOp],
+    found: _Found,
+    scope: Scope,
+    tx: int,
+    fresh: list[_Fresh],
+    cut: dict[str, _Cut],
+) -> list[str] | None:
+    """Document puts of subjects read whole (``found``) applied set-wise: the
+    slots they write, their new versions added to ``fresh`` and each overwritten
+    version to ``cut``; or None, nothing added, when one is not simple. Simple:
+    the put's slot holds no version of its object, and at most one version
+    running at ``tx`` (valid to none or later), which starts before ``tx``; and
+    when the put ends the subject's other values, none of them runs at ``tx``.
+    Then ``SlotPlan.assert_`` inserts the new version after closing that running
+    one and re-inserting its part before ``tx`` (an earlier re-put's closed-off
+    piece, ended by ``tx``, stays as it is), and the end of the other values
+    changes no row (``tests/test_document_puts.py`` holds both to the same rows).
+    Ids are drawn in the order that path draws them."""
+    picked: list[tuple[str, DocumentOp, tuple[Any, ...] | None]] = []
+    current, live = found.current, found.live
+    for d in docs:
+        _check_name(d.predicate)
+        slot = _slot_key(scope, d.subject, d.predicate, None)
+        running: tuple[Any, ...] | None = None
+        if live.get(d.subject):
+            if d.end_others and _runs_beside(d, slot, found, tx):
+                return None
+            for row in current.get(slot, ()):
+                if type(row) is not tuple:
+                    return None
+                _, _, okey, start, end = _KEPT_OF(row)
+                if okey == d.obj:
+                    return None  # a same object: unchanged or merged (planned)
+                if end is None or end > tx:  # the new version cuts it
+                    if running is not None or start >= tx:
+                        return None
+                    running = row
+        picked.append((slot, d, running))
+    tenant = scope.tenant
+    # the ids in the order the general path draws them: the fact's, then (an
+    # overwrite) the piece's, then the new version's
+    ids = iter(new_ids(2 * len(picked) + sum(running is not None for _, _, running in picked)))
+    for slot, d, running in picked:
+        fid = next(ids)
+        if running is None:
+            vid = next(ids)
+        else:
+            piece = _stored_version(running)  # its part before ``tx``
+            closed = piece.id
+            piece.id = next(ids)
+            piece.valid_to = tx
+            vid = next(ids)
+            close = {"vid": closed, "by": vid, "reason": CloseReason.SUPERSEDED}
+            cut[slot] = (close, _version_row(tenant, piece, tx))
+        fresh.append((slot, d, d.subject, d.predicate, d.obj, tx, None, fid, vid))
+    return [slot for slot, _, _ in picked]
+
+
+def _runs_beside(d: DocumentOp, slot: str, found: _Found, tx: int) -> bool:
+    """Whether a value of ``d``'s subject in another slot than ``d``'s runs at
+    ``tx`` (an end at ``tx`` would cut it: ``SlotPlan.end``)."""
+    for other, _ in found.live.get(d.subject, ()):
+        if other == slot:
+            continue
+        for row in found.current.get(other, ()):
+            if type(row) is not tuple:
+                return True
+            _, _, _, start, end = _KEPT_OF(row)
+            if start < tx and (end is None or end > tx):
+                return True
+    return False
 
 
 def _fresh(
@@ -1365,21 +1521,27 @@ def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
 
 
 def planned_ops(planned: PlannedWrite, rows: list[FactRow]) -> list[WriteOp]:
-    """The plan's operations for ``rows`` (checked: asserts, and ends whose slots
-    the read covers), then ``planned.then``."""
+    """The plan's operations for ``rows`` (``checked_plan``), each ``DocumentOp``
+    as its ``ops()``, then ``planned.then``."""
+    return [*_expanded(checked_plan(planned, rows)), *planned.then]
+
+
+def checked_plan(planned: PlannedWrite, rows: list[FactRow]) -> list[PlannedOp]:
+    """The plan's operations for ``rows``, checked: asserts, document puts of
+    subjects it read, and ends whose slots the read covers."""
     ops = list(planned.plan(rows))
     read = set(planned.subjects)
     for op in ops:
         kind = type(op)
         if kind is AssertOp or (kind is EndOp and op.obj is not None):  # type: ignore[union-attr]
             continue
-        if kind in (EndOthersOp, EndOp) and op.exact and op.subject in read:  # type: ignore[union-attr]
+        if kind in (EndOthersOp, EndOp, DocumentOp) and op.exact and op.subject in read:  # type: ignore[union-attr]
             continue
         raise InvalidInput(
-            "a planned write's plan returns asserts and ends; an end of a subject's "
-            f"values must name a subject it read exactly, not {op!r}"
+            "a planned write's plan returns asserts, ends and document puts; an end of a "
+            f"subject's values must name a subject it read exactly, not {op!r}"
         )
-    return [*ops, *planned.then]
+    return ops
 
 
 def missing_fact(conn: Connection, scope: Scope, fact_id: str) -> ChronomemError:

@@ -8,13 +8,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sqlalchemy import Connection
+
+from .batching import chunks
 from .engine import Engine
 from .errors import InvalidInput
-from .facts import own_fact
-from .model import Receipt
+from .facts import LIVE, own_fact
+from .model import FactRow, Receipt
 from .ops import CorrectOp, PlannedWrite, RetractOp, WriteOp
-from .reads import INLINE, scope_values, subject_rows
+from .reads import INLINE, ROW_COLUMNS, facts_query, scope_values, subject_rows
 from .scope import Scope
+from .timeutil import end_dt, from_us
 from .writer import Writer, planned_ops
 
 
@@ -48,10 +52,12 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
     in a scope that reads no enclosing one (the tenant's own: its reads are its
     writes' rows), the read is the writer's own live read, after the stamp
     (``Writer.apply(planned=…)``: one statement serves the plan and the writer).
-    Elsewhere it is ``Memory.rows``' point read, run first in the transaction."""
+    Elsewhere it is ``Memory.rows``' read (a point read for a few subjects), run
+    first in the transaction, and the plan's ``DocumentOp``s are applied as their
+    ``ops()``."""
     subjects = list(dict.fromkeys(planned.subjects))
-    if not 0 < len(subjects) <= INLINE:
-        raise InvalidInput(f"a planned write reads 1 to {INLINE} subjects")
+    if not subjects:
+        raise InvalidInput("a planned write reads at least one subject")
     if any(isinstance(op, RetractOp | CorrectOp) for op in planned.then):
         raise InvalidInput("a planned write takes asserts and ends")
     backend = engine.backend
@@ -63,7 +69,7 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
                 conn, scope, (), engine.tx_us(), lock=backend.lock_slots, for_update=False,
                 planned=planned,
             )  # fmt: skip
-        rows = subject_rows(conn, scope, planned.valid_at, None, subjects)
+        rows = _live_rows(conn, scope, planned.valid_at, subjects)
         return writer.apply(
             conn,
             scope,
@@ -72,3 +78,24 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
             lock=backend.lock_slots,
             for_update=backend.for_update,
         )
+
+
+# the subjects one read of a planned write's many subjects names at most
+SUBJECTS_PER_READ = 500
+
+
+def _live_rows(conn: Connection, scope: Scope, valid_at: int, subjects: list[str]) -> list[FactRow]:
+    """The live rows of ``subjects`` (distinct, exact keys) at ``valid_at``, as
+    ``Memory.rows`` reads them: a few in the point read's prepared statement,
+    more in reads of ``SUBJECTS_PER_READ`` (``ROW_COLUMNS`` first, in order)."""
+    if len(subjects) <= INLINE:
+        return subject_rows(conn, scope, valid_at, None, subjects)
+    out: list[FactRow] = []
+    for part in chunks(subjects, SUBJECTS_PER_READ):
+        q = facts_query(
+            scope, valid_at=valid_at, known_at=None, states=LIVE, subject_keys=part, light=True
+        )
+        for r in conn.execute(q.statement, q.params):
+            fid, vid, subj, skey, pred, obj, vf, vt = tuple(r)[: len(ROW_COLUMNS)]
+            out.append(FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt)))
+    return out

@@ -36,7 +36,7 @@ from langgraph.store.base import _validate_namespace_labels as validate_labels
 
 from chronomem import InvalidInput, InvalidTimeSelector, InvalidType, Memory, Receipt, State
 from chronomem.model import ALL_STATES, FactRow
-from chronomem.ops import AssertOp, WriteOp
+from chronomem.ops import AssertOp, PlannedOp
 from chronomem.timeutil import Clock, from_us, opt_dt, read_instants, to_us
 from chronomem_adapters import Semantic, TimeKeeping
 from chronomem_adapters.readtags import tagged
@@ -51,8 +51,8 @@ from .errors import ReadOnlyView
 from .history import FieldVersion, field_versions
 from .indexing import DEFAULT_FIELDS, resolve_paths
 from .reading import Reader, to_item
-from .records import Marker, Record, is_head, live_record
-from .writes import PreparedPut, plan_put, plan_refresh, prepare
+from .records import Marker, Record, group, is_head, live_record
+from .writes import PreparedPut, plan_document, plan_put, plan_refresh, prepare
 
 
 @dataclass(frozen=True)
@@ -423,8 +423,8 @@ class ChronomemStore(BaseStore):
             return
         at = self._now()  # what ``_write`` plans at: a TTL counts from it
 
-        def plan(rows: list[FactRow]) -> list[WriteOp]:
-            return plan_put(put, live_record(rows, subject), at)
+        def plan(rows: list[FactRow]) -> list[PlannedOp]:
+            return plan_document(put, live_record(rows, subject), at)
 
         then = namespace_index.entries({put.namespace: None})
         self._floor.note(
@@ -449,6 +449,9 @@ class ChronomemStore(BaseStore):
             self._prepare(ops)
             return [self._namespaces(ops[0], self._reader(ctx))]
         puts = self._prepare(ops)
+        if len(puts) == len(ops) and ctx is None and self._plans_in_write(puts):
+            self._put_all(puts)  # a batch of puts alone (a load)
+            return [None] * len(ops)
         reader = self._reader(ctx)
         pinned = reader.known_at is not None and self._pin is None
         # every item the batch gets or puts, in one read (a pinned run's puts are
@@ -490,6 +493,40 @@ class ChronomemStore(BaseStore):
         if self._pin is None:
             self._refresh_and_write(reader, puts, items, touched, ctx)
         return results
+
+    def _plans_in_write(self, puts: dict[int, PreparedPut]) -> bool:
+        """Whether puts are planned from the write's own read (``_put_all``): not
+        with a delete among them (whose plan retracts facts by id), nor with the
+        served-read log on (whose item read is logged)."""
+        if self._memory.read_log:
+            return False
+        return all(put.value is not None for put in puts.values())
+
+    def _put_all(self, puts: dict[int, PreparedPut]) -> None:
+        """A batch of puts alone, outside a run that needs its context: the
+        items read inside the write transaction, by the read that serves the
+        writer too, and planned from it (``Memory.apply_planned``, as the single
+        put), the last put of a key winning; a plain put is a ``DocumentOp``,
+        which the writer applies set-wise (one pass over the batch's new items
+        and overwrites). The same checks, plans and rows as ``_run``'s general
+        path (``tests/langgraph/test_planned_batch.py``)."""
+        last: dict[str, PreparedPut] = {}
+        for put in puts.values():  # in the batch's order: the last put of a key wins
+            last[put.subject] = put
+        at = self._now()  # what ``_write`` plans at
+
+        def plan(rows: list[FactRow]) -> list[PlannedOp]:
+            found = group(rows)
+            out: list[PlannedOp] = []
+            for subject, put in last.items():
+                rec = found.get(subject)
+                out += plan_document(put, rec if rec is not None and rec.alive else None, at)
+            return out
+
+        then = namespace_index.entries({put.namespace: None for put in last.values()})
+        self._floor.note(
+            self._memory.apply_planned(tuple(last), plan, valid_at=from_us(at), then=then)
+        )
 
     def _search(self, op: SearchOp, ctx: pinning.RunContext | None) -> list[SearchItem]:
         """A batch of one search (what ``store.search`` sends): ``_run`` without the

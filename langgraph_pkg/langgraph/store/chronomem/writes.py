@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from chronomem import Cardinality
-from chronomem.ops import AssertOp, EndOp, EndOthersOp, RetractOp, WriteOp
+from chronomem.ops import AssertOp, DocumentOp, EndOp, EndOthersOp, PlannedOp, RetractOp, WriteOp
 from chronomem.timeutil import to_us
 
 from . import keys
@@ -94,7 +94,8 @@ def plan_put(
     refresh: bool = False,
     created: int | None = None,
 ) -> list[WriteOp]:
-    """The operations that make the item equal to ``put`` from the transaction on.
+    """The operations that make the item equal to ``put`` from the transaction on
+    (``plan_document``: what each of them is).
 
     ``at`` is the instant the write is planned (after the batch's reads, a
     moment before its transaction): a TTL counts from it. ``existing`` (the item
@@ -103,8 +104,30 @@ def plan_put(
     must be ended. ``refresh``: the document is re-asserted as it is (an
     old-layout item is rewritten with its times), so the item's times do not
     move. ``created``: the creation time to record (an import's)."""
+    out: list[WriteOp] = []
+    for op in plan_document(put, existing, at, refresh=refresh, created=created):
+        if isinstance(op, DocumentOp):
+            out += op.ops()
+        else:
+            out.append(op)
+    return out
+
+
+def plan_document(
+    put: PreparedPut,
+    existing: Record | None,
+    at: int,
+    *,
+    refresh: bool = False,
+    created: int | None = None,
+) -> list[PlannedOp]:
+    """``plan_put``'s operations, a plain put (a value with one text or none to
+    index, no TTL) as its ``DocumentOp``: the document's assert, then, for a new
+    item or one with facts beside its document, the end of its other facts (what
+    ``DocumentOp.ops()`` is), which the writer may apply set-wise
+    (``Memory.apply_planned``)."""
     if put.value is None:
-        return plan_delete(existing)
+        return plan_delete(existing)  # type: ignore[return-value]  # a list of WriteOps
     old = existing.marker if existing is not None else None
     until = expiry(at, put.ttl)
     if refresh and old is not None and old.value is not None and existing is not None:
@@ -124,7 +147,7 @@ def plan_put(
             stamp_created = created
         doc = encode_doc(put.text, stamp_created, updated, put.ttl, put.paths)
     texts = entries(put.value, put.paths)
-    first: list[WriteOp] = []
+    first: list[PlannedOp] = []
     if until is not None and existing is not None:
         for fact in existing.all_facts():
             if fact.valid_to is None or to_us(fact.valid_to) > until:
@@ -134,7 +157,10 @@ def plan_put(
                 first.append(_end(put.subject, fact.predicate))
     if len(texts) <= 1:
         text = next(iter(texts.values()), "")
-        ops: list[WriteOp] = [_assert(put.subject, keys.DOC, doc, put.ttl, text)]
+        if put.ttl is None:  # no expiry: nothing ends first (``first`` is empty)
+            ends = existing is None or existing.extra_facts()
+            return [DocumentOp(put.subject, keys.DOC, doc, text, ends)]
+        ops: list[PlannedOp] = [_assert(put.subject, keys.DOC, doc, put.ttl, text)]
         if existing is None or existing.extra_facts():
             # a new item (a concurrent put may have written entries), or one with
             # entries or old-layout fields beside its document: end them
