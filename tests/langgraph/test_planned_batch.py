@@ -28,8 +28,9 @@ from langgraph.store.chronomem.writes import PreparedPut
 
 from ..conftest import ManualClock
 from ..statements import counting
+from ._store_compare import answers, stored
 from .fakes import CharEmbeddings
-from .test_planned_put import _stored
+from .test_planned_put import _ReadFirst
 
 NAMESPACES = [("users", "u1"), ("users", "u2"), ("docs",)]
 KEYS = ["k1", "k2", "k3"]
@@ -66,32 +67,21 @@ STEPS = st.lists(
 _tenants = itertools.count()
 
 
-class _General(ChronomemStore):
+class _General(_ReadFirst):
     """The store's puts as they were: a batch read first and planned as asserts
     and ends (``_run``'s general path), the single put read first too."""
 
     def _plans_in_write(self, puts: dict[int, PreparedPut]) -> bool:
         return False
 
-    def _put(self, op: PutOp) -> None:
-        puts = self._prepare([op])
-        subject = puts[0].subject
-        self._write(puts, {subject: self._reader().item(subject)}, {})
-
 
 def _answers(store: ChronomemStore) -> list[Any]:
-    out: list[Any] = []
-    for ns in NAMESPACES:
-        for key in KEYS:
-            item = store.get(ns, key, refresh_ttl=False)
-            out.append(None if item is None else (item.value, item.created_at, item.updated_at))
-        found = store.search(ns, query="tea", limit=10, refresh_ttl=False)
-        out.append([(i.key, i.value, i.score) for i in found])
-        out.append([(i.key, i.value) for i in store.search(ns, limit=10, refresh_ttl=False)])
-    out.append([(i.key, i.value) for i in store.search(("users",), query="tea", refresh_ttl=False)])
-    out.append(store.list_namespaces())
-    out.append(store.list_namespaces(max_depth=1))
-    return out
+    found = store.search(("users",), query="tea", refresh_ttl=False)
+    return [
+        *answers(store, NAMESPACES, KEYS),
+        [(i.key, i.value) for i in found],
+        store.list_namespaces(max_depth=1),
+    ]
 
 
 @pytest.mark.parametrize("user", [None, "ann"], ids=["tenant scope", "user scope"])
@@ -122,7 +112,7 @@ def test_a_batch_of_puts_stores_and_answers_what_the_general_path_did(
                     store.put(ns, key, value, paths, ttl=minutes)
                 else:
                     store.batch([PutOp(ns, k, v, p, ttl=t) for ns, k, v, p, t in what])
-            assert _stored(new) == _stored(old)
+            assert stored(new) == stored(old)
         assert _answers(new) == _answers(old)
     finally:
         new.close()
@@ -166,7 +156,7 @@ def test_a_plain_batch_is_written_set_wise_in_one_read(
             assert writes[0] == writes[1]
             assert len(reads[0]) < len(reads[1])
             assert costs[0].vm_steps < costs[1].vm_steps
-        assert _stored(new)[-1] == _stored(old)[-1]  # the vectors
+        assert stored(new)[-1] == stored(old)[-1]  # the vectors
     finally:
         new.close()
         old.close()

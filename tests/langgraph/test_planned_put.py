@@ -26,6 +26,7 @@ from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
 from ..statements import counting
+from ._store_compare import answers, stored
 from .fakes import CharEmbeddings
 
 NAMESPACES = [("users", "u1"), ("docs",)]
@@ -73,43 +74,6 @@ class _ReadFirst(ChronomemStore):
         self._write(puts, {subject: self._reader().item(subject)}, {})
 
 
-def _stored(store: ChronomemStore) -> list[Any]:
-    """Every version row of the store's tenant (any state) without its ids, and
-    its vectors."""
-    tenant = store.memory.scope.tenant
-    with store.memory.backend.engine.connect() as conn:
-        rows = conn.exec_driver_sql(
-            "SELECT subject, predicate, object, valid_from, valid_to, recorded_at, "
-            "superseded_at, closed_reason, index_text, metadata, user_id FROM cm_versions "
-            "WHERE tenant = %(t)s"
-            if conn.dialect.name != "sqlite"
-            else "SELECT subject, predicate, object, valid_from, valid_to, recorded_at, "
-            "superseded_at, closed_reason, index_text, metadata, user_id FROM cm_versions "
-            "WHERE tenant = ?",
-            {"t": tenant} if conn.dialect.name != "sqlite" else (tenant,),
-        ).all()
-        vectors = conn.exec_driver_sql(
-            "SELECT vec FROM cm_vectors WHERE tenant = %(t)s"
-            if conn.dialect.name != "sqlite"
-            else "SELECT vec FROM cm_vectors WHERE tenant = ?",
-            {"t": tenant} if conn.dialect.name != "sqlite" else (tenant,),
-        ).all()
-    return [*sorted((tuple(r) for r in rows), key=repr), sorted(bytes(v[0]) for v in vectors)]
-
-
-def _answers(store: ChronomemStore) -> list[Any]:
-    out: list[Any] = []
-    for ns in NAMESPACES:
-        for key in KEYS:
-            item = store.get(ns, key, refresh_ttl=False)
-            out.append(None if item is None else (item.value, item.created_at, item.updated_at))
-        found = store.search(ns, query="tea", limit=10, refresh_ttl=False)
-        out.append([(i.key, i.value, i.score) for i in found])
-        out.append([(i.key, i.value) for i in store.search(ns, limit=10, refresh_ttl=False)])
-    out.append(store.list_namespaces())
-    return out
-
-
 @pytest.mark.parametrize("user", [None, "ann"], ids=["tenant scope", "user scope"])
 @settings(
     max_examples=20,
@@ -135,8 +99,8 @@ def test_a_single_put_stores_and_answers_what_the_read_first_put_did(
                     store.put(ns, key, value, paths, ttl=minutes)
                 else:
                     store.get(ns, key, refresh_ttl=True)
-            assert _stored(new) == _stored(old)
-        assert _answers(new) == _answers(old)
+            assert stored(new) == stored(old)
+        assert answers(new, NAMESPACES, KEYS) == answers(old, NAMESPACES, KEYS)
     finally:
         new.close()
         old.close()

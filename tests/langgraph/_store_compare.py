@@ -1,0 +1,44 @@
+"""What two ``ChronomemStore``s written two ways are compared on: every version
+row of the store's tenant (any state, without its ids) and its vectors
+(``stored``), and what the store answers (``answers``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.store.chronomem import ChronomemStore
+
+
+def stored(store: ChronomemStore) -> list[Any]:
+    """Every version row of the store's tenant (any state) without its ids, and
+    its vectors."""
+    tenant = store.memory.scope.tenant
+    with store.memory.backend.engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        where, arg = ("tenant = ?", (tenant,)) if sqlite else ("tenant = %(t)s", {"t": tenant})
+        rows = conn.exec_driver_sql(
+            "SELECT subject, predicate, object, valid_from, valid_to, recorded_at, "
+            "superseded_at, closed_reason, index_text, metadata, user_id FROM cm_versions "
+            f"WHERE {where}",
+            arg,
+        ).all()
+        vectors = conn.exec_driver_sql(f"SELECT vec FROM cm_vectors WHERE {where}", arg).all()
+    return [*sorted((tuple(r) for r in rows), key=repr), sorted(bytes(v[0]) for v in vectors)]
+
+
+def answers(
+    store: ChronomemStore, namespaces: Sequence[tuple[str, ...]], keys: Sequence[str]
+) -> list[Any]:
+    """Each item's ``get``, each namespace's searches (with a query and without),
+    and ``list_namespaces``, none refreshing a TTL."""
+    out: list[Any] = []
+    for ns in namespaces:
+        for key in keys:
+            item = store.get(ns, key, refresh_ttl=False)
+            out.append(None if item is None else (item.value, item.created_at, item.updated_at))
+        found = store.search(ns, query="tea", limit=10, refresh_ttl=False)
+        out.append([(i.key, i.value, i.score) for i in found])
+        out.append([(i.key, i.value) for i in store.search(ns, limit=10, refresh_ttl=False)])
+    out.append(store.list_namespaces())
+    return out
