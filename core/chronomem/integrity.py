@@ -65,11 +65,17 @@ class CheckReport:
 
 
 def _i1_violations(conn: Connection) -> int:
+    """Pairs of current versions of one slot that overlap in valid time. The ids
+    are compared as ``id || ''``: an expression no index serves, so SQLite pairs
+    each version with its slot's current versions (``cm_versions_slot_current``)
+    instead of every later id of the tenant by the primary key (a walk of half the
+    tenant per version: 17 s at 10k versions)."""
     a, b = aliased(versions), aliased(versions)
+    pair = a.c.id.concat("") < b.c.id.concat("")
     q = (
         select(func.count())
         .select_from(a)
-        .join(b, and_(a.c.tenant == b.c.tenant, a.c.slot == b.c.slot, a.c.id < b.c.id))
+        .join(b, and_(a.c.tenant == b.c.tenant, a.c.slot == b.c.slot, pair))
         .where(
             a.c.superseded_at.is_(None),
             b.c.superseded_at.is_(None),

@@ -3,12 +3,14 @@ fixes what can be fixed without deciding about facts (issue #14 A)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from chronomem import Memory
 
+from ..statements import counting
 from ._support import check_invariants, raw
 
 
@@ -107,3 +109,61 @@ def test_i1_violations_are_reported_not_repaired(tmp_path: Path) -> None:
         assert m.check().i1_violations >= 1
         fixed = m.check(repair=True)
         assert fixed.i1_violations >= 1 and not fixed.ok and fixed.repaired == ()
+
+
+def _overlapping_pairs(rows: list[tuple[str, str, int, int | None]]) -> int:
+    """The model: pairs of current versions (tenant, slot, valid_from, valid_to)
+    of one slot whose valid intervals [from, to) meet."""
+    n = 0
+    for i, (t1, s1, f1, e1) in enumerate(rows):
+        for t2, s2, f2, e2 in rows[i + 1 :]:
+            if (t1, s1) == (t2, s2) and f1 < (e2 or 2**62) and f2 < (e1 or 2**62):
+                n += 1
+    return n
+
+
+def test_the_i1_count_is_the_number_of_overlapping_pairs(tmp_path: Path) -> None:
+    """Every closed version made current again by hand: the check counts exactly
+    the overlapping pairs the raw rows hold, slot by slot, tenant by tenant.
+    (SQLite: PostgreSQL's exclusion constraint refuses such rows.)"""
+    durable_url = str(tmp_path / "i1pairs.db")
+    days = [datetime(2020, 1, d, tzinfo=timezone.utc) for d in range(1, 29)]
+    with Memory(durable_url) as m:
+        for tenant in ("t", "u"):
+            s = m.scoped(tenant=tenant)
+            for i, city in enumerate(["oslo", "rome", "lima", "kyiv", "pune"]):
+                s.remember("ann", "lives_in", city, valid_from=days[i * 5])
+                s.remember("bob", "lives_in", city, valid_from=days[(7 * i) % 25])
+                s.remember("bob", "likes", city, valid_from=days[i], valid_to=days[i + 9])
+    with raw(durable_url) as conn:
+        conn.exec_driver_sql(
+            "UPDATE cm_versions SET superseded_at = NULL, superseded_by = NULL, "
+            "closed_reason = NULL"
+        )
+        rows = [
+            tuple(r)
+            for r in conn.exec_driver_sql(
+                "SELECT tenant, slot, valid_from, valid_to FROM cm_versions ORDER BY id"
+            )
+        ]
+    expected = _overlapping_pairs(rows)  # type: ignore[arg-type]
+    assert expected > 10  # the scenario does overlap
+    with Memory(durable_url) as m:
+        assert m.check().i1_violations == expected
+
+
+def test_the_i1_check_pairs_versions_within_their_slot(tmp_path: Path) -> None:
+    """The I1 statement pairs each current version with its own slot's, not with
+    every later version of the tenant: its work grows with the store, not with
+    its square (SQLite VM steps, a store four times as large)."""
+    steps = []
+    for n in (300, 1200):
+        path = str(tmp_path / f"s{n}.db")
+        with Memory(path) as m:
+            m.scoped(tenant="t").remember_many(
+                [{"subject": f"p{i}", "predicate": "lives_in", "obj": "oslo"} for i in range(n)]
+            )
+        with Memory(path) as m, counting(m) as cost:
+            assert m.check().ok
+        steps.append(cost.vm_steps)
+    assert steps[1] < 6 * steps[0], steps
