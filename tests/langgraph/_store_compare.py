@@ -1,13 +1,35 @@
-"""What two ``ChronomemStore``s written two ways are compared on: every version
+"""Two ``ChronomemStore``s written two ways (``pair``: the store's own paths and
+an old one's, on clocks moved alike) and what they are compared on: every version
 row of the store's tenant (any state, without its ids) and its vectors
 (``stored``), and what the store answers (``answers``)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.chronomem import ChronomemStore
+
+from ..conftest import ManualClock
+from .fakes import CharEmbeddings
+
+_tenants = itertools.count()
+
+
+def pair(
+    url: str | None, user: str | None, old_paths: type[ChronomemStore]
+) -> tuple[tuple[ManualClock, ManualClock], ChronomemStore, ChronomemStore]:
+    """Two stores of one database, each in a tenant of its own (``user``'s scope
+    when given), indexed and with TTLs refreshed on read: the store's own paths
+    and ``old_paths``, and their two clocks."""
+    clocks = ManualClock(), ManualClock()
+    n = next(_tenants)
+    index = {"dims": 16, "embed": CharEmbeddings(dims=16), "fields": ["text"]}
+    ttl = {"refresh_on_read": True, "default_ttl": None}
+    new = ChronomemStore(url, clock=clocks[0], index=index, ttl=ttl, tenant=f"n{n}", user=user)  # type: ignore[arg-type]
+    old = old_paths(url, clock=clocks[1], index=index, ttl=ttl, tenant=f"o{n}", user=user)  # type: ignore[arg-type]
+    return clocks, new, old
 
 
 def stored(store: ChronomemStore) -> list[Any]:

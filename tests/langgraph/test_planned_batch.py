@@ -13,7 +13,6 @@ and in a user's (which reads its tenant's items too)."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from langgraph.store.chronomem.writes import PreparedPut
 
 from ..conftest import ManualClock
 from ..statements import counting
-from ._store_compare import answers, stored
+from ._store_compare import answers, pair, stored
 from .fakes import CharEmbeddings
 from .test_planned_put import _ReadFirst
 
@@ -64,7 +63,6 @@ STEPS = st.lists(
     min_size=1,
     max_size=10,
 )
-_tenants = itertools.count()
 
 
 class _General(_ReadFirst):
@@ -94,12 +92,7 @@ def _answers(store: ChronomemStore) -> list[Any]:
 def test_a_batch_of_puts_stores_and_answers_what_the_general_path_did(
     url: str | None, user: str | None, steps: list[Any]
 ) -> None:
-    clocks = ManualClock(), ManualClock()
-    n = next(_tenants)
-    index = {"dims": 16, "embed": CharEmbeddings(dims=16), "fields": ["text"]}
-    ttl = {"refresh_on_read": True, "default_ttl": None}
-    new = ChronomemStore(url, clock=clocks[0], index=index, ttl=ttl, tenant=f"n{n}", user=user)  # type: ignore[arg-type]
-    old = _General(url, clock=clocks[1], index=index, ttl=ttl, tenant=f"o{n}", user=user)  # type: ignore[arg-type]
+    clocks, new, old = pair(url, user, _General)
     try:
         for kind, what, wait in steps:
             for c in clocks:

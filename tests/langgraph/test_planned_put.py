@@ -11,7 +11,6 @@ tenant's items too: the point read's statement, in the transaction)."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
 from ..statements import counting
-from ._store_compare import answers, stored
+from ._store_compare import answers, pair, stored
 from .fakes import CharEmbeddings
 
 NAMESPACES = [("users", "u1"), ("docs",)]
@@ -62,7 +61,6 @@ STEPS = st.lists(
     min_size=1,
     max_size=12,
 )
-_tenants = itertools.count()
 
 
 class _ReadFirst(ChronomemStore):
@@ -84,12 +82,7 @@ class _ReadFirst(ChronomemStore):
 def test_a_single_put_stores_and_answers_what_the_read_first_put_did(
     url: str | None, user: str | None, steps: list[Any]
 ) -> None:
-    clocks = ManualClock(), ManualClock()
-    n = next(_tenants)
-    index = {"dims": 16, "embed": CharEmbeddings(dims=16), "fields": ["text"]}
-    ttl = {"refresh_on_read": True, "default_ttl": None}
-    new = ChronomemStore(url, clock=clocks[0], index=index, ttl=ttl, tenant=f"n{n}", user=user)  # type: ignore[arg-type]
-    old = _ReadFirst(url, clock=clocks[1], index=index, ttl=ttl, tenant=f"o{n}", user=user)  # type: ignore[arg-type]
+    clocks, new, old = pair(url, user, _ReadFirst)
     try:
         for kind, ns, key, value, paths, minutes, wait in steps:
             for c in clocks:
