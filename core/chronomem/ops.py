@@ -6,7 +6,7 @@ applied by one function, in one transaction, with one transaction time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -132,6 +132,17 @@ class DocumentOp(NamedTuple):
 
 # what a ``PlannedWrite``'s plan returns
 PlannedOp = WriteOp | DocumentOp
+
+
+def expanded(ops: Iterable[PlannedOp]) -> list[WriteOp]:
+    """The operations, each ``DocumentOp`` as its ``ops()``, in order."""
+    out: list[WriteOp] = []
+    for op in ops:
+        if type(op) is DocumentOp:
+            out += op.ops()
+        else:
+            out.append(op)  # type: ignore[arg-type]  # not a DocumentOp
+    return out
 
 
 @dataclass(frozen=True)

@@ -842,13 +842,17 @@ class FactsQuery:
         return _facts_prepared(self.shape).columns
 
     def rows(self, conn: Connection) -> list[FactRow]:
-        """A ``light`` read's rows as ``FactRow`` values (inline shapes only)."""
-        assert self.shape.light and self.shape.inline
+        """A ``light`` read's rows as ``FactRow`` values (an inline shape through its
+        prepared statement, a list parameter's planned for its values)."""
+        assert self.shape.light
+        found = (
+            _facts_prepared(self.shape).rows(conn, self.params)
+            if self.shape.inline
+            else conn.execute(self.statement, self.params)
+        )
         return [
             FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
-            for fid, vid, subj, skey, pred, obj, vf, vt in _facts_prepared(self.shape).rows(
-                conn, self.params
-            )
+            for fid, vid, subj, skey, pred, obj, vf, vt in found
         ]
 
     def facts(self, conn: Connection, valid_at: int) -> list[Fact]:

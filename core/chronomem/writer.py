@@ -38,6 +38,7 @@ from .ops import (
     PlannedWrite,
     RetractOp,
     WriteOp,
+    expanded,
 )
 from .predicates import Cardinality
 from .prepared import PreparedIn
@@ -682,7 +683,7 @@ class Writer:
                 # a plan of document puts alone: set-wise when each is simple
                 doc_slots = _documents(docs, found, scope, tx, fresh, cut)
                 if doc_slots is None:
-                    ops = [*_expanded(docs), *ops]
+                    ops = [*expanded(docs), *ops]
             index = self.registry.load(conn, tenant, version=registry_version)
             targets = [self._target(scope, op, index, found) for op in ops]
             touches = _touches(targets)
@@ -1249,7 +1250,7 @@ def _split_documents(
         and all(type(op) is not DocumentOp for op in planned[len(docs) :])
     )
     if not alone:
-        return [*_expanded(planned), *ops], []
+        return [*expanded(planned), *ops], []
     return [*rest, *ops], docs  # type: ignore[list-item]  # no DocumentOp in rest
 
 
@@ -1258,17 +1259,6 @@ def _named_subject(op: PlannedOp) -> str | None:
     if isinstance(op, AssertOp | EndOp | EndOthersOp):
         return op.subject if op.exact else fold(op.subject)
     return None
-
-
-def _expanded(ops: Iterable[PlannedOp]) -> list[WriteOp]:
-    """The operations, each ``DocumentOp`` as its ``ops()``, in order."""
-    out: list[WriteOp] = []
-    for op in ops:
-        if type(op) is DocumentOp:
-            out += op.ops()
-        else:
-            out.append(op)  # type: ignore[arg-type]  # not a DocumentOp
-    return out
 
 
 def _documents(
@@ -1523,7 +1513,7 @@ def _version_row(tenant: str, v: SlotVersion, tx: int) -> dict[str, Any]:
 def planned_ops(planned: PlannedWrite, rows: list[FactRow]) -> list[WriteOp]:
     """The plan's operations for ``rows`` (``checked_plan``), each ``DocumentOp``
     as its ``ops()``, then ``planned.then``."""
-    return [*_expanded(checked_plan(planned, rows)), *planned.then]
+    return [*expanded(checked_plan(planned, rows)), *planned.then]
 
 
 def checked_plan(planned: PlannedWrite, rows: list[FactRow]) -> list[PlannedOp]:

@@ -16,9 +16,8 @@ from .errors import InvalidInput
 from .facts import LIVE, own_fact
 from .model import FactRow, Receipt
 from .ops import CorrectOp, PlannedWrite, RetractOp, WriteOp
-from .reads import INLINE, ROW_COLUMNS, facts_query, scope_values, subject_rows
+from .reads import INLINE, facts_query, scope_values, subject_rows
 from .scope import Scope
-from .timeutil import end_dt, from_us
 from .writer import Writer, planned_ops
 
 
@@ -87,7 +86,7 @@ SUBJECTS_PER_READ = 500
 def _live_rows(conn: Connection, scope: Scope, valid_at: int, subjects: list[str]) -> list[FactRow]:
     """The live rows of ``subjects`` (distinct, exact keys) at ``valid_at``, as
     ``Memory.rows`` reads them: a few in the point read's prepared statement,
-    more in reads of ``SUBJECTS_PER_READ`` (``ROW_COLUMNS`` first, in order)."""
+    more in reads of ``SUBJECTS_PER_READ``."""
     if len(subjects) <= INLINE:
         return subject_rows(conn, scope, valid_at, None, subjects)
     out: list[FactRow] = []
@@ -95,7 +94,5 @@ def _live_rows(conn: Connection, scope: Scope, valid_at: int, subjects: list[str
         q = facts_query(
             scope, valid_at=valid_at, known_at=None, states=LIVE, subject_keys=part, light=True
         )
-        for r in conn.execute(q.statement, q.params):
-            fid, vid, subj, skey, pred, obj, vf, vt = tuple(r)[: len(ROW_COLUMNS)]
-            out.append(FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt)))
+        out += q.rows(conn)
     return out

@@ -23,7 +23,16 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from chronomem import Cardinality
-from chronomem.ops import AssertOp, DocumentOp, EndOp, EndOthersOp, PlannedOp, RetractOp, WriteOp
+from chronomem.ops import (
+    AssertOp,
+    DocumentOp,
+    EndOp,
+    EndOthersOp,
+    PlannedOp,
+    RetractOp,
+    WriteOp,
+    expanded,
+)
 from chronomem.timeutil import to_us
 
 from . import keys
@@ -104,13 +113,7 @@ def plan_put(
     must be ended. ``refresh``: the document is re-asserted as it is (an
     old-layout item is rewritten with its times), so the item's times do not
     move. ``created``: the creation time to record (an import's)."""
-    out: list[WriteOp] = []
-    for op in plan_document(put, existing, at, refresh=refresh, created=created):
-        if isinstance(op, DocumentOp):
-            out += op.ops()
-        else:
-            out.append(op)
-    return out
+    return expanded(plan_document(put, existing, at, refresh=refresh, created=created))
 
 
 def plan_document(
