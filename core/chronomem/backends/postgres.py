@@ -1170,7 +1170,9 @@ class PostgresBackend(Backend):
         a plain insert instead: never a lost row. Values pass through each column's
         own bind processing (``SafeText`` escaping, so no NUL reaches the JSON)
         first, as with a plain insert. A column holding one value in every row
-        (``_same_columns``) is sent once, as one JSON object beside the rows."""
+        (``_same_columns``) is sent once, as one JSON object beside the rows. The
+        columns that vary go as one binary array each (``_array_insert``) when every
+        value fits (``_column_arrays``); otherwise the rows go as that JSON array."""
         if not rows:
             return
         tenant = rows[0]["tenant"]
@@ -1199,10 +1201,11 @@ class PostgresBackend(Backend):
         if arrays is not None:
             kinds, values = arrays
             sql = _array_insert(table, cols, same, tuple(each), kinds)
-            params = {"tenant": tenant, **{f"a_{c}": v for c, v in values.items()}}
+            given: dict[str, Any] = {"tenant": tenant}
+            given.update((f"a_{c}", v) for c, v in values.items())
             if same:
-                params["same"] = _same_object(rows[0], same, procs_of)
-            cls._insert_now_or_queued(conn, table, rows, sql, params, driver=True)
+                given["same"] = _same_object(rows[0], same, procs_of)
+            cls._insert_now_or_queued(conn, table, rows, sql, given, driver=True)
             return
         dumped = None
         if not binary and _escapes_only(table, cols, converted):
@@ -1212,9 +1215,9 @@ class PostgresBackend(Backend):
             # text every one of those, and nothing else of a plain value, writes a
             # backslash). ``SafeText``'s escaping, the only processing of these
             # columns, then changes nothing.
-            given = [{c: r[c] for c in each} for r in rows] if same else rows
+            listed = [{c: r[c] for c in each} for r in rows] if same else rows
             try:
-                dumped = json.dumps(given, ensure_ascii=False)
+                dumped = json.dumps(listed, ensure_ascii=False)
             except (TypeError, ValueError):
                 dumped = None
             if dumped is not None and "\\" in dumped:
