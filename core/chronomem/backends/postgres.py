@@ -18,6 +18,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Engine,
     Integer,
@@ -114,6 +115,9 @@ TEXT_INDEX_TABLES = ("cm_versions", "cm_episodes")
 _ASYNC_COMMIT = text("SET LOCAL synchronous_commit = off")
 
 # Inserts: one statement for any number of rows of one tenant (``insert_rows``).
+# ARRAYS: a batch's varying text and integer columns go as one binary array each
+# (``_array_insert``), not as JSON rows (False: the JSON form alone, to compare).
+ARRAYS = True
 _SETWISE: dict[tuple[str, tuple[str, ...], tuple[str, ...], bool], tuple[Any, list[Any]]] = {}
 
 # Closings: one statement for any number of versions (arrays of ids, successors
@@ -252,6 +256,105 @@ def _setwise_insert(
 
 # ``_setwise_insert``'s marker for a binary column (its own array parameter).
 _BINARY: Any = object()
+
+# Columns sent as arrays (``_array_insert``): the SQL element type of a column type,
+# and the Python type every value (or None) must have to be sent so.
+_ARRAY_KINDS: dict[tuple[str, str], tuple[str, type] | None] = {}
+_INT8 = (-(2**63), 2**63 - 1)
+_INT4 = (-(2**31), 2**31 - 1)
+_RANGES = {"bigint": _INT8, "integer": _INT4}
+
+
+def _array_kind(table: Any, name: str) -> tuple[str, type] | None:
+    """How column ``name`` of ``table`` goes as an array (``_array_insert``): its
+    element type and the values' Python type; None: not so (a float, bytes)."""
+    key = (table.name, name)
+    if key not in _ARRAY_KINDS:
+        t = table.c[name].type
+        kind: tuple[str, type] | None = None
+        if isinstance(t, BigInteger):
+            kind = ("bigint", int)
+        elif isinstance(t, Integer):
+            kind = ("integer", int)
+        elif isinstance(t, (String, SafeText)):  # Text is a String
+            kind = ("text", str)
+        _ARRAY_KINDS[key] = kind
+    return _ARRAY_KINDS[key]
+
+
+def _column_arrays(
+    table: Any, cols: Sequence[str], rows: list[dict[str, Any]], procs: Mapping[str, Any]
+) -> tuple[tuple[str, ...], dict[str, list[Any]]] | None:
+    """Each column of ``cols`` as one list of its values in row order, each value as
+    the column's bind processing gives it (``SafeText``'s escaping, applied only
+    where a value holds a backslash or a NUL: otherwise it changes nothing), and
+    the columns' element types; None when some column cannot go so (a type
+    other than text or an integer, a value not of the column's Python type, an
+    integer outside the column's range): the rows then go as JSON, as before."""
+    kinds: list[str] = []
+    out: dict[str, list[Any]] = {}
+    for c in cols:
+        kind = _array_kind(table, c)
+        if kind is None:
+            return None
+        sql, py = kind
+        values = list(map(itemgetter(c), rows))
+        present = [v for v in values if v is not None]
+        if not present or set(map(type, present)) != {py}:
+            return None
+        proc = procs[c]
+        if py is int:
+            low, high = _RANGES[sql]
+            if min(present) < low or max(present) > high:
+                return None
+        elif proc is not None:
+            if not isinstance(table.c[c].type, SafeText):
+                return None  # a processor other than the escaping: never expected
+            joined = "".join(present)
+            if "\\" in joined or "\x00" in joined:
+                values = [proc(v) for v in values]
+        kinds.append(sql)
+        out[c] = values
+    return tuple(kinds), out
+
+
+_ARRAY_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], str] = {}
+
+
+def _array_insert(
+    table: Any,
+    cols: tuple[str, ...],
+    same: tuple[str, ...],
+    each: tuple[str, ...],
+    kinds: tuple[str, ...],
+) -> str:
+    """``insert_rows``'s statement with each varying column (``each``) as one array
+    parameter (``%(a_<column>)b``, sent in binary: psycopg writes each element's
+    bytes with its length, no quoting, no JSON for the client to encode nor for the
+    server to parse), the arrays zipped by ``unnest`` in row order; the columns
+    alike in every row (``same``) from one JSON object, as in ``_setwise_insert``.
+    Each array is read as its element type (``text``, ``bigint``, ``integer``) and
+    stored by the insert's own assignment to the column (a ``varchar(n)`` too long
+    fails as the JSON form's conversion does). Driver SQL (psycopg's placeholders)."""
+    key = (table.name, cols, same, kinds)
+    hit = _ARRAY_INSERTS.get(key)
+    if hit is None:
+        names = ", ".join(cols)
+        picked = ", ".join(f"s.{c}" if c in same else f"u.{c}" for c in cols)
+        arrays = ", ".join(f"%(a_{c})b::{k}[]" for c, k in zip(each, kinds, strict=True))
+        one = (
+            f"json_populate_record(NULL::{table.name}, CAST(%(same)s AS json)) AS s, "
+            if same
+            else ""
+        )
+        hit = _ARRAY_INSERTS[key] = (
+            f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
+            f"FROM {txclock.name} AS k, {one}unnest({arrays}) AS u({', '.join(each)}) "
+            "WHERE k.tenant = %(tenant)s"
+        )
+    return hit
+
+
 _ESCAPES_ONLY: dict[tuple[str, tuple[str, ...]], bool] = {}
 
 
@@ -282,6 +385,15 @@ def _same_columns(rows: list[dict[str, Any]], cols: Sequence[str]) -> tuple[str,
         if values.count(values[0]) == len(values) and len(set(map(type, values))) == 1:
             out.append(c)
     return tuple(out)
+
+
+def _same_object(first: dict[str, Any], same: Sequence[str], procs: Mapping[str, Any]) -> str:
+    """The JSON object of the columns holding one value in every row (``_same_columns``),
+    each value processed as a row's would be."""
+    return json.dumps(
+        {c: first[c] if procs[c] is None else procs[c](first[c]) for c in same},
+        ensure_ascii=False,
+    )
 
 
 def _inserted_all(expected: int, cursor: Any) -> None:
@@ -1058,7 +1170,9 @@ class PostgresBackend(Backend):
         a plain insert instead: never a lost row. Values pass through each column's
         own bind processing (``SafeText`` escaping, so no NUL reaches the JSON)
         first, as with a plain insert. A column holding one value in every row
-        (``_same_columns``) is sent once, as one JSON object beside the rows."""
+        (``_same_columns``) is sent once, as one JSON object beside the rows. The
+        columns that vary go as one binary array each (``_array_insert``) when every
+        value fits (``_column_arrays``); otherwise the rows go as that JSON array."""
         if not rows:
             return
         tenant = rows[0]["tenant"]
@@ -1078,6 +1192,21 @@ class PostgresBackend(Backend):
         if binary and any(r[c] is None for r in rows for c in binary):
             super().insert_rows(conn, table, rows)  # never expected: the columns are NOT NULL
             return
+        procs_of = dict(zip(cols, procs, strict=True))
+        arrays = (
+            _column_arrays(table, each, rows, procs_of)
+            if ARRAYS and not binary and each and len(rows) > 1
+            else None
+        )
+        if arrays is not None:
+            kinds, values = arrays
+            sql = _array_insert(table, cols, same, tuple(each), kinds)
+            given: dict[str, Any] = {"tenant": tenant}
+            given.update((f"a_{c}", v) for c, v in values.items())
+            if same:
+                given["same"] = _same_object(rows[0], same, procs_of)
+            cls._insert_now_or_queued(conn, table, rows, sql, given, driver=True)
+            return
         dumped = None
         if not binary and _escapes_only(table, cols, converted):
             # The common case in one C call: the rows as given (their ``tenant``
@@ -1086,9 +1215,9 @@ class PostgresBackend(Backend):
             # text every one of those, and nothing else of a plain value, writes a
             # backslash). ``SafeText``'s escaping, the only processing of these
             # columns, then changes nothing.
-            given = [{c: r[c] for c in each} for r in rows] if same else rows
+            listed = [{c: r[c] for c in each} for r in rows] if same else rows
             try:
-                dumped = json.dumps(given, ensure_ascii=False)
+                dumped = json.dumps(listed, ensure_ascii=False)
             except (TypeError, ValueError):
                 dumped = None
             if dumped is not None and "\\" in dumped:
@@ -1104,14 +1233,30 @@ class PostgresBackend(Backend):
             dumped = json.dumps(payload, ensure_ascii=False)
         params: dict[str, Any] = {"tenant": tenant, "rows": dumped}
         if same:  # one object, each value processed as a row's would be
-            procs_of = dict(zip(cols, procs, strict=True))
-            first = rows[0]
-            params["same"] = json.dumps(
-                {c: first[c] if procs_of[c] is None else procs_of[c](first[c]) for c in same},
-                ensure_ascii=False,
-            )
+            params["same"] = _same_object(rows[0], same, procs_of)
         for c in binary:
             params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
+        cls._insert_now_or_queued(conn, table, rows, stmt, params, driver=bool(binary))
+        if binary and table.name == "cm_vectors" and pgpipeline.queueing(conn):
+            pgpipeline.note(
+                conn, _QueuedVectors(pgpipeline.last_queued(conn), table, cols, same, params, rows)
+            )
+
+    @classmethod
+    def _insert_now_or_queued(
+        cls,
+        conn: Connection,
+        table: Any,
+        rows: list[dict[str, Any]],
+        stmt: Any,
+        params: dict[str, Any],
+        *,
+        driver: bool,
+    ) -> None:
+        """Queue a set-wise insert (``insert_rows``) in the writer's flush, a version
+        insert sent at once; else run it now, and insert the rows plainly if the
+        tenant's clock row was absent. ``driver``: ``stmt`` is driver SQL (psycopg's
+        placeholders), else a SQLAlchemy statement."""
         if pgpipeline.queueing(conn):
             # the writer's flush: the tenant's clock row is stamped (and locked) by
             # this transaction, so every row goes in; a short count is a bug
@@ -1119,13 +1264,8 @@ class PostgresBackend(Backend):
             if table.name == "cm_versions":
                 # on its way now: the server inserts while the client embeds
                 pgpipeline.launch(conn)
-            if table.name == "cm_vectors" and binary:
-                pgpipeline.note(
-                    conn,
-                    _QueuedVectors(pgpipeline.last_queued(conn), table, cols, same, params, rows),
-                )
             return
-        run = conn.exec_driver_sql if binary else conn.execute
+        run = conn.exec_driver_sql if driver else conn.execute
         if run(stmt, params).rowcount != len(rows):
             super().insert_rows(conn, table, rows)
 
