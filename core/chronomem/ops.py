@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from .model import FactRow
 
 
+# ``AssertOp``'s default metadata: stands for a new empty dict per op
+_NEW_DICT: Any = object()
+_SET = object.__setattr__
+
+
 @dataclass(frozen=True)
 class AssertOp:
     subject: str
@@ -37,6 +42,48 @@ class AssertOp:
     # A validity length in microseconds from the transaction time (a TTL): the
     # fact holds over [tx, tx + valid_for). Needs valid_from=None and valid_to=None.
     valid_for: int | None = None
+
+    def __init__(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        valid_from: int | None,
+        valid_to: int | None,
+        bounded: bool,
+        metadata: dict[str, Any] = _NEW_DICT,  # a new {} per op, as ``default_factory``
+        sources: tuple[str, ...] = (),
+        extractor: str | None = None,
+        exact: bool = False,
+        cardinality: Cardinality | None = None,
+        index_text: str | None = None,
+        valid_for: int | None = None,
+    ) -> None:
+        """What the generated ``__init__`` of a frozen dataclass does (its fields,
+        in order, then ``__post_init__``'s cut), with ``object.__setattr__`` looked
+        up once (``_SET``), not once per field: a batch builds one op per fact
+        (``Memory.assertion``). (Writing the instance's ``__dict__`` directly would
+        be cheaper still, but it makes every later attribute read of the op a dict
+        lookup, and the writer reads each op's fields many times.) A subclass
+        declared a dataclass gets the generated one again."""
+        put = _SET
+        put(self, "subject", subject)
+        put(self, "predicate", predicate)
+        put(self, "obj", obj)
+        put(self, "valid_from", valid_from)
+        put(self, "valid_to", valid_to)
+        put(self, "bounded", bounded)
+        put(self, "metadata", {} if metadata is _NEW_DICT else metadata)
+        put(self, "sources", sources)
+        put(self, "extractor", extractor)
+        put(self, "exact", exact)
+        put(self, "cardinality", cardinality)
+        put(self, "index_text", index_text)
+        put(
+            self,
+            "valid_for",
+            FOREVER_US if isinstance(valid_for, int) and valid_for > FOREVER_US else valid_for,
+        )
 
     def __post_init__(self) -> None:
         # A validity that outlasts the calendar never ends (read back as valid_to

@@ -51,6 +51,13 @@ os.register_at_fork(after_in_child=lambda: _tail.seed(os.urandom(32)))
 _placeholders = itertools.count()
 
 
+def id_text(us: int, n: int, tail: int) -> str:
+    """An id's text: ``us`` in 13 hex digits (more once it outgrows them), the
+    12-bit counter ``n`` in 3 and the 32-bit ``tail`` in 8, formatted as one
+    number (one format, not three: ``us`` shifted by the other two's 44 bits)."""
+    return f"{(us << 44) | (n << 32) | tail:024x}"
+
+
 def new_id() -> str:
     """A 24-character id that sorts in creation order within a process: microseconds,
     a counter, then 32 random bits. Creation order makes ties in search break the
@@ -58,7 +65,7 @@ def new_id() -> str:
     with _id_lock:
         n = next(_counter) & 0xFFF
         tail = _tail.getrandbits(32)
-    return f"{time.time_ns() // 1000:013x}{n:03x}{tail:08x}"
+    return id_text(time.time_ns() // 1000, n, tail)
 
 
 def new_id_pair() -> tuple[str, str]:
@@ -69,10 +76,10 @@ def new_id_pair() -> tuple[str, str]:
         m = next(_counter) & 0xFFF
         tail = _tail.getrandbits(64)
     us = time.time_ns() // 1000
-    a = f"{us:013x}{n:03x}{tail >> 32:08x}"
+    a = f"{(us << 44) | (n << 32) | (tail >> 32):024x}"  # id_text, inline
     if m == 0:  # the counter wrapped: the second id must still sort after the first
         us = max(time.time_ns() // 1000, us + 1)
-    return a, f"{us:013x}{m:03x}{tail & 0xFFFFFFFF:08x}"
+    return a, f"{(us << 44) | (m << 32) | (tail & 0xFFFFFFFF):024x}"
 
 
 def new_ids(count: int) -> list[str]:

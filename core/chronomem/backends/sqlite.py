@@ -152,26 +152,48 @@ def _staging(
     return hit
 
 
-def _same_positions(params: list[tuple[Any, ...]]) -> tuple[int, ...]:
-    """The positions holding one value, of one type, in every row of a staged batch
-    (a batch's scope, its transaction time, a new version's NULLs; 11 of a
-    version's 23 columns in a batch of new facts), all but one at most (a staged
-    row keeps a column). Each is bound once, to the copy, instead of once per
-    row to the staging insert. Compared in C (``list.count``, then the types:
-    ``1``, ``1.0`` and ``True`` are equal, not the same value to SQLite); the
-    first and last rows rule out most columns first."""
-    first, last = params[0], params[-1]
+def _same_positions(rows: list[dict[str, Any]], order: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions (in ``order``, the statement's columns) holding one value, of
+    one type, in every row of a staged batch (a batch's scope, its transaction
+    time, a new version's NULLs; 11 of a version's 23 columns in a batch of new
+    facts), all but one at most (a staged row keeps a column). Each is bound once,
+    to the copy, instead of once per row to the staging insert. Compared in C
+    (``list.count``, then the types: ``1``, ``1.0`` and ``True`` are equal, not the
+    same value to SQLite); the first and last rows rule out most columns first."""
+    first, last = rows[0], rows[-1]
     out = []
-    for i, v in enumerate(first):
-        w = last[i]
+    for i, c in enumerate(order):
+        v, w = first[c], last[c]
         if w is not v and (w != v or type(w) is not type(v)):
             continue
-        values = list(map(operator.itemgetter(i), params))
+        values = list(map(operator.itemgetter(c), rows))
         if values.count(v) == len(values) and (v is None or len(set(map(type, values))) == 1):
             out.append(i)
-    if len(out) == len(first):
+    if len(out) == len(order):
         out.pop(0)
     return tuple(out)
+
+
+def _stage(
+    conn: Connection, table: Any, order: tuple[str, ...], rows: list[dict[str, Any]]
+) -> None:
+    """Insert ``rows`` (more than ``FEW_ROWS``; their values bound as they are, in
+    the statement's column ``order``) into ``table`` through its staging table
+    (``_staging``): each row's staged values taken from its dict at once, the
+    columns alike in every row (``_same_positions``) bound once, to the copy."""
+    same = _same_positions(rows, order)
+    create, staged, copy, empty = _staging(table, order, same)
+    kept = [c for i, c in enumerate(order) if i not in same]
+    take = operator.itemgetter(*kept)
+    conn.exec_driver_sql(create)
+    conn.exec_driver_sql(
+        staged, list(map(take, rows)) if len(kept) > 1 else [(take(r),) for r in rows]
+    )
+    if same:
+        conn.exec_driver_sql(copy, tuple(rows[0][order[i]] for i in same))
+    else:
+        conn.exec_driver_sql(copy)
+    conn.exec_driver_sql(empty)
 
 
 def _values(sql: str, n: int) -> str:
@@ -568,13 +590,16 @@ class SqliteBackend(Backend):
             ]
             hit = _INSERTS[key] = (str(stmt), order, procs)
         sql, order, procs = hit
-        values = operator.itemgetter(*order)  # a row's values in the statement's order
-        params = list(map(values, rows)) if len(order) > 1 else [(values(r),) for r in rows]
         fix = [
             (i, p)
             for i, p in enumerate(procs)
             if p is not None and not _floats(table.c[order[i]].type, rows, order[i])
         ]
+        if not fix and len(rows) > FEW_ROWS and table.name in FTS_SOURCES:
+            _stage(conn, table, order, rows)
+            return
+        values = operator.itemgetter(*order)  # a row's values in the statement's order
+        params = list(map(values, rows)) if len(order) > 1 else [(values(r),) for r in rows]
         if fix:
             for n, row in enumerate(params):
                 fixed = list(row)
@@ -586,22 +611,8 @@ class SqliteBackend(Backend):
                 flat = tuple(v for row in params for v in row)
                 conn.exec_driver_sql(_values(sql, len(params)), flat)
                 return
-            same = _same_positions(params)
-            create, staged, copy, empty = _staging(table, order, same)
-            one = tuple(params[0][i] for i in same)
-            if same:
-                keep = operator.itemgetter(*(i for i in range(len(order)) if i not in same))
-                if len(order) - len(same) > 1:
-                    params = list(map(keep, params))
-                else:
-                    params = [(keep(r),) for r in params]
-            conn.exec_driver_sql(create)
-            conn.exec_driver_sql(staged, params)
-            if one:
-                conn.exec_driver_sql(copy, one)
-            else:
-                conn.exec_driver_sql(copy)
-            conn.exec_driver_sql(empty)
+            # bind-processed values: staged from rows of them
+            _stage(conn, table, order, [dict(zip(order, row, strict=True)) for row in params])
             return
         conn.exec_driver_sql(sql, params)
 
