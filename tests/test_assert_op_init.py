@@ -1,4 +1,4 @@
-"""``AssertOp``'s own ``__init__`` (it writes the instance's dict directly, for
+"""``AssertOp``'s own ``__init__`` (``object.__setattr__`` looked up once, for
 speed) makes the op the generated frozen-dataclass ``__init__`` makes: the same
 fields in the same order, a new metadata dict per op, ``valid_for`` cut to
 ``FOREVER_US``, positional and keyword arguments alike; the op stays frozen."""
