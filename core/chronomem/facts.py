@@ -216,8 +216,8 @@ def rows(
         groups = [wanted[i : i + step] for i in range(0, len(wanted), step)]
     backend = engine.backend
     if subject_prefix is None and len(groups) == 1 and groups[0]:
-        with backend.point_read() as conn:  # a few subjects: one prepared statement
-            return reads.subject_rows(conn, scope, valid_at, known_at, groups[0])
+        # a few subjects: one prepared statement, a point read of its own
+        return reads.point_subject_rows(backend, scope, valid_at, known_at, groups[0])
     queries = [
         reads.facts_query(
             scope,

@@ -58,11 +58,16 @@ class Prepared:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self._last: tuple[Dialect, _Compiled] | None = None
         self.columns = tuple(str(c.key) for c in stmt.selected_columns)
 
     def _compile(self, dialect: Dialect, backend: type[Backend]) -> _Compiled:
+        last = self._last  # the dialect compiled for last (no weak reference made per call)
+        if last is not None and last[0] is dialect:
+            return last[1]
         found = self._by_dialect.get(dialect)
         if found is not None:
+            self._last = (dialect, found)
             return found
 
         def processing(t: Any) -> Any:
@@ -105,6 +110,7 @@ class Prepared:
         )
         with self._lock:
             self._by_dialect[dialect] = found
+        self._last = (dialect, found)
         return found
 
     def _bound(
@@ -112,19 +118,13 @@ class Prepared:
     ) -> tuple[_Compiled, Any]:
         """The compiled statement and ``params`` as the driver takes them."""
         c = self._compile(conn.dialect, backend)
-        values: list[Any]
-        if c.plain:  # values as given (SQLite's usual case)
-            values = [
-                params[name] if default is _MISSING else params.get(name, default)
-                for name, default, _ in c.binds
-            ]
-        else:
-            values = []
-            for name, default, proc in c.binds:
-                value = params[name] if default is _MISSING else params.get(name, default)
-                values.append(value if proc is None or value is None else proc(value))
-        args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
-        return c, args
+        return c, _args(c, params)
+
+    def point_rows(self, backend: Backend, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        """``rows`` as a point read of its own (``Backend.point_fetch``: one
+        statement, one snapshot), without a connection held around it."""
+        c = self._compile(backend.engine.dialect, type(backend))
+        return _processed(c, backend.point_fetch(c.sql, _args(c, params)))
 
     def rows(
         self,
@@ -153,6 +153,22 @@ class Prepared:
         """The first column of the first row, or None."""
         rows = self.rows(conn, params)
         return rows[0][0] if rows else None
+
+
+def _args(c: _Compiled, params: Mapping[str, Any]) -> Any:
+    """``params`` as the driver takes ``c``'s (a tuple, or a dict by name)."""
+    values: list[Any]
+    if c.plain:  # values as given (SQLite's usual case)
+        values = [
+            params[name] if default is _MISSING else params.get(name, default)
+            for name, default, _ in c.binds
+        ]
+    else:
+        values = []
+        for name, default, proc in c.binds:
+            value = params[name] if default is _MISSING else params.get(name, default)
+            values.append(value if proc is None or value is None else proc(value))
+    return tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
 
 
 def _processed(c: _Compiled, rows: list[Any]) -> list[Sequence[Any]]:

@@ -547,7 +547,20 @@ class ChronomemStore(BaseStore):
         return self._item(subject, op.refresh_ttl, ctx)
 
     def _item(self, subject: str, refresh: bool, ctx: pinning.RunContext | None) -> Item | None:
-        """The item ``subject`` names, its TTL refreshed when ``refresh`` asks."""
+        """The item ``subject`` names, its TTL refreshed when ``refresh`` asks. In
+        the present of the store itself (no pinned run, not a view) it is
+        ``Reader.item`` at ``_now()`` without building the reader: one
+        ``Memory.rows`` point read at that instant."""
+        if ctx is None and self._pin is None:  # what Reader(memory, _now(), None).item reads
+            rows = self._memory.rows((subject,), valid_at=from_us(self._now()), exact=True)
+            rec = live_record(rows, subject)
+            if rec is None:
+                return None
+            item = to_item(rec)
+            m = rec.marker
+            if refresh and m is not None and m.ttl:
+                self._refresh_and_write(self._reader(), {}, {subject: rec}, {subject: rec}, ctx)
+            return item
         reader = self._reader(ctx)
         rec = reader.item(subject)
         if rec is None:
