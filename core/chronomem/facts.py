@@ -209,6 +209,9 @@ def rows(
     groups: list[list[str] | None] = [None]
     if subjects is not None:
         given = names(subjects, "subjects")
+        if len(given) == 1 and subject_prefix is None:  # one subject (a get): one statement
+            key = given[0] if exact else fold(given[0])
+            return reads.point_subject_rows(engine.backend, scope, valid_at, known_at, (key,))
         wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
         if not wanted:
             return []

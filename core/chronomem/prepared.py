@@ -114,17 +114,29 @@ class Prepared:
         return found
 
     def _bound(
-        self, conn: Connection, backend: type[Backend], params: Mapping[str, Any]
+        self, dialect: Dialect, backend: type[Backend], params: Mapping[str, Any]
     ) -> tuple[_Compiled, Any]:
         """The compiled statement and ``params`` as the driver takes them."""
-        c = self._compile(conn.dialect, backend)
-        return c, _args(c, params)
+        c = self._compile(dialect, backend)
+        values: list[Any]
+        if c.plain:  # values as given (SQLite's usual case)
+            values = [
+                params[name] if default is _MISSING else params.get(name, default)
+                for name, default, _ in c.binds
+            ]
+        else:
+            values = []
+            for name, default, proc in c.binds:
+                value = params[name] if default is _MISSING else params.get(name, default)
+                values.append(value if proc is None or value is None else proc(value))
+        args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
+        return c, args
 
     def point_rows(self, backend: Backend, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         """``rows`` as a point read of its own (``Backend.point_fetch``: one
         statement, one snapshot), without a connection held around it."""
-        c = self._compile(backend.engine.dialect, type(backend))
-        return _processed(c, backend.point_fetch(c.sql, _args(c, params)))
+        c, args = self._bound(backend.engine.dialect, type(backend), params)
+        return _processed(c, backend.point_fetch(c.sql, args))
 
     def rows(
         self,
@@ -138,11 +150,11 @@ class Prepared:
         ``meanwhile``: client work run while the database runs it
         (``Backend.fetch_together``)."""
         backend = backends.of(conn)
-        c, args = self._bound(conn, backend, params)
+        c, args = self._bound(conn.dialect, backend, params)
         pending = [a for a in ahead if a.rows is None]
         if not pending and meanwhile is None:
             return _processed(c, backend.fetch(conn, c.sql, args))
-        bound = [a.stmt._bound(conn, backend, a.params) for a in pending]
+        bound = [a.stmt._bound(conn.dialect, backend, a.params) for a in pending]
         reads = [*((b.sql, p) for b, p in bound), (c.sql, args)]
         got = backend.fetch_together(conn, reads, meanwhile)
         for a, (b, _), rows in zip(pending, bound, got, strict=False):
@@ -153,22 +165,6 @@ class Prepared:
         """The first column of the first row, or None."""
         rows = self.rows(conn, params)
         return rows[0][0] if rows else None
-
-
-def _args(c: _Compiled, params: Mapping[str, Any]) -> Any:
-    """``params`` as the driver takes ``c``'s (a tuple, or a dict by name)."""
-    values: list[Any]
-    if c.plain:  # values as given (SQLite's usual case)
-        values = [
-            params[name] if default is _MISSING else params.get(name, default)
-            for name, default, _ in c.binds
-        ]
-    else:
-        values = []
-        for name, default, proc in c.binds:
-            value = params[name] if default is _MISSING else params.get(name, default)
-            values.append(value if proc is None or value is None else proc(value))
-    return tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
 
 
 def _processed(c: _Compiled, rows: list[Any]) -> list[Sequence[Any]]:

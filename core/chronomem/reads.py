@@ -1037,9 +1037,14 @@ def _subject_statement(
     params["valid_at"] = valid_at
     params["known_at"] = known_at
     for i, k in enumerate(subject_keys):
-        params[f"subject_hashes_{i}"] = key_hash(k)
-        params[f"subject_keys_{i}"] = k
+        params[_HASH_NAMES[i]] = key_hash(k)
+        params[_KEY_NAMES[i]] = k
     return _subjects_prepared(levels, known_at is not None, n), params
+
+
+# the bind parameter names of ``_subject_statement``'s subjects, made once
+_HASH_NAMES = tuple(f"subject_hashes_{i}" for i in range(INLINE))
+_KEY_NAMES = tuple(f"subject_keys_{i}" for i in range(INLINE))
 
 
 def _fact_rows(rows: Sequence[Sequence[Any]]) -> list[FactRow]:

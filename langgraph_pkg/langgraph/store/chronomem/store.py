@@ -552,7 +552,11 @@ class ChronomemStore(BaseStore):
         ``Reader.item`` at ``_now()`` without building the reader: one
         ``Memory.rows`` point read at that instant."""
         if ctx is None and self._pin is None:  # what Reader(memory, _now(), None).item reads
-            rows = self._memory.rows((subject,), valid_at=from_us(self._now()), exact=True)
+            now = self._memory.now()  # ``_now()``: the clock, never before the floor
+            floor = self._floor.us
+            if to_us(now, "clock()") < floor:
+                now = from_us(floor)
+            rows = self._memory.rows((subject,), valid_at=now, exact=True)
             rec = live_record(rows, subject)
             if rec is None:
                 return None
