@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam
+from sqlalchemy import Connection, Engine, Select, bindparam
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.visitors import cloned_traverse
 
@@ -114,10 +114,11 @@ class Prepared:
         return found
 
     def _bound(
-        self, dialect: Dialect, backend: type[Backend], params: Mapping[str, Any]
+        self, conn: Connection | Engine, backend: type[Backend], params: Mapping[str, Any]
     ) -> tuple[_Compiled, Any]:
-        """The compiled statement and ``params`` as the driver takes them."""
-        c = self._compile(dialect, backend)
+        """The compiled statement (for ``conn``'s dialect: a connection's, or an
+        engine's) and ``params`` as the driver takes them."""
+        c = self._compile(conn.dialect, backend)
         values: list[Any]
         if c.plain:  # values as given (SQLite's usual case)
             values = [
@@ -135,7 +136,7 @@ class Prepared:
     def point_rows(self, backend: Backend, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         """``rows`` as a point read of its own (``Backend.point_fetch``: one
         statement, one snapshot), without a connection held around it."""
-        c, args = self._bound(backend.engine.dialect, type(backend), params)
+        c, args = self._bound(backend.engine, type(backend), params)
         return _processed(c, backend.point_fetch(c.sql, args))
 
     def rows(
@@ -150,11 +151,11 @@ class Prepared:
         ``meanwhile``: client work run while the database runs it
         (``Backend.fetch_together``)."""
         backend = backends.of(conn)
-        c, args = self._bound(conn.dialect, backend, params)
+        c, args = self._bound(conn, backend, params)
         pending = [a for a in ahead if a.rows is None]
         if not pending and meanwhile is None:
             return _processed(c, backend.fetch(conn, c.sql, args))
-        bound = [a.stmt._bound(conn.dialect, backend, a.params) for a in pending]
+        bound = [a.stmt._bound(conn, backend, a.params) for a in pending]
         reads = [*((b.sql, p) for b, p in bound), (c.sql, args)]
         got = backend.fetch_together(conn, reads, meanwhile)
         for a, (b, _), rows in zip(pending, bound, got, strict=False):
