@@ -63,14 +63,33 @@ def counting(memory: Memory) -> Iterator[Cost]:
         _watch(getattr(conn, "driver", None) or conn.connection.driver_connection)
         return fetch.__func__(cls, conn, sql, params)  # type: ignore[union-attr, no-any-return]
 
+    # a file store's point read (``SqliteBackend.point_fetch``) runs its statement on
+    # a kept driver connection, past ``fetch`` too: watched as it is taken
+    store = memory.backend
+    take = getattr(store, "_take", None) if sqlite else None
+    outer = store.__dict__.get("_take")  # an enclosing counting's
+
+    def watched_take() -> Any:
+        assert take is not None
+        pooled = take()
+        _watch(pooled.driver_connection)
+        return pooled
+
     _counting.append(cost)
     event.listen(engine, "before_cursor_execute", note)
     reads.to_episode = counted  # type: ignore[assignment]
     if patch:
         backend.fetch = classmethod(driver_fetch)  # type: ignore[assignment, method-assign]
+    if take is not None:
+        store._take = watched_take  # type: ignore[attr-defined]
     try:
         yield cost
     finally:
+        if take is not None:
+            if outer is None:
+                del store._take  # type: ignore[attr-defined]
+            else:
+                store._take = outer  # type: ignore[attr-defined]
         if patch:
             backend.fetch = fetch  # type: ignore[method-assign]
         reads.to_episode = decode  # type: ignore[assignment]

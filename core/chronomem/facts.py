@@ -209,6 +209,9 @@ def rows(
     groups: list[list[str] | None] = [None]
     if subjects is not None:
         given = names(subjects, "subjects")
+        if len(given) == 1 and subject_prefix is None:  # one subject (a get): one statement
+            key = given[0] if exact else fold(given[0])
+            return reads.point_subject_rows(engine.backend, scope, valid_at, known_at, (key,))
         wanted = list(dict.fromkeys(given if exact else (fold(s) for s in given)))
         if not wanted:
             return []
@@ -216,8 +219,8 @@ def rows(
         groups = [wanted[i : i + step] for i in range(0, len(wanted), step)]
     backend = engine.backend
     if subject_prefix is None and len(groups) == 1 and groups[0]:
-        with backend.point_read() as conn:  # a few subjects: one prepared statement
-            return reads.subject_rows(conn, scope, valid_at, known_at, groups[0])
+        # a few subjects: one prepared statement, a point read of its own
+        return reads.point_subject_rows(backend, scope, valid_at, known_at, groups[0])
     queries = [
         reads.facts_query(
             scope,

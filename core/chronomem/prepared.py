@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam
+from sqlalchemy import Connection, Engine, Select, bindparam
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.visitors import cloned_traverse
 
@@ -58,11 +58,16 @@ class Prepared:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self._last: tuple[Dialect, _Compiled] | None = None
         self.columns = tuple(str(c.key) for c in stmt.selected_columns)
 
     def _compile(self, dialect: Dialect, backend: type[Backend]) -> _Compiled:
+        last = self._last  # the dialect compiled for last (no weak reference made per call)
+        if last is not None and last[0] is dialect:
+            return last[1]
         found = self._by_dialect.get(dialect)
         if found is not None:
+            self._last = (dialect, found)
             return found
 
         def processing(t: Any) -> Any:
@@ -105,12 +110,14 @@ class Prepared:
         )
         with self._lock:
             self._by_dialect[dialect] = found
+        self._last = (dialect, found)
         return found
 
     def _bound(
-        self, conn: Connection, backend: type[Backend], params: Mapping[str, Any]
+        self, conn: Connection | Engine, backend: type[Backend], params: Mapping[str, Any]
     ) -> tuple[_Compiled, Any]:
-        """The compiled statement and ``params`` as the driver takes them."""
+        """The compiled statement (for ``conn``'s dialect: a connection's, or an
+        engine's) and ``params`` as the driver takes them."""
         c = self._compile(conn.dialect, backend)
         values: list[Any]
         if c.plain:  # values as given (SQLite's usual case)
@@ -125,6 +132,12 @@ class Prepared:
                 values.append(value if proc is None or value is None else proc(value))
         args: Any = tuple(values) if c.positional else dict(zip(c.names, values, strict=True))
         return c, args
+
+    def point_rows(self, backend: Backend, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        """``rows`` as a point read of its own (``Backend.point_fetch``: one
+        statement, one snapshot), without a connection held around it."""
+        c, args = self._bound(backend.engine, type(backend), params)
+        return _processed(c, backend.point_fetch(c.sql, args))
 
     def rows(
         self,

@@ -48,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.compiler import compiles
 
-from .backends.base import UNPREPARED
+from .backends.base import UNPREPARED, Backend
 from .batching import chunks
 from .identity import key_hash
 from .model import CloseReason, Episode, Fact, FactRow, State
@@ -1009,6 +1009,27 @@ def subject_rows(
     ``FactRow`` values: what ``facts_query(subject_keys=…, states=LIVE,
     light=True).rows(conn)`` reads, the same statement, without building the
     query's shape per call (``Memory.rows`` of a few subjects: a LangGraph ``get``)."""
+    prep, params = _subject_statement(scope, valid_at, known_at, subject_keys)
+    return _fact_rows(prep.rows(conn, params))
+
+
+def point_subject_rows(
+    backend: Backend,
+    scope: Scope,
+    valid_at: int,
+    known_at: int | None,
+    subject_keys: Sequence[str],
+) -> list[FactRow]:
+    """``subject_rows`` as a point read of its own (``Prepared.point_rows``: on
+    SQLite the statement goes to a kept driver connection, no connection
+    wrapper or context manager around it): the same statement and rows."""
+    prep, params = _subject_statement(scope, valid_at, known_at, subject_keys)
+    return _fact_rows(prep.point_rows(backend, params))
+
+
+def _subject_statement(
+    scope: Scope, valid_at: int, known_at: int | None, subject_keys: Sequence[str]
+) -> tuple[Prepared, dict[str, Any]]:
     n = len(subject_keys)
     if not 0 < n <= INLINE:
         raise ValueError("subject_rows takes 1 to INLINE subject keys")
@@ -1016,13 +1037,20 @@ def subject_rows(
     params["valid_at"] = valid_at
     params["known_at"] = known_at
     for i, k in enumerate(subject_keys):
-        params[f"subject_hashes_{i}"] = key_hash(k)
-        params[f"subject_keys_{i}"] = k
+        params[_HASH_NAMES[i]] = key_hash(k)
+        params[_KEY_NAMES[i]] = k
+    return _subjects_prepared(levels, known_at is not None, n), params
+
+
+# the bind parameter names of ``_subject_statement``'s subjects, made once
+_HASH_NAMES = tuple(f"subject_hashes_{i}" for i in range(INLINE))
+_KEY_NAMES = tuple(f"subject_keys_{i}" for i in range(INLINE))
+
+
+def _fact_rows(rows: Sequence[Sequence[Any]]) -> list[FactRow]:
     return [
         FactRow(fid, vid, subj, skey, pred, obj, from_us(vf), end_dt(vt))
-        for fid, vid, subj, skey, pred, obj, vf, vt in _subjects_prepared(
-            levels, known_at is not None, n
-        ).rows(conn, params)
+        for fid, vid, subj, skey, pred, obj, vf, vt in rows
     ]
 
 

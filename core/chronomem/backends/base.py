@@ -170,6 +170,14 @@ class Backend:
         with self.read() as conn:
             yield conn
 
+    def point_fetch(self, sql: str, params: Any) -> list[Any]:
+        """The rows of one compiled SELECT (``fetch``'s arguments) run as a point
+        read of its own (``point_read``): one statement, one snapshot. A backend
+        that hands out its driver connection for one (``driver_point_reads``)
+        runs it there without the context manager and connection wrapper."""
+        with self.point_read() as conn:
+            return self.fetch(conn, sql, params)
+
     def walk_read(self) -> AbstractContextManager[Connection]:
         """A point read whose one statement walks an index in its order and stops once
         its LIMIT is met (``prefixes.live_entries``), which a planner must not trade for

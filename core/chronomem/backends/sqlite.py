@@ -445,6 +445,24 @@ class SqliteBackend(Backend):
                     finally:
                         self._give(pooled)
 
+    def point_fetch(self, sql: str, params: Any) -> list[Any]:
+        """``point_read`` of a file store, its one statement run on the kept driver
+        connection itself (no context manager, no ``_PointConnection``): the
+        same connection, statement and autocommit snapshot. A driver error runs
+        it again through ``point_read`` and ``fetch``, which raise it as any
+        read's (a read has no side effect to repeat)."""
+        if self._guard is not None:  # an in-memory store: held for the read
+            return super().point_fetch(sql, params)
+        pooled = self._take()
+        raw = pooled.driver_connection
+        try:
+            return raw.execute(sql, params).fetchall()
+        except sqlite3.Error:
+            pass
+        finally:
+            self._give(pooled, raw)
+        return super().point_fetch(sql, params)
+
     def _take(self) -> Any:
         """A pooled DBAPI connection for a point read: one kept from an earlier point
         read, else one checked out of the pool. A point read is one statement of
@@ -457,8 +475,11 @@ class SqliteBackend(Backend):
         except IndexError:
             return self.engine.raw_connection()
 
-    def _give(self, pooled: Any) -> None:
-        raw = pooled.driver_connection
+    def _give(self, pooled: Any, raw: Any = None) -> None:
+        """Keep ``pooled`` for the next point read, or return it to the pool
+        (``raw``: its driver connection, when the caller holds it already)."""
+        if raw is None:
+            raw = pooled.driver_connection
         if (
             not self.memory
             and len(self._kept) < POINT_KEEP

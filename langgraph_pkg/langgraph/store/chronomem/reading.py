@@ -24,10 +24,27 @@ LIST_CHUNK = 32  # rows a filtered listing reads at least per statement (then do
 
 
 def to_item(rec: Record) -> Item:
+    """``Item(value=…, key=…, namespace=…, created_at=…, updated_at=…)`` of the
+    record (a tuple namespace and ``datetime`` instants, which its ``__init__``
+    keeps as given): its attributes set directly while LangGraph lays the class
+    out as ``_ITEM_SLOTS`` (``search_item``'s reason; tests/langgraph/
+    test_search_items.py compares the two), else the constructor."""
     value, created, updated = rec.item_parts()
-    return Item(
-        value=value, key=rec.key, namespace=rec.namespace, created_at=created, updated_at=updated
-    )
+    if not _DIRECT_ITEM:
+        return Item(
+            value=value,
+            key=rec.key,
+            namespace=rec.namespace,
+            created_at=created,
+            updated_at=updated,
+        )
+    item: Item = _new(Item)
+    item.value = value
+    item.key = rec.key
+    item.namespace = rec.namespace
+    item.created_at = created
+    item.updated_at = updated
+    return item
 
 
 def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
@@ -50,6 +67,7 @@ _DIRECT = (
     and Item.__slots__ == _ITEM_SLOTS
     and SearchItem.__slots__ == ("score",)
 )
+_DIRECT_ITEM = Item.__mro__ == (Item, object) and Item.__slots__ == _ITEM_SLOTS
 _new = object.__new__
 
 

@@ -547,7 +547,24 @@ class ChronomemStore(BaseStore):
         return self._item(subject, op.refresh_ttl, ctx)
 
     def _item(self, subject: str, refresh: bool, ctx: pinning.RunContext | None) -> Item | None:
-        """The item ``subject`` names, its TTL refreshed when ``refresh`` asks."""
+        """The item ``subject`` names, its TTL refreshed when ``refresh`` asks. In
+        the present of the store itself (no pinned run, not a view) it is
+        ``Reader.item`` at ``_now()`` without building the reader: one
+        ``Memory.rows`` point read at that instant."""
+        if ctx is None and self._pin is None:  # what Reader(memory, _now(), None).item reads
+            now = self._memory.now()  # ``_now()``: the clock, never before the floor
+            floor = self._floor.us
+            if to_us(now, "clock()") < floor:
+                now = from_us(floor)
+            rows = self._memory.rows((subject,), valid_at=now, exact=True)
+            rec = live_record(rows, subject)
+            if rec is None:
+                return None
+            item = to_item(rec)
+            m = rec.marker
+            if refresh and m is not None and m.ttl:
+                self._refresh_and_write(self._reader(), {}, {subject: rec}, {subject: rec}, ctx)
+            return item
         reader = self._reader(ctx)
         rec = reader.item(subject)
         if rec is None:
