@@ -85,6 +85,11 @@ class _ReadFloor:
     def at(self, now_us: int) -> int:
         return max(now_us, self.us)
 
+    def at_time(self, now: datetime) -> datetime:
+        """``at`` of a clock's datetime, as one: ``now`` itself unless the floor is later."""
+        floor = self.us
+        return from_us(floor) if to_us(now, "clock()") < floor else now
+
 
 def _check_key(key: object) -> str:
     if not isinstance(key, str):
@@ -552,10 +557,7 @@ class ChronomemStore(BaseStore):
         ``Reader.item`` at ``_now()`` without building the reader: one
         ``Memory.rows`` point read at that instant."""
         if ctx is None and self._pin is None:  # what Reader(memory, _now(), None).item reads
-            now = self._memory.now()  # ``_now()``: the clock, never before the floor
-            floor = self._floor.us
-            if to_us(now, "clock()") < floor:
-                now = from_us(floor)
+            now = self._floor.at_time(self._memory.now())  # ``_now()``, as a datetime
             rows = self._memory.rows((subject,), valid_at=now, exact=True)
             rec = live_record(rows, subject)
             if rec is None:
