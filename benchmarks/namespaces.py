@@ -127,32 +127,60 @@ def run(n: int, n_ns: int, rounds: int, folder: str, postgres: bool) -> dict[str
 
 
 def _cost(call: Callable[[], Any]) -> dict[str, int]:
-    """Statements, rows and SQLite VM steps of one ``call`` (prepared statements)."""
+    """Statements, rows and SQLite VM steps of one ``call`` (prepared statements, on a
+    held connection or as a point read of their own: ``Prepared.point_rows``, whose
+    statement runs on a file store's kept driver connection, watched as it is taken)."""
     from chronomem import prepared
+    from chronomem.backends.sqlite import SqliteBackend
 
     seen = {"statements": 0, "rows": 0, "vm_steps": 0}
-    original = prepared.Prepared.rows
+    original, point, take = (
+        prepared.Prepared.rows,
+        prepared.Prepared.point_rows,
+        SqliteBackend._take,
+    )
+    watched: list[Any] = []
 
     def step() -> int:
         seen["vm_steps"] += 1
         return 0
 
-    def rows(self: Any, conn: Any, params: Any) -> Any:
-        raw = conn.connection.driver_connection
-        raw.set_progress_handler(step, 1)
-        try:
-            out = original(self, conn, params)
-        finally:
-            raw.set_progress_handler(None, 1)
+    def counted(out: Any) -> Any:
         seen["statements"] += 1
         seen["rows"] += len(out)
         return out
 
+    def rows(self: Any, conn: Any, params: Any) -> Any:
+        raw = conn.connection.driver_connection
+        raw.set_progress_handler(step, 1)
+        try:
+            return counted(original(self, conn, params))
+        finally:
+            raw.set_progress_handler(None, 1)
+
+    def taken(self: Any) -> Any:
+        pooled = take(self)
+        pooled.driver_connection.set_progress_handler(step, 1)
+        watched.append(pooled.driver_connection)
+        return pooled
+
+    def point_rows(self: Any, backend: Any, params: Any) -> Any:
+        try:
+            return counted(point(self, backend, params))
+        finally:
+            for raw in watched:
+                raw.set_progress_handler(None, 1)
+            watched.clear()
+
     prepared.Prepared.rows = rows  # type: ignore[method-assign]
+    prepared.Prepared.point_rows = point_rows  # type: ignore[method-assign]
+    SqliteBackend._take = taken  # type: ignore[method-assign]
     try:
         call()
     finally:
         prepared.Prepared.rows = original  # type: ignore[method-assign]
+        prepared.Prepared.point_rows = point  # type: ignore[method-assign]
+        SqliteBackend._take = take  # type: ignore[method-assign]
     return seen
 
 
