@@ -190,8 +190,27 @@ class HashingEmbedder:
         same order by the same ``np.add.at``, the row made unit length by ``unit``
         (``normalize_rows``' floats), without the batch's row offsets and 2-d checks."""
         out = np.zeros(self.dim, dtype=np.float32)
-        if words:
-            idx, val, _ = self._gathered(words)
+        if not words:
+            return unit(out)
+        with self._lock:  # another thread's words may grow or empty the table
+            ids = self._word_ids
+            try:
+                spans = [ids[w] for w in words]
+            except KeyError:
+                self._ids(words)  # learns the new words (or empties the table first)
+                ids = self._word_ids
+                spans = [ids[w] for w in words]
+            # each word's features, word after word: its table slice (a query holds
+            # few words: fewer array calls than ``_gathered``'s gather, the same
+            # features in the same order)
+            start, size, tidx, tval = self._start, self._size, self._idx, self._val
+            cut = [(a := int(start[n]), a + int(size[n])) for n in spans]
+            if len(cut) == 1:
+                a, b = cut[0]
+                idx, val = tidx[a:b], tval[a:b]
+            else:
+                idx = np.concatenate([tidx[a:b] for a, b in cut])
+                val = np.concatenate([tval[a:b] for a, b in cut])
             np.add.at(out, idx, val)
         return unit(out)
 

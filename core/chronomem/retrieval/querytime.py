@@ -148,6 +148,12 @@ _PATTERNS = [
     ("yesterday", r"(?P<w>yesterday|today|tonight|this morning)"),
 ]
 _COMPILED = [(kind, re.compile(r"\b" + p + r"\b", re.IGNORECASE)) for kind, p in _PATTERNS]
+# every pattern as one alternation (its groups unnamed): it matches a text exactly when
+# one of ``_COMPILED`` does somewhere in it, in one scan (most queries name no time)
+_ANY = re.compile(
+    "|".join(r"(?:\b" + re.sub(r"\(\?P<\w+>", "(?:", p) + r"\b)" for _, p in _PATTERNS),
+    re.IGNORECASE,
+)
 
 _DAY_US = 86_400_000_000
 
@@ -256,6 +262,8 @@ def _time_matches(query: str) -> tuple[tuple[str, int, int, dict[str, Any]], ...
     decides, so a query asked again (or naming no time, the usual case) is not
     matched again."""
     text = unicodedata.normalize("NFKC", query)
+    if _ANY.search(text) is None:  # no pattern matches anywhere
+        return ()
     return tuple(
         (kind, m.start(), m.end(), m.groupdict())
         for kind, rx in _COMPILED

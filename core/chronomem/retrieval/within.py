@@ -901,20 +901,27 @@ def _scored(ask: _Ask, conn: Any) -> Scored | None:
     window, half, valid_at, min_score = legs.window, legs.half, ask.tf.valid_at, ask.min_score
     scales: dict[str, float | None] = {}  # each predicate's half-life in µs (None: none)
     kept_weight, weight, boost = 1.0 - RECENCY_WEIGHT, RECENCY_WEIGHT, 1.0 + TIME_BOOST
+    # the factor of a candidate whose recency is 1.0 (no half-life, or not yet aged)
+    flat = kept_weight + weight * 1.0
     ordered: list[tuple[float, str, str]] = []
     append = ordered.append
+    last: str | None = None  # the previous candidate's predicate (``scale`` is its)
+    scale: float | None = None
     for vid, votes in rrf.items():
         tiebreak, predicate, start, until, _ = lean[vid]
-        if predicate in scales:
-            scale = scales[predicate]
-        else:
-            life = half(predicate)
-            scale = scales[predicate] = None if life is None else life * US_PER_DAY
+        if predicate != last:
+            if predicate in scales:
+                scale = scales[predicate]
+            else:
+                life = half(predicate)
+                scale = scales[predicate] = None if life is None else life * US_PER_DAY
+            last = predicate
         age = valid_at - start
         # ``recency`` and ``finish``, inline (the same operations in the same order)
-        score = votes * (
-            kept_weight + weight * (1.0 if scale is None or age <= 0 else 0.5 ** (age / scale))
-        )
+        if scale is None or age <= 0:
+            score = votes * flat
+        else:
+            score = votes * (kept_weight + weight * 0.5 ** (age / scale))
         if window is not None and in_window(
             start, MAX_US if until is None else until, window, False
         ):
