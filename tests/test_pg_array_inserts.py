@@ -28,9 +28,9 @@ from chronomem.backends import pgpipeline
 from chronomem.backends import postgres as pg
 from chronomem.schema import episodes, versions
 
-from .conftest import T0, ManualClock
+from .conftest import T0
 from .statements import counting
-from .test_pg_same_columns import ODD, _batches, _insert, _rows_of, _stored, batches
+from .test_pg_same_columns import ODD, _insert, _rows_of, _stored, batches, written_two_ways
 
 
 @pytest.fixture(scope="module")
@@ -156,35 +156,13 @@ def _episodes(m: Memory) -> list[tuple[Any, ...]]:
 def test_a_store_written_in_batches_holds_what_the_json_form_wrote(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .conftest import (
-        PG_URL,
-        PGVECTOR_URL,
-        REQUIRE_PGVECTOR,
-        drop_pg_schema,
-        make_pg_schema,
-        require_pg,
-    )
+    def json_form(patch: pytest.MonkeyPatch) -> None:
+        patch.setattr(pg, "ARRAYS", False)
 
-    base = PG_URL if server == "postgres" else PGVECTOR_URL
-    if server == "postgres":
-        require_pg()
-    else:
-        require_pg(PGVECTOR_URL, REQUIRE_PGVECTOR)
-    stored = []
-    for json_form in (False, True):
-        url, schema = make_pg_schema(base)
-        try:
-            with monkeypatch.context() as patch:
-                if json_form:
-                    patch.setattr(pg, "ARRAYS", False)
-                m = Memory(url, clock=ManualClock(start=T0 + timedelta(days=30)))
-                try:
-                    _batches(m)
-                    m.add_episodes(_episode_items())
-                    stored.append((_rows_of(m), _episodes(m)))
-                finally:
-                    m.close()
-        finally:
-            drop_pg_schema(schema, base)
-    assert len(stored[0][0]) > 360 and len(stored[0][1]) == 40
-    assert stored[0] == stored[1]
+    def read(m: Memory) -> tuple[Any, Any]:
+        m.add_episodes(_episode_items())
+        return _rows_of(m), _episodes(m)
+
+    new, old = written_two_ways(server, monkeypatch, json_form, read)
+    assert len(new[0]) > 360 and len(new[1]) == 40
+    assert new == old

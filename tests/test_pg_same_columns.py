@@ -16,7 +16,7 @@ batch of new versions carries only the columns that vary."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -217,10 +217,15 @@ def _rows_of(m: Memory) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in got), key=repr)
 
 
-@pytest.mark.parametrize("server", ["postgres", "pgvector"])
-def test_a_store_written_in_batches_holds_what_the_per_row_form_wrote(
-    server: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def written_two_ways(
+    server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    other: Callable[[pytest.MonkeyPatch], None],
+    read: Callable[[Memory], Any],
+) -> tuple[Any, Any]:
+    """What ``read`` finds in two stores written by real batches (``_batches``) on
+    ``server`` (PostgreSQL 15 or pgvector): one by the backend as it is, one with
+    ``other`` patched in (an older form of its inserts); each in a fresh schema."""
     from .conftest import (
         PG_URL,
         PGVECTOR_URL,
@@ -236,19 +241,30 @@ def test_a_store_written_in_batches_holds_what_the_per_row_form_wrote(
     else:
         require_pg(PGVECTOR_URL, REQUIRE_PGVECTOR)
     stored = []
-    for per_row in (False, True):
+    for older in (False, True):
         url, schema = make_pg_schema(base)
         try:
             with monkeypatch.context() as patch:
-                if per_row:
-                    patch.setattr(pg, "_same_columns", lambda rows, cols: ())
+                if older:
+                    other(patch)
                 m = Memory(url, clock=ManualClock(start=T0 + timedelta(days=30)))
                 try:
                     _batches(m)
-                    stored.append(_rows_of(m))
+                    stored.append(read(m))
                 finally:
                     m.close()
         finally:
             drop_pg_schema(schema, base)
-    assert len(stored[0]) > 360
-    assert stored[0] == stored[1]
+    return stored[0], stored[1]
+
+
+@pytest.mark.parametrize("server", ["postgres", "pgvector"])
+def test_a_store_written_in_batches_holds_what_the_per_row_form_wrote(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def per_row(patch: pytest.MonkeyPatch) -> None:
+        patch.setattr(pg, "_same_columns", lambda rows, cols: ())
+
+    new, old = written_two_ways(server, monkeypatch, per_row, _rows_of)
+    assert len(new) > 360
+    assert new == old

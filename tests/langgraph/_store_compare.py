@@ -9,12 +9,35 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from hypothesis import strategies as st
+
 from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
 from .fakes import CharEmbeddings
 
 _tenants = itertools.count()
+
+# the items a comparison test puts and reads, and a put step of its random steps:
+# (kind, namespace, key, value or None for a delete, index paths, ttl, seconds before)
+NAMESPACES = [("users", "u1"), ("docs",)]
+KEYS = ["k1", "k2"]
+VALUES = st.one_of(
+    st.none(),  # a delete
+    st.fixed_dictionaries({"text": st.sampled_from(["tea", "coffee", "green tea"])}),
+    st.fixed_dictionaries(
+        {"text": st.sampled_from(["x", "y"]), "tags": st.lists(st.sampled_from(["p", "q"]))}
+    ),
+)
+PUT_STEP = st.tuples(
+    st.just("put"),
+    st.sampled_from(NAMESPACES),
+    st.sampled_from(KEYS),
+    VALUES,
+    st.sampled_from([None, False, ["text"], ["text", "tags[*]"]]),  # index
+    st.sampled_from([None, 1.0, 5.0, 60.0]),  # ttl (minutes)
+    st.integers(0, 400),  # seconds before the step
+)
 
 
 def pair(

@@ -25,29 +25,12 @@ from langgraph.store.chronomem import ChronomemStore
 
 from ..conftest import ManualClock
 from ..statements import counting
-from ._store_compare import answers, pair, stored
+from ._store_compare import KEYS, NAMESPACES, PUT_STEP, answers, pair, stored
 from .fakes import CharEmbeddings
 
-NAMESPACES = [("users", "u1"), ("docs",)]
-KEYS = ["k1", "k2"]
-VALUES = st.one_of(
-    st.none(),  # a delete
-    st.fixed_dictionaries({"text": st.sampled_from(["tea", "coffee", "green tea"])}),
-    st.fixed_dictionaries(
-        {"text": st.sampled_from(["x", "y"]), "tags": st.lists(st.sampled_from(["p", "q"]))}
-    ),
-)
 STEPS = st.lists(
     st.one_of(
-        st.tuples(
-            st.just("put"),
-            st.sampled_from(NAMESPACES),
-            st.sampled_from(KEYS),
-            VALUES,
-            st.sampled_from([None, False, ["text"], ["text", "tags[*]"]]),  # index
-            st.sampled_from([None, 1.0, 5.0, 60.0]),  # ttl (minutes)
-            st.integers(0, 400),  # seconds before the step
-        ),
+        PUT_STEP,
         st.tuples(
             st.just("get"),  # a get refreshing the item's TTL
             st.sampled_from(NAMESPACES),

@@ -12,7 +12,6 @@ tenant's scope and in a user's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,29 +24,11 @@ from langgraph.store.base import Item
 from langgraph.store.chronomem import ChronomemStore, reading
 from langgraph.store.chronomem.records import Record
 
-from ..conftest import drop_pg_schema, make_pg_schema, require_pg
-from ._store_compare import answers, pair, stored
+from ._store_compare import KEYS, NAMESPACES, PUT_STEP, answers, pair, stored
 
-NAMESPACES = [("users", "u1"), ("docs",)]
-KEYS = ["k1", "k2"]
-VALUES = st.one_of(
-    st.none(),  # a delete
-    st.fixed_dictionaries({"text": st.sampled_from(["tea", "coffee", "green tea"])}),
-    st.fixed_dictionaries(
-        {"text": st.sampled_from(["x", "y"]), "tags": st.lists(st.sampled_from(["p", "q"]))}
-    ),
-)
 STEPS = st.lists(
     st.one_of(
-        st.tuples(
-            st.just("put"),
-            st.sampled_from(NAMESPACES),
-            st.sampled_from(KEYS),
-            VALUES,
-            st.sampled_from([None, False, ["text"], ["text", "tags[*]"]]),  # index
-            st.sampled_from([None, 1.0, 5.0, 60.0]),  # ttl (minutes)
-            st.integers(0, 400),  # seconds before the step
-        ),
+        PUT_STEP,
         st.tuples(
             st.just("get"),
             st.sampled_from(NAMESPACES),
@@ -104,18 +85,14 @@ def _attrs(item: Item | None) -> Any:
 
 
 @pytest.fixture(params=["sqlite-file", "sqlite-memory", "postgres"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str | None]:
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
+    """A file store (its point reads on a kept driver connection), in memory, PostgreSQL."""
     if request.param == "sqlite-file":
-        yield str(tmp_path / "store.db")
-    elif request.param == "sqlite-memory":
-        yield None
-    else:
-        require_pg()
-        url, schema = make_pg_schema()
-        try:
-            yield url
-        finally:
-            drop_pg_schema(schema)
+        return str(tmp_path / "store.db")
+    if request.param == "sqlite-memory":
+        return None
+    url: str = request.getfixturevalue("pg_url")
+    return url
 
 
 @pytest.mark.parametrize("user", [None, "ann"], ids=["tenant scope", "user scope"])
