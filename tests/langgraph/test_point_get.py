@@ -12,7 +12,7 @@ tenant's scope and in a user's."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from langgraph.store.chronomem import ChronomemStore, reading
 from langgraph.store.chronomem.records import Record
 
 from ._store_compare import KEYS, NAMESPACES, PUT_STEP, answers, pair, stored
+from .test_search_items import INSTANTS  # search_item's twin test draws the same instants
 
 STEPS = st.lists(
     st.one_of(
@@ -121,11 +122,6 @@ def test_a_get_answers_refreshes_and_stores_what_the_readers_get_did(
     finally:
         new.close()
         old.close()
-
-
-INSTANTS = st.datetimes(
-    min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC)
-)
 
 
 @settings(max_examples=200, deadline=None)

@@ -62,12 +62,12 @@ def to_search_item(rec: Record, score: float | None = None) -> SearchItem:
 # ``SearchItem``'s attributes as LangGraph lays them out (``__slots__``, its class
 # and ``Item``): while they are these, ``search_item`` fills them in directly
 _ITEM_SLOTS = ("value", "key", "namespace", "created_at", "updated_at")
+_DIRECT_ITEM = Item.__mro__ == (Item, object) and Item.__slots__ == _ITEM_SLOTS
 _DIRECT = (
-    SearchItem.__mro__ == (SearchItem, Item, object)
-    and Item.__slots__ == _ITEM_SLOTS
+    _DIRECT_ITEM
+    and SearchItem.__mro__ == (SearchItem, Item, object)
     and SearchItem.__slots__ == ("score",)
 )
-_DIRECT_ITEM = Item.__mro__ == (Item, object) and Item.__slots__ == _ITEM_SLOTS
 _new = object.__new__
 
 

@@ -556,26 +556,23 @@ class ChronomemStore(BaseStore):
         the present of the store itself (no pinned run, not a view) it is
         ``Reader.item`` at ``_now()`` without building the reader: one
         ``Memory.rows`` point read at that instant."""
+        reader: Reader | None = None
         if ctx is None and self._pin is None:  # what Reader(memory, _now(), None).item reads
             now = self._floor.at_time(self._memory.now())  # ``_now()``, as a datetime
-            rows = self._memory.rows((subject,), valid_at=now, exact=True)
-            rec = live_record(rows, subject)
-            if rec is None:
-                return None
-            item = to_item(rec)
-            m = rec.marker
-            if refresh and m is not None and m.ttl:
-                self._refresh_and_write(self._reader(), {}, {subject: rec}, {subject: rec}, ctx)
-            return item
-        reader = self._reader(ctx)
-        rec = reader.item(subject)
+            rec = live_record(self._memory.rows((subject,), valid_at=now, exact=True), subject)
+            pinned = False
+        else:
+            reader = self._reader(ctx)
+            rec = reader.item(subject)
+            pinned = reader.known_at is not None and self._pin is None
         if rec is None:
             return None
         item = to_item(rec)
-        pinned = reader.known_at is not None and self._pin is None
         m = rec.marker
         if refresh and not pinned and self._pin is None and m is not None and m.ttl:
-            self._refresh_and_write(reader, {}, {subject: rec}, {subject: rec}, ctx)
+            self._refresh_and_write(
+                reader or self._reader(), {}, {subject: rec}, {subject: rec}, ctx
+            )
         return item
 
     def _refresh_and_write(
