@@ -12,9 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 
 from chronomem import Memory
+from chronomem.retrieval import pgvector as pgv
 from chronomem.retrieval.pgvector import stored_floats, vector_literal
 
 from .conftest import ManualClock
@@ -68,6 +71,64 @@ def test_a_decimal_tie_is_left_to_the_literal() -> None:
     # 27 / 256 = 0.10546875: seven digits end on an exact half (ties to even)
     assert stored_floats(np.array([[27 / 256]], dtype=np.float32)) is None
     assert stored_floats(np.array([[np.inf]], dtype=np.float32)) is None
+
+
+# components a sparse vector holds: zeros of both signs (most of them), ordinary
+# values, and the ones refused or at an edge (ties, tiny, huge, non-finite)
+_COMPONENT = st.one_of(
+    st.just(0.0),
+    st.just(-0.0),
+    st.floats(-1.0, 1.0, width=32),
+    st.sampled_from([27 / 256, 1e-15, 1e-17, 3.3e-9, 5e5, 2e6, np.inf, -np.inf, np.nan]),
+    st.floats(width=32),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda dim: st.lists(
+            st.lists(_COMPONENT, min_size=dim, max_size=dim), min_size=1, max_size=8
+        )
+    ),
+    st.integers(0, 100),
+)
+def test_sparse_vectors_store_what_the_whole_array_computation_gives(
+    rows: list[list[float]], zero_percent: int
+) -> None:
+    """``stored_floats`` of a mostly-zero batch (its nonzero components alone through
+    ``_stored``) is what every component through ``_stored`` gives: the same
+    float32 bits, zeros keeping their sign, and None for the same batches."""
+    rng = np.random.default_rng(len(rows) * 101 + zero_percent)
+    vecs = np.array(rows, dtype=np.float32)
+    vecs[rng.random(vecs.shape) * 100 < zero_percent] = 0.0
+    whole = pgv._stored(vecs.astype(np.float64))
+    got = stored_floats(vecs)
+    if whole is None:
+        assert got is None
+        return
+    assert got is not None and got.shape == vecs.shape and got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32), whole.view(np.uint32))
+
+
+def test_a_sparse_batch_takes_the_nonzero_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hypothesis test above can only compare the two paths if the sparse one
+    runs: a batch with fewer nonzero components than zeros sends only those."""
+    seen: list[int] = []
+    inner = pgv._stored
+    monkeypatch.setattr(pgv, "_stored", lambda d: seen.append(d.size) or inner(d))
+    v = np.zeros((3, 8), dtype=np.float32)
+    v[:, 0] = [0.5, -0.25, 1 / 3]
+    v[1, 1] = -0.0
+    got = stored_floats(v)
+    assert seen == [3]
+    assert got is not None
+    assert np.signbit(got[1, 1]) and got[1, 1] == 0
+    assert stored_floats(np.zeros((2, 4), dtype=np.float32)) is not None
+    assert seen == [3]  # all zeros: nothing to compute
+    dense = np.full((2, 4), 0.5, dtype=np.float32)
+    assert stored_floats(dense) is not None
+    assert seen == [3, 8]
 
 
 def _stored_against_literals(m: Memory, url: str) -> tuple[int, int]:

@@ -67,6 +67,29 @@ def stored_floats(vecs: np.ndarray) -> np.ndarray | None:
     in bulk without the text; None when some component is outside what the
     computation is exact for (the caller then sends the literals).
 
+    Each component's value (and whether it is refused) depends on that component
+    alone, and a zero is stored as given: when most components are zeros (a
+    hashing embedder's vectors hold about one in nine nonzero) only the nonzero
+    ones go through ``_stored``, the zeros copied with their sign (the same
+    result as the whole array through it, a fifth of the work there)."""
+    d = np.asarray(vecs, dtype=np.float64)
+    flat = d.reshape(-1)
+    nonzero = np.flatnonzero(flat)
+    if 2 * len(nonzero) >= len(flat):
+        return _stored(d)
+    out = flat.astype(np.float32)  # the zeros as given (their sign too)
+    if not len(nonzero):
+        return out.reshape(d.shape)
+    part = _stored(flat[nonzero])
+    if part is None:
+        return None
+    out[nonzero] = part
+    return out.reshape(d.shape)
+
+
+def _stored(d: np.ndarray) -> np.ndarray | None:
+    """``stored_floats`` of every component of ``d`` (float64), one by one in bulk.
+
     Per component ``x`` (|x| in [1e-16, 1e6); zeros are stored as given): ``%.7g``
     is ``m * 10**-k`` with ``m`` the integer nearest ``|x| * 10**k`` in [1e6, 1e7)
     (ties to even, on the exact value). ``10**k`` is an exact double (k <= 22), so
@@ -76,7 +99,6 @@ def stored_floats(vecs: np.ndarray) -> np.ndarray | None:
     ``strtof``'s unless that double is exactly halfway between two float32s (a second
     rounding could then differ from the first), which is refused too. Checked
     against the server's own reading of the literals (tests/test_pgvector_binary)."""
-    d = np.asarray(vecs, dtype=np.float64)
     a = np.abs(d)
     zero = a == 0
     if not np.isfinite(a).all() or (a >= 1e6).any() or ((a < 1e-16) & ~zero).any():
