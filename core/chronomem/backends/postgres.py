@@ -1078,7 +1078,8 @@ class PostgresBackend(Backend):
         if (len(reads) < 2 and meanwhile is None) or not pgpipeline.supported():
             return super().fetch_together(conn, reads, meanwhile)
         items = [(sql, params, None) for sql, params in reads]
-        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile)
+        # (``Prepared`` reads: the same few statements on every search, prepared at once)
+        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile, prepare=True)
         return [list(cur.fetchall()) for cur in cursors]
 
     @classmethod
