@@ -335,7 +335,8 @@ def test_the_lexical_round_trip_prepares_its_statements_at_once(filled: Memory) 
     before its generic plan, so a connection's first ten searches paid the
     lexical statement's planning, its first five now. Checked on the server
     (``pg_prepared_statements``) after one search that pipelined them; the
-    statements, and so the hits, are the same."""
+    statements, and so the hits, are the same. Likewise the kept rows' statement,
+    which runs alone: prepared in a pipeline of its own on its first run."""
     filled.search("where does user3 live city3")  # the mirror's first sync
     used: list[Any] = []
 
@@ -358,3 +359,7 @@ def test_the_lexical_round_trip_prepares_its_statements_at_once(filled: Memory) 
     clock = [n for s, n in rows if s.startswith("SELECT cm_txclock.last_us")]
     assert lexical == [1], rows  # the lexical leg's, run once
     assert clock == [1], rows  # the clock read, run once
+    # the kept rows' statement (``Backend.fetch_prepared``): prepared on its first
+    # run, in the first search (one statement per length of its id list)
+    kept = [n for s, n in rows if "_source_episode_id" in s]
+    assert kept and sum(kept) == 2, rows
