@@ -324,3 +324,42 @@ def test_a_psycopg_release_not_checked_syncs_at_the_exit(
     monkeypatch.setattr(pgpipeline, "_early_sync", lambda: False)
     assert [_shown(filled.search(q, k=10, valid_at=at)) for q in queries] == early
     assert any(early)
+
+
+@pytest.mark.skipif(not pgpipeline.supported(), reason="libpq without pipeline mode")
+def test_the_lexical_round_trip_prepares_its_statements_at_once(filled: Memory) -> None:
+    """The clock read and the lexical leg's statement are server-side prepared
+    statements from their first run in a pipeline (``pgpipeline._Preparing``),
+    not from psycopg's sixth: until then each was parsed and planned anew, and the
+    server plans a prepared statement for its values on its first five runs
+    before its generic plan, so a connection's first ten searches paid the
+    lexical statement's planning, its first five now. Checked on the server
+    (``pg_prepared_statements``) after one search that pipelined them; the
+    statements, and so the hits, are the same. Likewise the kept rows' statement,
+    which runs alone: prepared in a pipeline of its own on its first run."""
+    filled.search("where does user3 live city3")  # the mirror's first sync
+    used: list[Any] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        used.append(conn.connection.driver_connection)
+
+    engine = filled.backend.engine
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        hits = filled.search("where does user5 live city5", k=10)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert hits and used and all(c is used[0] for c in used)
+    rows = (
+        used[0]
+        .execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        .fetchall()
+    )
+    lexical = [n for s, n in rows if "ts_rank_cd" in s]
+    clock = [n for s, n in rows if s.startswith("SELECT cm_txclock.last_us")]
+    assert lexical == [1], rows  # the lexical leg's, run once
+    assert clock == [1], rows  # the clock read, run once
+    # the kept rows' statement (``Backend.fetch_prepared``): prepared on its first
+    # run, in the first search (one statement per length of its id list)
+    kept = [n for s, n in rows if "_source_episode_id" in s]
+    assert kept and sum(kept) == 2, rows

@@ -52,8 +52,11 @@ class _Compiled:
 class Prepared:
     """One SELECT, compiled once per dialect (see the module docstring)."""
 
-    def __init__(self, stmt: Select[Any]):
+    def __init__(self, stmt: Select[Any], *, at_once: bool = False):
         self.stmt = stmt
+        # run on most calls of its path: prepared on the server from its first run
+        # where the backend prepares statements (``Backend.fetch_prepared``)
+        self.at_once = at_once
         self._by_dialect: weakref.WeakKeyDictionary[Dialect, _Compiled] = (
             weakref.WeakKeyDictionary()
         )
@@ -154,7 +157,8 @@ class Prepared:
         c, args = self._bound(conn, backend, params)
         pending = [a for a in ahead if a.rows is None]
         if not pending and meanwhile is None:
-            return _processed(c, backend.fetch(conn, c.sql, args))
+            fetch = backend.fetch_prepared if self.at_once else backend.fetch
+            return _processed(c, fetch(conn, c.sql, args))
         bound = [a.stmt._bound(conn, backend, a.params) for a in pending]
         reads = [*((b.sql, p) for b, p in bound), (c.sql, args)]
         got = backend.fetch_together(conn, reads, meanwhile)
@@ -210,9 +214,12 @@ class PreparedIn:
     same rows). For the few ids a search fetches, SQLAlchemy rewriting an expanding
     ``IN`` per call cost more than the database's lookups."""
 
-    def __init__(self, make: Callable[[list[Any]], Select[Any]], name: str = "v"):
+    def __init__(
+        self, make: Callable[[list[Any]], Select[Any]], name: str = "v", *, at_once: bool = False
+    ):
         self._make = make
         self._name = name
+        self._at_once = at_once  # (``Prepared``'s)
         self._by_size: dict[int, Prepared] = {}
         self._lock = threading.Lock()
         self.columns = self._prepared(IN_LISTS[0]).columns
@@ -222,7 +229,10 @@ class PreparedIn:
     def _prepared(self, size: int) -> Prepared:
         found = self._by_size.get(size)
         if found is None:
-            found = Prepared(self._make([bindparam(f"{self._name}{i}") for i in range(size)]))
+            found = Prepared(
+                self._make([bindparam(f"{self._name}{i}") for i in range(size)]),
+                at_once=self._at_once,
+            )
             with self._lock:
                 found = self._by_size.setdefault(size, found)
         return found

@@ -369,6 +369,13 @@ class Backend:
         return list(conn.exec_driver_sql(sql, params).fetchall())
 
     @classmethod
+    def fetch_prepared(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """``fetch``, for a statement run on most calls of a path (a search's kept
+        rows): where the driver prepares statements on the server, this one is
+        prepared from its first run (PostgreSQL). Elsewhere ``fetch``."""
+        return cls.fetch(conn, sql, params)
+
+    @classmethod
     def fetch_together(
         cls,
         conn: Connection,

@@ -786,6 +786,10 @@ def _processed(rows: Sequence[Any], procs: tuple[tuple[int, Any], ...]) -> list[
     return out
 
 
+# the pooled DBAPI connection's info: the statements ``fetch_prepared`` prepared on it
+_PREPARED_HERE = "chronomem.prepared_here"
+
+
 def _unprepared(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
     """Run a statement marked ``backends.base.UNPREPARED`` with psycopg's ``prepare=False``
     (True: run here); any other as SQLAlchemy would (False)."""
@@ -1065,6 +1069,28 @@ class PostgresBackend(Backend):
             cur.close()
 
     @classmethod
+    def fetch_prepared(cls, conn: Connection, sql: str, params: Any) -> list[Any]:
+        """On an autocommit connection, the statement's first run on this
+        connection goes alone in a pipeline, prepared (``pgpipeline.send``'s
+        ``prepare``: the ``Parse`` in its one round trip; outside a pipeline psycopg
+        waits for a prepare on its own); later runs are ``fetch``'s, and psycopg
+        runs its prepared statement. psycopg prepared it on its sixth run (one
+        more round trip then), after five parsed and planned anew, and the server
+        plans a prepared statement for its values on its first five runs: a
+        search's kept rows were planned for their values on a connection's first
+        ten searches, its first five now. Should psycopg have dropped its
+        prepared statements since (a rollback does), it prepares them again on
+        its own terms, as before."""
+        if not cls.statement_at_a_time(conn) or not pgpipeline.supported():
+            return cls.fetch(conn, sql, params)
+        done = conn.connection.info.setdefault(_PREPARED_HERE, set())
+        if sql in done or pgpipeline.launched(conn):
+            return cls.fetch(conn, sql, params)
+        cursors = pgpipeline.send(conn, [(sql, params, None)], prepare=True)
+        done.add(sql)
+        return list(cursors[0].fetchall())
+
+    @classmethod
     def fetch_together(
         cls,
         conn: Connection,
@@ -1078,7 +1104,8 @@ class PostgresBackend(Backend):
         if (len(reads) < 2 and meanwhile is None) or not pgpipeline.supported():
             return super().fetch_together(conn, reads, meanwhile)
         items = [(sql, params, None) for sql, params in reads]
-        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile)
+        # (``Prepared`` reads: the same few statements on every search, prepared at once)
+        cursors = pgpipeline.send(conn, items, meanwhile=meanwhile, prepare=True)
         return [list(cur.fetchall()) for cur in cursors]
 
     @classmethod

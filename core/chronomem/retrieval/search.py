@@ -862,7 +862,8 @@ _VERSIONS_IN = PreparedIn(
         )
         .where(versions.c.tenant == bindparam("t"), versions.c.id.in_(ids))
         .order_by(versions.c.id, sources_table.c.recorded_at, sources_table.c.episode_id)
-    )
+    ),
+    at_once=True,  # every search's: prepared on the server from its first run
 )
 _EPISODES_IN = PreparedIn(
     lambda ids: select(episodes_table).where(
