@@ -1250,11 +1250,17 @@ def _split_documents(
     if not docs:
         return [*rest, *ops], []  # type: ignore[list-item]  # no DocumentOp in rest
     subjects = {d.subject for d in docs}
-    alone = (
-        len(subjects) == len(docs)
-        and all(_named_subject(op) not in subjects for op in (*rest, *ops))
-        and all(type(op) is not DocumentOp for op in planned[len(docs) :])
+    alone = len(subjects) == len(docs) and all(
+        type(op) is not DocumentOp for op in planned[len(docs) :]
     )
+    if alone:  # no other operation names a document's subject (``_named_subject``, inline)
+        for op in (*rest, *ops):
+            if (
+                isinstance(op, _NAMING)
+                and (op.subject if op.exact else fold(op.subject)) in subjects
+            ):
+                alone = False
+                break
     if not alone:
         return [*expanded(planned), *ops], []
     return [*rest, *ops], docs  # type: ignore[list-item]  # no DocumentOp in rest
