@@ -236,3 +236,39 @@ def test_ids_drawn_together_sort_in_creation_order(monkeypatch: pytest.MonkeyPat
         if start == 0:  # no wrap: the next id follows in the same microsecond or later
             assert drawn[-1] < after, (drawn, after)
     assert statemachine.new_ids(0) == []
+
+
+def _ids_one_by_one(counters: list[int], tail: int, us: int, later: int) -> list[str]:
+    """``new_ids``' ids as its loop makes them (the clock reads ``later`` after a wrap)."""
+    count = len(counters)
+    tails = f"{tail:0{8 * count}x}"
+    stamp = f"{us:013x}"
+    out = []
+    for i, n in enumerate(counters):
+        n &= 0xFFF
+        if n == 0 and i:
+            us = max(later, us + 1)
+            stamp = f"{us:013x}"
+        out.append(f"{stamp}{n:03x}{tails[8 * i : 8 * i + 8]}")
+    return out
+
+
+@given(
+    start=st.integers(0, 3 * 0x1000),
+    count=st.integers(1, 0x1800),
+    seed=st.integers(0, 2**32),
+)
+@settings(max_examples=60, deadline=None)
+def test_ids_drawn_together_are_the_loops_ids(start: int, count: int, seed: int) -> None:
+    """``new_ids`` without a wrap (its parts joined in C) and with one gives the
+    ids its per-id loop gives for the same counters, random draw and clock."""
+    us = 1_764_000_000_000_000
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(statemachine, "_counter", itertools.count(start))
+        mp.setattr(statemachine.time, "time_ns", lambda: us * 1000)
+        statemachine._tail.seed(seed)
+        drawn = statemachine.new_ids(count)
+    statemachine._tail.seed(seed)
+    tail = statemachine._tail.getrandbits(32 * count)
+    statemachine._tail.seed()  # random again, as the module left it
+    assert drawn == _ids_one_by_one(list(range(start, start + count)), tail, us, us)

@@ -300,6 +300,12 @@ _AT_VERSION = tuple(
 )
 
 
+# the types ``isinstance`` tests against, as tuples built once: a union written
+# in the test (``A | B``) is a new object at every call, and these run per op
+_ASSERT_OR_END = (AssertOp, EndOp)
+_NAMING = (AssertOp, EndOp, EndOthersOp)
+_BY_ID = (RetractOp, CorrectOp)
+
 _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
 # what ``_kept`` compares of a loaded row: (id, fact id, object key, valid from, valid to)
@@ -483,7 +489,7 @@ class _Found:
                 # only a MANY predicate's "every value" needs them; reading a few
                 # more subjects than needed is harmless
                 subjects.add(op.subject if op.exact else fold(op.subject))
-            elif isinstance(op, RetractOp | CorrectOp):
+            elif isinstance(op, _BY_ID):
                 facts.add(op.fact_id)
             elif isinstance(op, AssertOp) and op.exact:
                 (ensured if _ensures(op) else exact_asserts).add(op.subject)
@@ -534,7 +540,7 @@ class _Found:
             return True  # its slots are live slots of a subject read whole
         if isinstance(target, str):  # an exact assert: its subject is its key
             return isinstance(op, AssertOp) and op.subject in self.subjects
-        return isinstance(op, AssertOp | EndOp) and target.subject_key in self.subjects
+        return isinstance(op, _ASSERT_OR_END) and target.subject_key in self.subjects
 
     def covered(self, ops: Sequence[WriteOp], targets: Sequence[Held]) -> set[str]:
         """The slots of the targets the live read ``covers`` (one pass; an exact
@@ -818,7 +824,7 @@ class Writer:
         for op in ops:
             if isinstance(op, EndOthersOp) or (isinstance(op, EndOp) and op.obj is None):
                 subjects[op.subject if op.exact else fold(op.subject)] = None
-            elif not isinstance(op, AssertOp | EndOp):
+            elif not isinstance(op, _ASSERT_OR_END):
                 return None
             exact = exact and (op.exact or isinstance(op, EndOthersOp))
         index = None if exact else self.registry.peek(scope.tenant)
@@ -914,7 +920,7 @@ class Writer:
             return _Target(
                 op, tuple(sorted({slot for slot, pred in pairs if pred not in keep})), skey
             )
-        if isinstance(op, AssertOp | EndOp):
+        if isinstance(op, _ASSERT_OR_END):
             if op.exact:
                 name, skey = op.predicate, op.subject
                 okey = op.obj
@@ -1244,11 +1250,17 @@ def _split_documents(
     if not docs:
         return [*rest, *ops], []  # type: ignore[list-item]  # no DocumentOp in rest
     subjects = {d.subject for d in docs}
-    alone = (
-        len(subjects) == len(docs)
-        and all(_named_subject(op) not in subjects for op in (*rest, *ops))
-        and all(type(op) is not DocumentOp for op in planned[len(docs) :])
+    alone = len(subjects) == len(docs) and all(
+        type(op) is not DocumentOp for op in planned[len(docs) :]
     )
+    if alone:  # no other operation names a document's subject (``_named_subject``, inline)
+        for op in (*rest, *ops):
+            if (
+                isinstance(op, _NAMING)
+                and (op.subject if op.exact else fold(op.subject)) in subjects
+            ):
+                alone = False
+                break
     if not alone:
         return [*expanded(planned), *ops], []
     return [*rest, *ops], docs  # type: ignore[list-item]  # no DocumentOp in rest
@@ -1256,7 +1268,7 @@ def _split_documents(
 
 def _named_subject(op: PlannedOp) -> str | None:
     """The subject key an operation's slots belong to (None: it names a fact)."""
-    if isinstance(op, AssertOp | EndOp | EndOthersOp):
+    if isinstance(op, _NAMING):
         return op.subject if op.exact else fold(op.subject)
     return None
 

@@ -20,6 +20,8 @@ from .reads import INLINE, facts_query, scope_values, subject_rows
 from .scope import Scope
 from .writer import Writer, planned_ops
 
+_BY_ID = (RetractOp, CorrectOp)  # built once: ``A | B`` in a test is built per call
+
 
 def apply(engine: Engine, scope: Scope, ops: Sequence[WriteOp], recorded_at: int | None) -> Receipt:
     writer = Writer(engine.registry, engine.on_insert if engine.hooks else None)
@@ -28,7 +30,7 @@ def apply(engine: Engine, scope: Scope, ops: Sequence[WriteOp], recorded_at: int
         if any(issubclass(kind, RetractOp | CorrectOp) for kind in set(map(type, ops))):
             ops = [
                 replace(op, fact_id=own_fact(conn, scope, op.fact_id))
-                if isinstance(op, RetractOp | CorrectOp)
+                if isinstance(op, _BY_ID)
                 else op
                 for op in ops
             ]
@@ -57,7 +59,7 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
     subjects = list(dict.fromkeys(planned.subjects))
     if not subjects:
         raise InvalidInput("a planned write reads at least one subject")
-    if any(isinstance(op, RetractOp | CorrectOp) for op in planned.then):
+    if any(isinstance(op, _BY_ID) for op in planned.then):
         raise InvalidInput("a planned write takes asserts and ends")
     backend = engine.backend
     writer = Writer(engine.registry, engine.on_insert if engine.hooks else None)

@@ -79,8 +79,11 @@ class Indexer:
             rows = [rows[i] for i in kept]
             texts = [texts[i] for i in kept]
         vecs = self.vectors_for(texts)
-        blobs = np.ascontiguousarray(vecs, dtype="<f4")  # one conversion, not one per row
+        # one conversion and one copy out, not one per row: each row's blob is its
+        # slice of the matrix's bytes (what its row's ``tobytes`` gives)
+        whole = np.ascontiguousarray(vecs, dtype="<f4").tobytes()
         name, dim = self.embedder.name, self.embedder.dim
+        size = len(whole) // len(rows)
         of(conn).insert_rows(
             conn,
             vectors,
@@ -91,10 +94,10 @@ class Indexer:
                     "item_id": r["id"],
                     "embedder": name,
                     "dim": dim,
-                    "vec": v.tobytes(),
+                    "vec": whole[at : at + size],
                     "norm": 1.0,
                 }
-                for r, v in zip(rows, blobs, strict=True)
+                for r, at in zip(rows, range(0, len(whole), size), strict=True)
             ],
         )
         if self.pgvector:
@@ -104,7 +107,13 @@ class Indexer:
         of(conn).after_insert_vectors(conn, len(rows))  # PostgreSQL: ANALYZE now and then
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        self._write(conn, "v", rows, [fact_text(r) for r in rows])
+        # ``fact_text`` of each row, its index text taken inline (a put's rows carry one)
+        self._write(
+            conn,
+            "v",
+            rows,
+            [str(t) if (t := r.get("index_text")) is not None else fact_text(r) for r in rows],
+        )
 
     def on_episodes(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         self._write(conn, "e", rows, [r["text"] for r in rows])

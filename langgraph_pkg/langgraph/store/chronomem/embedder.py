@@ -7,7 +7,6 @@ import concurrent.futures as cf
 import functools
 import struct
 from collections.abc import Awaitable, Sequence
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -34,11 +33,13 @@ def _run(coro: Awaitable[Any]) -> Any:
 
 def _as_matrix(vectors: Any, n: int, dim: int) -> np.ndarray:
     """``np.asarray(vectors, dtype=np.float32)``. A list of ``n`` lists of ``dim``
-    numbers (what ``embed_documents`` returns) is packed into the matrix in one
-    ``struct`` call: the same float32 of each number (C's cast from its double),
-    without the nested lists' shape discovery (``asarray`` took longer than
-    embedding a hashing batch). Anything packing refuses (not a number: a numeric
-    string, say, which ``asarray`` parses) goes through ``asarray``."""
+    numbers (what ``embed_documents`` returns) is packed into the matrix row by
+    row by one ``struct`` of a row: the same float32 of each number (C's cast
+    from its double), without the nested lists' shape discovery (``asarray``
+    took longer than embedding a hashing batch), nor one argument tuple of every
+    number (built from a chain of unknown length, it was regrown again and
+    again). Anything packing refuses (not a number: a numeric string, say, which
+    ``asarray`` parses) goes through ``asarray``."""
     if (
         type(vectors) is list
         and len(vectors) == n
@@ -46,12 +47,16 @@ def _as_matrix(vectors: Any, n: int, dim: int) -> np.ndarray:
         and all(type(v) is list for v in vectors)
         and set(map(len, vectors)) == {dim}
     ):
+        row = _float32s(dim)
+        buf = bytearray(n * row.size)
+        pack = row.pack_into
         try:
-            packed = _float32s(n * dim).pack(*chain.from_iterable(vectors))
+            for at, v in zip(range(0, len(buf), row.size), vectors, strict=True):
+                pack(buf, at, *v)
         except (struct.error, OverflowError):
             pass
         else:
-            return np.frombuffer(bytearray(packed), dtype=np.float32).reshape(n, dim)
+            return np.frombuffer(buf, dtype=np.float32).reshape(n, dim)
     return np.asarray(vectors, dtype=np.float32)
 
 

@@ -26,7 +26,7 @@ def resolve_paths(index: object, default: Sequence[str]) -> tuple[str, ...]:
         return tuple(default)
     if index is False:
         return ()
-    if isinstance(index, list | tuple) and all(isinstance(p, str) for p in index):
+    if isinstance(index, (list, tuple)) and all(isinstance(p, str) for p in index):
         return tuple(index)
     raise InvalidType(f"index must be None, False or a list of paths, not {index!r}")
 
