@@ -360,8 +360,11 @@ class Rows:
             order = sorted(range(len(ids)), key=lambda j: (by_id[ids[j]]["content_hash"], ids[j]))
             ties = self._ties[size] = np.empty(len(ids), dtype=np.int64)
             ties[order] = np.arange(len(ids))
-        held = (scores > 0).nonzero()[0]
-        best = held[np.lexsort((ties[held], -scores[held]))][:n].tolist()
+        # every row by (-cosine, tie rank), without selecting the rows scoring > 0
+        # first: they come first (the others' -cosine is >= 0, a NaN sorts last),
+        # in the order sorting them alone gives (two fancy indexings fewer)
+        ranks = np.lexsort((ties, -scores))
+        best = ranks[: min(int(np.count_nonzero(scores > 0)), n)].tolist()
         return Cosines(places, values), list(
             zip(map(ids.__getitem__, best), map(values.__getitem__, best), strict=True)
         )
