@@ -107,13 +107,7 @@ class Indexer:
         of(conn).after_insert_vectors(conn, len(rows))  # PostgreSQL: ANALYZE now and then
 
     def on_versions(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        # ``fact_text`` of each row, its index text taken inline (a put's rows carry one)
-        self._write(
-            conn,
-            "v",
-            rows,
-            [str(t) if (t := r.get("index_text")) is not None else fact_text(r) for r in rows],
-        )
+        self._write(conn, "v", rows, [fact_text(r) for r in rows])
 
     def on_episodes(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         self._write(conn, "e", rows, [r["text"] for r in rows])

@@ -129,25 +129,6 @@ def plan_document(
     item or one with facts beside its document, the end of its other facts (what
     ``DocumentOp.ops()`` is), which the writer may apply set-wise
     (``Memory.apply_planned``)."""
-    if existing is None and put.value is not None and put.ttl is None and created is None:
-        # a new item's plain put, what ``_plan_document`` makes of it without its
-        # branches: no expiry, nothing ended first, created None, updated ``at``
-        texts = entries(put.value, put.paths)
-        if len(texts) <= 1:
-            doc = encode_doc(put.text, None, at, None, put.paths)
-            return [DocumentOp(put.subject, keys.DOC, doc, next(iter(texts.values()), ""), True)]
-    return _plan_document(put, existing, at, refresh=refresh, created=created)
-
-
-def _plan_document(
-    put: PreparedPut,
-    existing: Record | None,
-    at: int,
-    *,
-    refresh: bool = False,
-    created: int | None = None,
-) -> list[PlannedOp]:
-    """``plan_document``, every case (its new plain items taken before it)."""
     if put.value is None:
         return plan_delete(existing)  # type: ignore[return-value]  # a list of WriteOps
     old = existing.marker if existing is not None else None
