@@ -14,7 +14,6 @@ hold the same rows."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -28,25 +27,12 @@ from chronomem.backends import pgpipeline
 from chronomem.backends import postgres as pg
 from chronomem.schema import episodes, versions
 
+from . import test_pg_same_columns as same_columns
 from .conftest import T0
 from .statements import counting
 from .test_pg_same_columns import ODD, _insert, _rows_of, _stored, batches, written_two_ways
 
-
-@pytest.fixture(scope="module")
-def store(request: pytest.FixtureRequest) -> Iterator[Memory]:
-    from .conftest import drop_pg_schema, make_pg_schema, require_pg
-
-    require_pg()
-    url, schema = make_pg_schema()
-    m = Memory(url)
-    m.remember("someone", "likes", "tea")  # the tenant's clock row
-    try:
-        yield m
-    finally:
-        m.close()
-        drop_pg_schema(schema)
-
+store = same_columns.store  # a PostgreSQL store of this module's own (its fixture)
 
 _runs = iter(range(10**6))
 

@@ -304,7 +304,7 @@ _AT_VERSION = tuple(
 # in the test (``A | B``) is a new object at every call, and these run per op
 _ASSERT_OR_END = (AssertOp, EndOp)
 _NAMING = (AssertOp, EndOp, EndOthersOp)
-_BY_ID = (RetractOp, CorrectOp)
+BY_ID = (RetractOp, CorrectOp)  # the operations that name a fact by its id
 
 _EXTRA_OF = operator.itemgetter(*_AT_EXTRA)
 _VERSION_OF = operator.itemgetter(*_AT_VERSION)
@@ -489,7 +489,7 @@ class _Found:
                 # only a MANY predicate's "every value" needs them; reading a few
                 # more subjects than needed is harmless
                 subjects.add(op.subject if op.exact else fold(op.subject))
-            elif isinstance(op, _BY_ID):
+            elif isinstance(op, BY_ID):
                 facts.add(op.fact_id)
             elif isinstance(op, AssertOp) and op.exact:
                 (ensured if _ensures(op) else exact_asserts).add(op.subject)
@@ -1250,17 +1250,11 @@ def _split_documents(
     if not docs:
         return [*rest, *ops], []  # type: ignore[list-item]  # no DocumentOp in rest
     subjects = {d.subject for d in docs}
-    alone = len(subjects) == len(docs) and all(
-        type(op) is not DocumentOp for op in planned[len(docs) :]
+    alone = (
+        len(subjects) == len(docs)
+        and all(_named_subject(op) not in subjects for op in (*rest, *ops))
+        and all(type(op) is not DocumentOp for op in planned[len(docs) :])
     )
-    if alone:  # no other operation names a document's subject (``_named_subject``, inline)
-        for op in (*rest, *ops):
-            if (
-                isinstance(op, _NAMING)
-                and (op.subject if op.exact else fold(op.subject)) in subjects
-            ):
-                alone = False
-                break
     if not alone:
         return [*expanded(planned), *ops], []
     return [*rest, *ops], docs  # type: ignore[list-item]  # no DocumentOp in rest

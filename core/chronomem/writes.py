@@ -15,22 +15,20 @@ from .engine import Engine
 from .errors import InvalidInput
 from .facts import LIVE, own_fact
 from .model import FactRow, Receipt
-from .ops import CorrectOp, PlannedWrite, RetractOp, WriteOp
+from .ops import PlannedWrite, WriteOp
 from .reads import INLINE, facts_query, scope_values, subject_rows
 from .scope import Scope
-from .writer import Writer, planned_ops
-
-_BY_ID = (RetractOp, CorrectOp)  # built once: ``A | B`` in a test is built per call
+from .writer import BY_ID, Writer, planned_ops
 
 
 def apply(engine: Engine, scope: Scope, ops: Sequence[WriteOp], recorded_at: int | None) -> Receipt:
     writer = Writer(engine.registry, engine.on_insert if engine.hooks else None)
     with engine.backend.write() as conn:
         # the ops' types, not each op, tested (a batch holds one or two)
-        if any(issubclass(kind, RetractOp | CorrectOp) for kind in set(map(type, ops))):
+        if any(issubclass(kind, BY_ID) for kind in set(map(type, ops))):
             ops = [
                 replace(op, fact_id=own_fact(conn, scope, op.fact_id))
-                if isinstance(op, _BY_ID)
+                if isinstance(op, BY_ID)
                 else op
                 for op in ops
             ]
@@ -59,7 +57,7 @@ def apply_planned(engine: Engine, scope: Scope, planned: PlannedWrite) -> Receip
     subjects = list(dict.fromkeys(planned.subjects))
     if not subjects:
         raise InvalidInput("a planned write reads at least one subject")
-    if any(isinstance(op, _BY_ID) for op in planned.then):
+    if any(isinstance(op, BY_ID) for op in planned.then):
         raise InvalidInput("a planned write takes asserts and ends")
     backend = engine.backend
     writer = Writer(engine.registry, engine.on_insert if engine.hooks else None)

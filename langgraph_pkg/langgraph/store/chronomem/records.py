@@ -32,9 +32,6 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
-from json.encoder import encode_basestring as _encode_basestring
-from json.encoder import encode_basestring_ascii as _encode_basestring_ascii
 from typing import Any
 
 from chronomem import Fact, FactRow, InvalidType
@@ -50,28 +47,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def dumps(value: Any) -> str:
     return _ENCODER.encode(value)
-
-
-def _dumps_dict(value: dict[str, Any]) -> str:
-    """``dumps`` of a dict: what ``JSONEncoder.encode`` runs for one (its C encoder,
-    made with the encoder's own settings and fresh circular-reference markers),
-    without its two Python frames and the float formatter it builds per call
-    (which the C encoder does not use). Where there is no C encoder, ``dumps``."""
-    if _c_make_encoder is None:
-        return dumps(value)
-    e = _ENCODER
-    encode = _c_make_encoder(
-        {} if e.check_circular else None,
-        e.default,
-        _encode_basestring_ascii if e.ensure_ascii else _encode_basestring,
-        e.indent,
-        e.key_separator,
-        e.item_separator,
-        e.sort_keys,
-        e.skipkeys,
-        e.allow_nan,
-    )
-    return "".join(encode(value, 0))
 
 
 def encode_field(name: str, value: Any) -> str:
@@ -90,7 +65,7 @@ def encode_value(value: Mapping[str, Any]) -> str:
     """The whole value as JSON text (one dump; on failure the field at fault is
     named, as ``encode_field`` names it); a dict is encoded as it is, without a copy."""
     try:
-        text = _dumps_dict(value if type(value) is dict else dict(value))
+        text = dumps(value if type(value) is dict else dict(value))
         return encodable(text, "the value")
     except Exception:
         for name, v in value.items():

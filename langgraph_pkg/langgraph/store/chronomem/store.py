@@ -348,12 +348,7 @@ class ChronomemStore(BaseStore):
         valid: set[tuple[str, ...]] = set()
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
-                try:  # a namespace a put of this batch passed: no call
-                    known = type(op.namespace) is tuple and op.namespace in valid
-                except TypeError:  # an unhashable label: validation refuses it
-                    known = False
-                if not known:
-                    _check_put_namespace(op, valid)
+                _check_put_namespace(op, valid)
                 value = _check_value(op.value)
                 paths = resolve_paths(op.index, self._fields) if value is not None else ()
                 # the common key (a str) and TTL (None) pass without a call
