@@ -14,6 +14,7 @@ import os
 import random
 import time
 from collections import defaultdict
+from datetime import datetime, timezone
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 from chronomem import Memory
 
 from ._support import check_invariants, is_sqlite, raw
+from ._worker import Log, erasures_logged
 from .conftest import SLOW, Worker, spawn, worker_errors
 
 KILLS = int(os.environ.get("CHRONOMEM_CRASH_KILLS", "300" if SLOW else "60"))
@@ -151,6 +153,41 @@ def test_kill9_writers_leave_a_consistent_store(durable_url: str, tmp_path: Path
         # ... and it still takes writes.
         r = m.scoped(tenant="crash-a").remember("ann", "lives_in", "after-the-crash")
         assert r.added
+    check_invariants(durable_url, erased=erased)
+
+
+def test_the_erase_log_names_a_version_written_after_the_fact_was_read(
+    durable_url: str, tmp_path: Path
+) -> None:
+    """What the crash workers log as erased is what the erase deleted, including a
+    version another writer added to the fact after it was chosen: the bounded
+    ``oslo`` extends the fact (a new version of it) and supersedes ``lima``'s
+    piece, which survives the erase pointing at that version."""
+    jan, mar, jun = (datetime(2024, m, 1, tzinfo=timezone.utc) for m in (1, 3, 6))
+    m = Memory(durable_url).scoped(tenant="t", user="u1")
+    try:
+        m.remember("ann", "lives_in", "oslo", valid_from=jan, valid_to=jun)
+        m.remember("ann", "lives_in", "lima", valid_from=jun)
+        chosen = m.facts(subject="ann", states=["live", "ended", "scheduled"])
+        fid = next(f.id for f in chosen if f.object == "oslo")
+        read_before = {v.version_id for v in m.why(fid).versions}
+        m.remember(
+            "ann",
+            "lives_in",
+            "oslo",
+            valid_from=mar,
+            valid_to=datetime(2025, 1, 1, tzinfo=timezone.utc),
+        )
+        added = {v.version_id for v in m.why(fid).versions} - read_before
+        assert added, "the write did not add a version to the chosen fact"
+        out = tmp_path / "logs"
+        out.mkdir()
+        with erasures_logged(Log(str(out / "w0.log"))):
+            m.erase(fid)
+    finally:
+        m.close()
+    _, erased = _read_logs(durable_url, out)
+    assert read_before | added == erased
     check_invariants(durable_url, erased=erased)
 
 
