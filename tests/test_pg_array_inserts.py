@@ -30,6 +30,7 @@ from chronomem.schema import episodes, versions
 from . import test_pg_same_columns as same_columns
 from .conftest import T0
 from .statements import counting
+from .test_pg_binary_arrays import elements
 from .test_pg_same_columns import ODD, _insert, _rows_of, _stored, batches, written_two_ways
 
 store = same_columns.store  # a PostgreSQL store of this module's own (its fixture)
@@ -87,7 +88,7 @@ def test_a_batch_of_new_versions_sends_its_varying_columns_as_arrays(store: Memo
     }
     sql, params = sent["cm_versions"]
     assert "rows" not in params and "json_populate_recordset" not in sql
-    arrays = {k[2:]: v for k, v in params.items() if k.startswith("a_")}
+    arrays = {k[2:]: elements(v) for k, v in params.items() if k.startswith("a_")}
     assert set(arrays) == {
         "id", "fact_id", "slot", "subject", "subject_key", "subject_hash", "object",
         "object_key", "content_hash",

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import logging
-import struct
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -45,7 +44,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
-from . import pgping, pgpipeline
+from . import pgarrays, pgping, pgpipeline
 from .base import UNPREPARED, Backend, Run, _simple_path
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ def _setwise_insert(
     (``:same``, by ``json_populate_record``: the conversion the rows' columns get)
     instead of from each row's. ``flat``: each extra column instead comes from one
     ``real[]`` parameter holding every row's components in row order
-    (``:f4_<column>``, built by numpy and sent in binary: ``_float4_array``), row
+    (``:f4_<column>``, built by numpy and sent in binary: ``pgarrays.float4s``), row
     ``n``'s slice of ``:dim_<column>`` components cast to the column's type
     (pgvector's cast of a ``real[]``): no text for the client to format nor for
     the server to read."""
@@ -355,6 +354,17 @@ def _array_insert(
     return hit
 
 
+_ELEMENTS = {"bigint": pgarrays.INT8, "integer": pgarrays.INT4}
+
+
+def _as_array(conn: Connection, kind: str, values: list[Any]) -> Any:
+    """A varying column's values (``_column_arrays``: ``kind`` its element type) as
+    the array parameter ``_array_insert`` sends (``pgarrays``)."""
+    if kind == "text":
+        return pgarrays.texts(conn, values)
+    return pgarrays.integers(conn, values, _ELEMENTS[kind])
+
+
 _ESCAPES_ONLY: dict[tuple[str, tuple[str, ...]], bool] = {}
 
 
@@ -425,46 +435,6 @@ class _QueuedVectors:
 _EMBEDDING = (("embedding", "vector"),)
 
 
-class _Float4Array:
-    """A ``real[]`` parameter in PostgreSQL's binary array format (``_float4_array``)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-
-def _float4_array(values: Any) -> _Float4Array:
-    """Every component of ``values`` (float32), in order, as one one-dimensional
-    ``real[]``: the header (one dimension, no NULLs, element type ``float4``, its
-    length, lower bound 1), then each element's length (4) and big-endian bytes."""
-    import numpy as np
-
-    flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-    body = np.empty(len(flat), dtype=[("n", ">i4"), ("v", ">f4")])
-    body["n"] = 4
-    body["v"] = flat
-    return _Float4Array(struct.pack(">iiiii", 1, 0, _FLOAT4_OID, len(flat), 1) + body.tobytes())
-
-
-_FLOAT4_OID, _FLOAT4_ARRAY_OID = 700, 1021
-
-
-@functools.cache
-def _float4_dumper() -> type:
-    from psycopg.adapt import Dumper
-    from psycopg.pq import Format
-
-    class Float4ArrayDumper(Dumper):
-        format = Format.BINARY
-        oid = _FLOAT4_ARRAY_OID
-
-        def dump(self, obj: Any) -> bytes:
-            return bytes(obj.data)
-
-    return Float4ArrayDumper
-
-
 def embed_in_queued_insert(
     conn: Connection,
     tenant: str,
@@ -504,11 +474,9 @@ def embed_in_queued_insert(
         stmt, _ = _setwise_insert(
             conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same, flat=True
         )
-        raw: Any = conn.connection.driver_connection
-        raw.adapters.register_dumper(_Float4Array, _float4_dumper())
         params = {
             **queued.params,
-            "f4_embedding": _float4_array(floats),
+            "f4_embedding": pgarrays.float4s(conn, floats),
             "dim_embedding": int(floats.shape[1]),
         }
     else:
@@ -861,7 +829,7 @@ class PostgresBackend(Backend):
         # (and takes its snapshot) after them. Elsewhere they are taken at once.
         if not slots:
             return
-        keys = {"keys": _slot_locks(tenant, slots)}
+        keys = {"keys": pgarrays.texts(conn, _slot_locks(tenant, slots))}
         if pgpipeline.queues_locks(conn):
             pgpipeline.enqueue(conn, _LOCK_SLOTS, keys)
         else:
@@ -1137,16 +1105,16 @@ class PostgresBackend(Backend):
         params = {"tenant": tenant, "now": now_us if at is None else at}
         items.append((pgpipeline.driver_sql(conn, advance), params, None))
         if slots:
-            keys = {"keys": _slot_locks(tenant, slots)}
+            keys = {"keys": pgarrays.texts(conn, _slot_locks(tenant, slots))}
             items.append((pgpipeline.driver_sql(conn, _LOCK_SLOTS), keys, None))
             # one statement whatever the number of slots (one array parameter):
             # a batch's statements do not grow with it, and a table small enough
             # to be scanned is scanned once, not once per 500 slots
-            slots_param = {"tenant": tenant, "slots": list(slots)}
+            slots_param = {"tenant": tenant, "slots": pgarrays.texts(conn, list(slots))}
             items.append((pgpipeline.driver_sql(conn, _LOAD_SLOTS), slots_param, None))
         if live is not None:
             own, hashes = live
-            live_param = {**own, "tenant": tenant, "hashes": list(hashes)}
+            live_param = {**own, "tenant": tenant, "hashes": pgarrays.texts(conn, list(hashes))}
             items.append((pgpipeline.driver_sql(conn, _LIVE_SLOTS), live_param, None))
         cursors = pgpipeline.send(conn, items)
         pgpipeline.stamped(conn)
@@ -1175,7 +1143,8 @@ class PostgresBackend(Backend):
         another (a LangGraph batch of 1,000 puts: three round trips)."""
         stmt = _LOAD_SLOTS if for_update else _SLOT_ROWS
         rows = conn.exec_driver_sql(
-            pgpipeline.driver_sql(conn, stmt), {"tenant": tenant, "slots": list(slots)}
+            pgpipeline.driver_sql(conn, stmt),
+            {"tenant": tenant, "slots": pgarrays.texts(conn, list(slots))},
         ).fetchall()
         return _processed(rows, _load_processors(conn.dialect))
 
@@ -1229,7 +1198,10 @@ class PostgresBackend(Backend):
             kinds, values = arrays
             sql = _array_insert(table, cols, same, tuple(each), kinds)
             given: dict[str, Any] = {"tenant": tenant}
-            given.update((f"a_{c}", v) for c, v in values.items())
+            given.update(
+                (f"a_{c}", _as_array(conn, kind, v))
+                for kind, (c, v) in zip(kinds, values.items(), strict=True)
+            )
             if same:
                 given["same"] = _same_object(rows[0], same, procs_of)
             cls._insert_now_or_queued(conn, table, rows, sql, given, driver=True)
@@ -1262,7 +1234,7 @@ class PostgresBackend(Backend):
         if same:  # one object, each value processed as a row's would be
             params["same"] = _same_object(rows[0], same, procs_of)
         for c in binary:
-            params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
+            params[f"bin_{c}"] = pgarrays.blobs(conn, [bytes(r[c]) for r in rows])
         cls._insert_now_or_queued(conn, table, rows, stmt, params, driver=bool(binary))
         if binary and table.name == "cm_vectors" and pgpipeline.queueing(conn):
             pgpipeline.note(
@@ -1305,9 +1277,9 @@ class PostgresBackend(Backend):
         params = {
             "tx": tx,
             "t": tenant,
-            "vids": [c["vid"] for c in closes],
-            "bys": [c["by"] for c in closes],
-            "reasons": [c["reason"] for c in closes],
+            "vids": pgarrays.texts(conn, [c["vid"] for c in closes]),
+            "bys": pgarrays.texts(conn, [c["by"] for c in closes]),
+            "reasons": pgarrays.texts(conn, [c["reason"] for c in closes]),
         }
         if pgpipeline.queueing(conn):
             pgpipeline.enqueue(conn, _CLOSE, params)
