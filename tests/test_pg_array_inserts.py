@@ -95,6 +95,13 @@ def test_a_batch_of_new_versions_sends_its_varying_columns_as_arrays(store: Memo
     }  # fmt: skip
     assert all(len(v) == 50 for v in arrays.values())
     assert "person 3 a\\\\b" in arrays["subject"]  # SafeText's escaping, as in the JSON
+    # the vectors too: their ids and blobs as arrays, the rest once
+    sql, params = sent["cm_vectors"]
+    assert "rows" not in params and "json_populate_recordset" not in sql
+    blobs = {k[2:]: elements(v) for k, v in params.items() if k.startswith("a_")}
+    assert set(blobs) == {"item_id", "vec"}
+    assert blobs["item_id"] == elements(sent["cm_versions"][1]["a_id"])
+    assert all(len(v) == 4 * m.embedder.dim for v in blobs["vec"])
     got = {f.subject for f in m.facts(predicate="visited")}
     assert {f"person {i} a\\b" for i in range(50)} <= got
 

@@ -266,7 +266,7 @@ _RANGES = {"bigint": _INT8, "integer": _INT4}
 
 def _array_kind(table: Any, name: str) -> tuple[str, type] | None:
     """How column ``name`` of ``table`` goes as an array (``_array_insert``): its
-    element type and the values' Python type; None: not so (a float, bytes)."""
+    element type and the values' Python type; None: not so (a float)."""
     key = (table.name, name)
     if key not in _ARRAY_KINDS:
         t = table.c[name].type
@@ -277,6 +277,8 @@ def _array_kind(table: Any, name: str) -> tuple[str, type] | None:
             kind = ("integer", int)
         elif isinstance(t, (String, SafeText)):  # Text is a String
             kind = ("text", str)
+        elif isinstance(t, LargeBinary):  # a vector's bytes
+            kind = ("bytea", bytes)
         _ARRAY_KINDS[key] = kind
     return _ARRAY_KINDS[key]
 
@@ -288,8 +290,8 @@ def _column_arrays(
     the column's bind processing gives it (``SafeText``'s escaping, applied only
     where a value holds a backslash or a NUL: otherwise it changes nothing), and
     the columns' element types; None when some column cannot go so (a type
-    other than text or an integer, a value not of the column's Python type, an
-    integer outside the column's range): the rows then go as JSON, as before."""
+    other than text, an integer or bytes, a value not of the column's Python type,
+    an integer outside the column's range): the rows then go as JSON, as before."""
     kinds: list[str] = []
     out: dict[str, list[Any]] = {}
     for c in cols:
@@ -306,6 +308,8 @@ def _column_arrays(
             low, high = _RANGES[sql]
             if min(present) < low or max(present) > high:
                 return None
+        elif py is bytes:
+            pass  # as given (no bind processing: ``_BINARY``)
         elif proc is not None:
             if not isinstance(table.c[c].type, SafeText):
                 return None  # a processor other than the escaping: never expected
@@ -317,7 +321,7 @@ def _column_arrays(
     return tuple(kinds), out
 
 
-_ARRAY_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], str] = {}
+_ARRAY_INSERTS: dict[tuple[Any, ...], str] = {}
 
 
 def _array_insert(
@@ -326,30 +330,53 @@ def _array_insert(
     same: tuple[str, ...],
     each: tuple[str, ...],
     kinds: tuple[str, ...],
+    extra: tuple[tuple[str, str], ...] = (),
+    flat: bool = False,
 ) -> str:
     """``insert_rows``'s statement with each varying column (``each``) as one array
     parameter (``%(a_<column>)b``, sent in binary: psycopg writes each element's
     bytes with its length, no quoting, no JSON for the client to encode nor for the
     server to parse), the arrays zipped by ``unnest`` in row order; the columns
     alike in every row (``same``) from one JSON object, as in ``_setwise_insert``.
-    Each array is read as its element type (``text``, ``bigint``, ``integer``) and
-    stored by the insert's own assignment to the column (a ``varchar(n)`` too long
-    fails as the JSON form's conversion does). Driver SQL (psycopg's placeholders)."""
-    key = (table.name, cols, same, kinds)
+    Each array is read as its element type (``text``, ``bigint``, ``integer``,
+    ``bytea``) and stored by the insert's own assignment to the column (a
+    ``varchar(n)`` too long fails as the JSON form's conversion does). ``extra``
+    and ``flat``: pgvector's ``embedding``, as in ``_setwise_insert`` (each extra
+    column one ``text[]`` zipped with the others, or a slice of one ``real[]`` by
+    the row's ordinal). Driver SQL (psycopg's placeholders)."""
+    key = (table.name, cols, same, kinds, extra, flat)
     hit = _ARRAY_INSERTS.get(key)
     if hit is None:
-        names = ", ".join(cols)
-        picked = ", ".join(f"s.{c}" if c in same else f"u.{c}" for c in cols)
-        arrays = ", ".join(f"%(a_{c})b::{k}[]" for c, k in zip(each, kinds, strict=True))
+        names = ", ".join(cols + tuple(c for c, _ in extra))
+        picked = ", ".join(
+            [
+                *(f"s.{c}" if c in same else f"u.{c}" for c in cols),
+                *(
+                    f"CAST((%(f4_{c})b::real[])[(CAST(u.n AS integer) - 1) * %(dim_{c})s + 1 "
+                    f": CAST(u.n AS integer) * %(dim_{c})s] AS {t})"
+                    if flat
+                    else f"CAST(u.{c} AS {t})"
+                    for c, t in extra
+                ),
+            ]
+        )
+        arrays = ", ".join(
+            [
+                *(f"%(a_{c})b::{k}[]" for c, k in zip(each, kinds, strict=True)),
+                *(() if flat else (f"%(text_{c})b::text[]" for c, _ in extra)),
+            ]
+        )
+        aliases = [*each, *(("n",) if flat else (c for c, _ in extra))]
         one = (
             f"json_populate_record(NULL::{table.name}, CAST(%(same)s AS json)) AS s, "
             if same
             else ""
         )
+        ordinal = " WITH ORDINALITY" if flat else ""
         hit = _ARRAY_INSERTS[key] = (
             f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-            f"FROM {txclock.name} AS k, {one}unnest({arrays}) AS u({', '.join(each)}) "
-            "WHERE k.tenant = %(tenant)s"
+            f"FROM {txclock.name} AS k, {one}unnest({arrays}){ordinal} "
+            f"AS u({', '.join(aliases)}) WHERE k.tenant = %(tenant)s"
         )
     return hit
 
@@ -362,6 +389,8 @@ def _as_array(conn: Connection, kind: str, values: list[Any]) -> Any:
     the array parameter ``_array_insert`` sends (``pgarrays``)."""
     if kind == "text":
         return pgarrays.texts(conn, values)
+    if kind == "bytea":
+        return pgarrays.blobs(conn, values)
     return pgarrays.integers(conn, values, _ELEMENTS[kind])
 
 
@@ -416,19 +445,37 @@ def _inserted_all(expected: int, cursor: Any) -> None:
 
 class _QueuedVectors:
     """A vector insert ``insert_rows`` queued (``pgpipeline``): what it needs to be
-    rebuilt with pgvector's ``embedding`` column (``embed_in_queued_insert``)."""
+    rebuilt with pgvector's ``embedding`` column (``embed_in_queued_insert``): its
+    statement's form with extra columns (``with_extra(extra, flat)``), its
+    parameters and rows."""
 
     def __init__(
         self,
         item: Any,
-        table: Any,
-        cols: tuple[str, ...],
-        same: tuple[str, ...],
+        with_extra: Callable[[tuple[tuple[str, str], ...], bool], str],
         params: dict[str, Any],
         rows: list[dict[str, Any]],
     ) -> None:
-        self.item, self.table, self.cols, self.same = item, table, cols, same
+        self.item, self.with_extra = item, with_extra
         self.params, self.rows = params, rows
+
+
+def _setwise_insert_with(
+    conn: Connection, table: Any, cols: tuple[str, ...], same: tuple[str, ...]
+) -> Callable[[tuple[tuple[str, str], ...], bool], str]:
+    """``_setwise_insert``'s binary form of these columns, with extra columns."""
+    return lambda extra, flat: _setwise_insert(conn.dialect, table, cols, extra, same, flat=flat)[0]
+
+
+def _array_insert_with(
+    table: Any,
+    cols: tuple[str, ...],
+    same: tuple[str, ...],
+    each: tuple[str, ...],
+    kinds: tuple[str, ...],
+) -> Callable[[tuple[tuple[str, str], ...], bool], str]:
+    """``_array_insert``'s form of these columns, with extra columns."""
+    return lambda extra, flat: _array_insert(table, cols, same, each, kinds, extra, flat)
 
 
 # pgvector's column, set inside the vector rows' insert (``embed_in_queued_insert``)
@@ -471,9 +518,7 @@ def embed_in_queued_insert(
     if floats is not None:
         if len(floats) != len(ids):
             return False
-        stmt, _ = _setwise_insert(
-            conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same, flat=True
-        )
+        stmt = queued.with_extra(_EMBEDDING, True)
         params = {
             **queued.params,
             "f4_embedding": pgarrays.float4s(conn, floats),
@@ -481,7 +526,7 @@ def embed_in_queued_insert(
         }
     else:
         assert embeddings is not None
-        stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same)
+        stmt = queued.with_extra(_EMBEDDING, False)
         params = {**queued.params, "text_embedding": list(embeddings)}
     check = functools.partial(_inserted_all, len(ids))
     pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
@@ -1191,7 +1236,7 @@ class PostgresBackend(Backend):
         procs_of = dict(zip(cols, procs, strict=True))
         arrays = (
             _column_arrays(table, each, rows, procs_of)
-            if ARRAYS and not binary and each and len(rows) > 1
+            if ARRAYS and each and len(rows) > 1
             else None
         )
         if arrays is not None:
@@ -1205,6 +1250,14 @@ class PostgresBackend(Backend):
             if same:
                 given["same"] = _same_object(rows[0], same, procs_of)
             cls._insert_now_or_queued(conn, table, rows, sql, given, driver=True)
+            if binary:
+                cls._note_vectors(
+                    conn,
+                    table,
+                    rows,
+                    given,
+                    _array_insert_with(table, cols, same, tuple(each), kinds),
+                )
             return
         dumped = None
         if not binary and _escapes_only(table, cols, converted):
@@ -1236,10 +1289,25 @@ class PostgresBackend(Backend):
         for c in binary:
             params[f"bin_{c}"] = pgarrays.blobs(conn, [bytes(r[c]) for r in rows])
         cls._insert_now_or_queued(conn, table, rows, stmt, params, driver=bool(binary))
-        if binary and table.name == "cm_vectors" and pgpipeline.queueing(conn):
-            pgpipeline.note(
-                conn, _QueuedVectors(pgpipeline.last_queued(conn), table, cols, same, params, rows)
+        if binary:
+            cls._note_vectors(
+                conn, table, rows, params, _setwise_insert_with(conn, table, cols, same)
             )
+
+    @classmethod
+    def _note_vectors(
+        cls,
+        conn: Connection,
+        table: Any,
+        rows: list[dict[str, Any]],
+        params: dict[str, Any],
+        with_extra: Callable[[tuple[tuple[str, str], ...], bool], str],
+    ) -> None:
+        """Keep with the queue what a queued vector insert needs to be rebuilt with
+        pgvector's ``embedding`` (``embed_in_queued_insert``)."""
+        if table.name == "cm_vectors" and pgpipeline.queueing(conn):
+            item = pgpipeline.last_queued(conn)
+            pgpipeline.note(conn, _QueuedVectors(item, with_extra, params, rows))
 
     @classmethod
     def _insert_now_or_queued(
