@@ -766,7 +766,8 @@ _LIVE_SLOTS = select(versions.c.subject_key, versions.c.slot, versions.c.predica
 
 
 def _slot_locks(tenant: str, slots: Sequence[str]) -> list[str]:
-    return sorted({lock_key(tenant, slot_bucket(s)) for s in slots})
+    # each bucket's key made once (at most SLOT_LOCK_BUCKETS), not once per slot
+    return sorted({lock_key(tenant, b) for b in {slot_bucket(s) for s in slots}})
 
 
 _PROCESSORS: dict[tuple[int, type], tuple[tuple[int, Any], ...]] = {}
