@@ -30,6 +30,7 @@ from chronomem.schema import episodes, versions
 from . import test_pg_same_columns as same_columns
 from .conftest import T0
 from .statements import counting
+from .test_pg_binary_arrays import elements
 from .test_pg_same_columns import ODD, _insert, _rows_of, _stored, batches, written_two_ways
 
 store = same_columns.store  # a PostgreSQL store of this module's own (its fixture)
@@ -87,13 +88,20 @@ def test_a_batch_of_new_versions_sends_its_varying_columns_as_arrays(store: Memo
     }
     sql, params = sent["cm_versions"]
     assert "rows" not in params and "json_populate_recordset" not in sql
-    arrays = {k[2:]: v for k, v in params.items() if k.startswith("a_")}
+    arrays = {k[2:]: elements(v) for k, v in params.items() if k.startswith("a_")}
     assert set(arrays) == {
         "id", "fact_id", "slot", "subject", "subject_key", "subject_hash", "object",
         "object_key", "content_hash",
     }  # fmt: skip
     assert all(len(v) == 50 for v in arrays.values())
     assert "person 3 a\\\\b" in arrays["subject"]  # SafeText's escaping, as in the JSON
+    # the vectors too: their ids and blobs as arrays, the rest once
+    sql, params = sent["cm_vectors"]
+    assert "rows" not in params and "json_populate_recordset" not in sql
+    blobs = {k[2:]: elements(v) for k, v in params.items() if k.startswith("a_")}
+    assert set(blobs) == {"item_id", "vec"}
+    assert blobs["item_id"] == elements(sent["cm_versions"][1]["a_id"])
+    assert all(len(v) == 4 * m.embedder.dim for v in blobs["vec"])
     got = {f.subject for f in m.facts(predicate="visited")}
     assert {f"person {i} a\\b" for i in range(50)} <= got
 

@@ -1,5 +1,5 @@
 """pgvector: the writer's vector rows store their embeddings from one binary
-``real[]`` (``pgvector.stored_floats``, ``postgres._float4_array``) instead of
+``real[]`` (``pgvector.stored_floats``, ``pgarrays.float4s``) instead of
 one ``%.7g`` literal per vector that the client formatted and the server read
 (a quarter of a LangGraph put's client time). The components stored are the
 ones the literal gave: ``stored_floats`` is checked against the server's own

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import logging
-import struct
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -45,7 +44,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSQUERY
 from ..errors import ChronomemError, MissingDriver, StoreUnavailable
 from ..keycodec import SEP_FIELD, join
 from ..schema import INDEX_MAX_CHARS, SafeText, meta, metadata, txclock, versions
-from . import pgping, pgpipeline
+from . import pgarrays, pgping, pgpipeline
 from .base import UNPREPARED, Backend, Run, _simple_path
 
 if TYPE_CHECKING:
@@ -195,7 +194,7 @@ def _setwise_insert(
     (``:same``, by ``json_populate_record``: the conversion the rows' columns get)
     instead of from each row's. ``flat``: each extra column instead comes from one
     ``real[]`` parameter holding every row's components in row order
-    (``:f4_<column>``, built by numpy and sent in binary: ``_float4_array``), row
+    (``:f4_<column>``, built by numpy and sent in binary: ``pgarrays.float4s``), row
     ``n``'s slice of ``:dim_<column>`` components cast to the column's type
     (pgvector's cast of a ``real[]``): no text for the client to format nor for
     the server to read."""
@@ -267,7 +266,7 @@ _RANGES = {"bigint": _INT8, "integer": _INT4}
 
 def _array_kind(table: Any, name: str) -> tuple[str, type] | None:
     """How column ``name`` of ``table`` goes as an array (``_array_insert``): its
-    element type and the values' Python type; None: not so (a float, bytes)."""
+    element type and the values' Python type; None: not so (a float)."""
     key = (table.name, name)
     if key not in _ARRAY_KINDS:
         t = table.c[name].type
@@ -278,6 +277,8 @@ def _array_kind(table: Any, name: str) -> tuple[str, type] | None:
             kind = ("integer", int)
         elif isinstance(t, (String, SafeText)):  # Text is a String
             kind = ("text", str)
+        elif isinstance(t, LargeBinary):  # a vector's bytes
+            kind = ("bytea", bytes)
         _ARRAY_KINDS[key] = kind
     return _ARRAY_KINDS[key]
 
@@ -289,8 +290,8 @@ def _column_arrays(
     the column's bind processing gives it (``SafeText``'s escaping, applied only
     where a value holds a backslash or a NUL: otherwise it changes nothing), and
     the columns' element types; None when some column cannot go so (a type
-    other than text or an integer, a value not of the column's Python type, an
-    integer outside the column's range): the rows then go as JSON, as before."""
+    other than text, an integer or bytes, a value not of the column's Python type,
+    an integer outside the column's range): the rows then go as JSON, as before."""
     kinds: list[str] = []
     out: dict[str, list[Any]] = {}
     for c in cols:
@@ -307,6 +308,8 @@ def _column_arrays(
             low, high = _RANGES[sql]
             if min(present) < low or max(present) > high:
                 return None
+        elif py is bytes:
+            pass  # as given (no bind processing: ``_BINARY``)
         elif proc is not None:
             if not isinstance(table.c[c].type, SafeText):
                 return None  # a processor other than the escaping: never expected
@@ -318,7 +321,7 @@ def _column_arrays(
     return tuple(kinds), out
 
 
-_ARRAY_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], str] = {}
+_ARRAY_INSERTS: dict[tuple[Any, ...], str] = {}
 
 
 def _array_insert(
@@ -327,32 +330,68 @@ def _array_insert(
     same: tuple[str, ...],
     each: tuple[str, ...],
     kinds: tuple[str, ...],
+    extra: tuple[tuple[str, str], ...] = (),
+    flat: bool = False,
 ) -> str:
     """``insert_rows``'s statement with each varying column (``each``) as one array
     parameter (``%(a_<column>)b``, sent in binary: psycopg writes each element's
     bytes with its length, no quoting, no JSON for the client to encode nor for the
     server to parse), the arrays zipped by ``unnest`` in row order; the columns
     alike in every row (``same``) from one JSON object, as in ``_setwise_insert``.
-    Each array is read as its element type (``text``, ``bigint``, ``integer``) and
-    stored by the insert's own assignment to the column (a ``varchar(n)`` too long
-    fails as the JSON form's conversion does). Driver SQL (psycopg's placeholders)."""
-    key = (table.name, cols, same, kinds)
+    Each array is read as its element type (``text``, ``bigint``, ``integer``,
+    ``bytea``) and stored by the insert's own assignment to the column (a
+    ``varchar(n)`` too long fails as the JSON form's conversion does). ``extra``
+    and ``flat``: pgvector's ``embedding``, as in ``_setwise_insert`` (each extra
+    column one ``text[]`` zipped with the others, or a slice of one ``real[]`` by
+    the row's ordinal). Driver SQL (psycopg's placeholders)."""
+    key = (table.name, cols, same, kinds, extra, flat)
     hit = _ARRAY_INSERTS.get(key)
     if hit is None:
-        names = ", ".join(cols)
-        picked = ", ".join(f"s.{c}" if c in same else f"u.{c}" for c in cols)
-        arrays = ", ".join(f"%(a_{c})b::{k}[]" for c, k in zip(each, kinds, strict=True))
+        names = ", ".join(cols + tuple(c for c, _ in extra))
+        picked = ", ".join(
+            [
+                *(f"s.{c}" if c in same else f"u.{c}" for c in cols),
+                *(
+                    f"CAST((%(f4_{c})b::real[])[(CAST(u.n AS integer) - 1) * %(dim_{c})s + 1 "
+                    f": CAST(u.n AS integer) * %(dim_{c})s] AS {t})"
+                    if flat
+                    else f"CAST(u.{c} AS {t})"
+                    for c, t in extra
+                ),
+            ]
+        )
+        arrays = ", ".join(
+            [
+                *(f"%(a_{c})b::{k}[]" for c, k in zip(each, kinds, strict=True)),
+                *(() if flat else (f"%(text_{c})b::text[]" for c, _ in extra)),
+            ]
+        )
+        aliases = [*each, *(("n",) if flat else (c for c, _ in extra))]
         one = (
             f"json_populate_record(NULL::{table.name}, CAST(%(same)s AS json)) AS s, "
             if same
             else ""
         )
+        ordinal = " WITH ORDINALITY" if flat else ""
         hit = _ARRAY_INSERTS[key] = (
             f"INSERT INTO {table.name} (tenant, {names}) SELECT k.tenant, {picked} "
-            f"FROM {txclock.name} AS k, {one}unnest({arrays}) AS u({', '.join(each)}) "
-            "WHERE k.tenant = %(tenant)s"
+            f"FROM {txclock.name} AS k, {one}unnest({arrays}){ordinal} "
+            f"AS u({', '.join(aliases)}) WHERE k.tenant = %(tenant)s"
         )
     return hit
+
+
+_ELEMENTS = {"bigint": pgarrays.INT8, "integer": pgarrays.INT4}
+
+
+def _as_array(conn: Connection, kind: str, values: list[Any]) -> Any:
+    """A varying column's values (``_column_arrays``: ``kind`` its element type) as
+    the array parameter ``_array_insert`` sends (``pgarrays``)."""
+    if kind == "text":
+        return pgarrays.texts(conn, values)
+    if kind == "bytea":
+        return pgarrays.blobs(conn, values)
+    return pgarrays.integers(conn, values, _ELEMENTS[kind])
 
 
 _ESCAPES_ONLY: dict[tuple[str, tuple[str, ...]], bool] = {}
@@ -406,63 +445,41 @@ def _inserted_all(expected: int, cursor: Any) -> None:
 
 class _QueuedVectors:
     """A vector insert ``insert_rows`` queued (``pgpipeline``): what it needs to be
-    rebuilt with pgvector's ``embedding`` column (``embed_in_queued_insert``)."""
+    rebuilt with pgvector's ``embedding`` column (``embed_in_queued_insert``): its
+    statement's form with extra columns (``with_extra(extra, flat)``), its
+    parameters and rows."""
 
     def __init__(
         self,
         item: Any,
-        table: Any,
-        cols: tuple[str, ...],
-        same: tuple[str, ...],
+        with_extra: Callable[[tuple[tuple[str, str], ...], bool], str],
         params: dict[str, Any],
         rows: list[dict[str, Any]],
     ) -> None:
-        self.item, self.table, self.cols, self.same = item, table, cols, same
+        self.item, self.with_extra = item, with_extra
         self.params, self.rows = params, rows
+
+
+def _setwise_insert_with(
+    conn: Connection, table: Any, cols: tuple[str, ...], same: tuple[str, ...]
+) -> Callable[[tuple[tuple[str, str], ...], bool], str]:
+    """``_setwise_insert``'s binary form of these columns, with extra columns."""
+    return lambda extra, flat: _setwise_insert(conn.dialect, table, cols, extra, same, flat=flat)[0]
+
+
+def _array_insert_with(
+    table: Any,
+    cols: tuple[str, ...],
+    same: tuple[str, ...],
+    each: tuple[str, ...],
+    kinds: tuple[str, ...],
+) -> Callable[[tuple[tuple[str, str], ...], bool], str]:
+    """``_array_insert``'s form of these columns, with extra columns."""
+    return lambda extra, flat: _array_insert(table, cols, same, each, kinds, extra, flat)
 
 
 # pgvector's column, set inside the vector rows' insert (``embed_in_queued_insert``)
 _EMBEDDING = (("embedding", "vector"),)
-
-
-class _Float4Array:
-    """A ``real[]`` parameter in PostgreSQL's binary array format (``_float4_array``)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-
-def _float4_array(values: Any) -> _Float4Array:
-    """Every component of ``values`` (float32), in order, as one one-dimensional
-    ``real[]``: the header (one dimension, no NULLs, element type ``float4``, its
-    length, lower bound 1), then each element's length (4) and big-endian bytes."""
-    import numpy as np
-
-    flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-    body = np.empty(len(flat), dtype=[("n", ">i4"), ("v", ">f4")])
-    body["n"] = 4
-    body["v"] = flat
-    return _Float4Array(struct.pack(">iiiii", 1, 0, _FLOAT4_OID, len(flat), 1) + body.tobytes())
-
-
-_FLOAT4_OID, _FLOAT4_ARRAY_OID = 700, 1021
-
-
-@functools.cache
-def _float4_dumper() -> type:
-    from psycopg.adapt import Dumper
-    from psycopg.pq import Format
-
-    class Float4ArrayDumper(Dumper):
-        format = Format.BINARY
-        oid = _FLOAT4_ARRAY_OID
-
-        def dump(self, obj: Any) -> bytes:
-            return bytes(obj.data)
-
-    return Float4ArrayDumper
 
 
 def embed_in_queued_insert(
@@ -501,19 +518,15 @@ def embed_in_queued_insert(
     if floats is not None:
         if len(floats) != len(ids):
             return False
-        stmt, _ = _setwise_insert(
-            conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same, flat=True
-        )
-        raw: Any = conn.connection.driver_connection
-        raw.adapters.register_dumper(_Float4Array, _float4_dumper())
+        stmt = queued.with_extra(_EMBEDDING, True)
         params = {
             **queued.params,
-            "f4_embedding": _float4_array(floats),
+            "f4_embedding": pgarrays.float4s(conn, floats),
             "dim_embedding": int(floats.shape[1]),
         }
     else:
         assert embeddings is not None
-        stmt, _ = _setwise_insert(conn.dialect, queued.table, queued.cols, _EMBEDDING, queued.same)
+        stmt = queued.with_extra(_EMBEDDING, False)
         params = {**queued.params, "text_embedding": list(embeddings)}
     check = functools.partial(_inserted_all, len(ids))
     pgpipeline.replace_last(conn, (pgpipeline.driver_sql(conn, stmt), params, check))
@@ -753,7 +766,8 @@ _LIVE_SLOTS = select(versions.c.subject_key, versions.c.slot, versions.c.predica
 
 
 def _slot_locks(tenant: str, slots: Sequence[str]) -> list[str]:
-    return sorted({lock_key(tenant, slot_bucket(s)) for s in slots})
+    # each bucket's key made once (at most SLOT_LOCK_BUCKETS), not once per slot
+    return sorted({lock_key(tenant, b) for b in {slot_bucket(s) for s in slots}})
 
 
 _PROCESSORS: dict[tuple[int, type], tuple[tuple[int, Any], ...]] = {}
@@ -861,7 +875,7 @@ class PostgresBackend(Backend):
         # (and takes its snapshot) after them. Elsewhere they are taken at once.
         if not slots:
             return
-        keys = {"keys": _slot_locks(tenant, slots)}
+        keys = {"keys": pgarrays.texts(conn, _slot_locks(tenant, slots))}
         if pgpipeline.queues_locks(conn):
             pgpipeline.enqueue(conn, _LOCK_SLOTS, keys)
         else:
@@ -1137,16 +1151,16 @@ class PostgresBackend(Backend):
         params = {"tenant": tenant, "now": now_us if at is None else at}
         items.append((pgpipeline.driver_sql(conn, advance), params, None))
         if slots:
-            keys = {"keys": _slot_locks(tenant, slots)}
+            keys = {"keys": pgarrays.texts(conn, _slot_locks(tenant, slots))}
             items.append((pgpipeline.driver_sql(conn, _LOCK_SLOTS), keys, None))
             # one statement whatever the number of slots (one array parameter):
             # a batch's statements do not grow with it, and a table small enough
             # to be scanned is scanned once, not once per 500 slots
-            slots_param = {"tenant": tenant, "slots": list(slots)}
+            slots_param = {"tenant": tenant, "slots": pgarrays.texts(conn, list(slots))}
             items.append((pgpipeline.driver_sql(conn, _LOAD_SLOTS), slots_param, None))
         if live is not None:
             own, hashes = live
-            live_param = {**own, "tenant": tenant, "hashes": list(hashes)}
+            live_param = {**own, "tenant": tenant, "hashes": pgarrays.texts(conn, list(hashes))}
             items.append((pgpipeline.driver_sql(conn, _LIVE_SLOTS), live_param, None))
         cursors = pgpipeline.send(conn, items)
         pgpipeline.stamped(conn)
@@ -1175,7 +1189,8 @@ class PostgresBackend(Backend):
         another (a LangGraph batch of 1,000 puts: three round trips)."""
         stmt = _LOAD_SLOTS if for_update else _SLOT_ROWS
         rows = conn.exec_driver_sql(
-            pgpipeline.driver_sql(conn, stmt), {"tenant": tenant, "slots": list(slots)}
+            pgpipeline.driver_sql(conn, stmt),
+            {"tenant": tenant, "slots": pgarrays.texts(conn, list(slots))},
         ).fetchall()
         return _processed(rows, _load_processors(conn.dialect))
 
@@ -1222,17 +1237,28 @@ class PostgresBackend(Backend):
         procs_of = dict(zip(cols, procs, strict=True))
         arrays = (
             _column_arrays(table, each, rows, procs_of)
-            if ARRAYS and not binary and each and len(rows) > 1
+            if ARRAYS and each and len(rows) > 1
             else None
         )
         if arrays is not None:
             kinds, values = arrays
             sql = _array_insert(table, cols, same, tuple(each), kinds)
             given: dict[str, Any] = {"tenant": tenant}
-            given.update((f"a_{c}", v) for c, v in values.items())
+            given.update(
+                (f"a_{c}", _as_array(conn, kind, v))
+                for kind, (c, v) in zip(kinds, values.items(), strict=True)
+            )
             if same:
                 given["same"] = _same_object(rows[0], same, procs_of)
             cls._insert_now_or_queued(conn, table, rows, sql, given, driver=True)
+            if binary:
+                cls._note_vectors(
+                    conn,
+                    table,
+                    rows,
+                    given,
+                    _array_insert_with(table, cols, same, tuple(each), kinds),
+                )
             return
         dumped = None
         if not binary and _escapes_only(table, cols, converted):
@@ -1262,12 +1288,27 @@ class PostgresBackend(Backend):
         if same:  # one object, each value processed as a row's would be
             params["same"] = _same_object(rows[0], same, procs_of)
         for c in binary:
-            params[f"bin_{c}"] = [bytes(r[c]) for r in rows]
+            params[f"bin_{c}"] = pgarrays.blobs(conn, [bytes(r[c]) for r in rows])
         cls._insert_now_or_queued(conn, table, rows, stmt, params, driver=bool(binary))
-        if binary and table.name == "cm_vectors" and pgpipeline.queueing(conn):
-            pgpipeline.note(
-                conn, _QueuedVectors(pgpipeline.last_queued(conn), table, cols, same, params, rows)
+        if binary:
+            cls._note_vectors(
+                conn, table, rows, params, _setwise_insert_with(conn, table, cols, same)
             )
+
+    @classmethod
+    def _note_vectors(
+        cls,
+        conn: Connection,
+        table: Any,
+        rows: list[dict[str, Any]],
+        params: dict[str, Any],
+        with_extra: Callable[[tuple[tuple[str, str], ...], bool], str],
+    ) -> None:
+        """Keep with the queue what a queued vector insert needs to be rebuilt with
+        pgvector's ``embedding`` (``embed_in_queued_insert``)."""
+        if table.name == "cm_vectors" and pgpipeline.queueing(conn):
+            item = pgpipeline.last_queued(conn)
+            pgpipeline.note(conn, _QueuedVectors(item, with_extra, params, rows))
 
     @classmethod
     def _insert_now_or_queued(
@@ -1305,9 +1346,9 @@ class PostgresBackend(Backend):
         params = {
             "tx": tx,
             "t": tenant,
-            "vids": [c["vid"] for c in closes],
-            "bys": [c["by"] for c in closes],
-            "reasons": [c["reason"] for c in closes],
+            "vids": pgarrays.texts(conn, [c["vid"] for c in closes]),
+            "bys": pgarrays.texts(conn, [c["by"] for c in closes]),
+            "reasons": pgarrays.texts(conn, [c["reason"] for c in closes]),
         }
         if pgpipeline.queueing(conn):
             pgpipeline.enqueue(conn, _CLOSE, params)
