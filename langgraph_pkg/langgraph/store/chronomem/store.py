@@ -540,14 +540,12 @@ class ChronomemStore(BaseStore):
         self._prepare([op])
         reader = self._reader(ctx)
         found, recs = reader.search(op)
-        # (``_write`` writes nothing unless one of them has a TTL: not called then)
-        if (
-            op.refresh_ttl
-            and self._pin is None
-            and reader.known_at is None
-            and any((m := r.marker) is not None and m.ttl is not None for r in recs)
-        ):
-            self._refresh_and_write(reader, {}, {}, {r.subject: r for r in recs}, ctx)
+        if op.refresh_ttl and self._pin is None and reader.known_at is None:
+            # (``_write`` writes nothing unless one of them has a TTL: not called then)
+            for r in recs:
+                if (m := r.marker) is not None and m.ttl is not None:
+                    self._refresh_and_write(reader, {}, {}, {r.subject: r for r in recs}, ctx)
+                    break
         return found
 
     def _get(self, op: GetOp, ctx: pinning.RunContext | None) -> Item | None:
