@@ -41,10 +41,13 @@ class CloseReason(str, enum.Enum):
         return self.value
 
 
+_LIVE_ONLY = frozenset({State.LIVE})  # ``parse_states(None)`` (immutable: one for all)
+
+
 def parse_states(states: Iterable[State | str] | State | str | None) -> frozenset[State]:
     """``None`` -> {live}; a name or a collection of names -> the states; else an error."""
     if states is None:
-        return frozenset({State.LIVE})
+        return _LIVE_ONLY
     try:
         items = [states] if isinstance(states, str | State) else list(states)
     except TypeError:

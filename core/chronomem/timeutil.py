@@ -34,6 +34,8 @@ def system_clock() -> datetime:
 
 def to_us(value: datetime, name: str = "timestamp") -> int:
     """Aware datetime -> integer microseconds since the Unix epoch (UTC)."""
+    if value.__class__ is datetime and value.tzinfo is timezone.utc:
+        return (value - EPOCH) // _US  # already UTC (what ``from_us`` gives): no conversion
     if not isinstance(value, datetime):
         raise InvalidType(f"{name} must be a datetime, not {type(value).__name__}")
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:

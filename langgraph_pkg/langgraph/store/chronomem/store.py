@@ -541,7 +541,11 @@ class ChronomemStore(BaseStore):
         reader = self._reader(ctx)
         found, recs = reader.search(op)
         if op.refresh_ttl and self._pin is None and reader.known_at is None:
-            self._refresh_and_write(reader, {}, {}, {r.subject: r for r in recs}, ctx)
+            # (``_write`` writes nothing unless one of them has a TTL: not called then)
+            for r in recs:
+                if (m := r.marker) is not None and m.ttl is not None:
+                    self._refresh_and_write(reader, {}, {}, {r.subject: r for r in recs}, ctx)
+                    break
         return found
 
     def _get(self, op: GetOp, ctx: pinning.RunContext | None) -> Item | None:
