@@ -499,6 +499,51 @@ def _ns_items(store: Any) -> list[str]:
     return [" ".join(t.split()[:2]) for t in texts]
 
 
+def _size_folder(folder: str, n: int) -> str:
+    """Each size's SQLite files in a folder of their own (in one folder, the large
+    stores reopened the small ones' files and loaded their items on top)."""
+    path = os.path.join(folder, f"at{n}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _listings_at_both_sizes(
+    folder: str, small: int, cfg: Config, large_sides: dict[str, speed.Driver], large: int
+) -> dict[int, dict[str, float]]:
+    """``list_namespaces(limit=100)`` on each LangGraph store at ``small`` and at
+    ``large`` items, timed together, alternating: the small stores are built and loaded
+    here, once the large ones are loaded, and closed before anything else is timed.
+    Timed in two phases seconds apart, the change in the box's load between them read as
+    growth (ours 0.90-1.66x, ``SqliteStore``'s own 0.82-1.77x in four runs of one code)."""
+    stores = Stores(_size_folder(folder, small), common.make_embedder("hashing"))
+    try:
+        for name in large_sides:
+            stores.open(name, *_LISTED[name])
+        extra = cfg.rounds + 2
+        wl = speed.workload(small, extra, max(extra, 20), max(extra, 20))
+        load_alternating(stores.drivers, wl.facts)
+        sides = {f"{name}@{small}": d for name, d in stores.drivers.items()}
+        sides |= {f"{name}@{large}": d for name, d in large_sides.items()}
+        listed = alternate(
+            {side: call(d.store.list_namespaces, limit=100) for side, d in sides.items()},  # type: ignore[attr-defined]
+            cfg.rounds,
+        )
+    finally:
+        stores.close()
+    ns: dict[int, dict[str, float]] = {}
+    for side, ms in listed.items():
+        name, at = side.split("@")
+        ns.setdefault(int(at), {})[name] = ms
+    return ns
+
+
+_LISTED = {
+    "ours": ("chronomem-langgraph", "sqlite"),
+    "SqliteStore": ("langgraph-sqlite-kv", "sqlite"),
+    "InMemoryStore": ("langgraph-memory", "memory"),
+}
+
+
 def langgraph_and_core(cfg: Config, folder: str) -> list[dict[str, Any]]:
     small, large = cfg.sizes
     rows: list[dict[str, Any]] = []
@@ -510,196 +555,168 @@ def langgraph_and_core(cfg: Config, folder: str) -> list[dict[str, Any]]:
         "SqliteStoreIndexed": "`SqliteStore` (sqlite-vec index: embeds on put)",
     }
     key_value = " (no index: a key-value put)"
-    # The listings of both sizes are timed together, alternating, once the large stores
-    # are loaded: timed in two phases seconds apart, a change in the box's load between
-    # them read as growth (ours 0.90-1.66x, SqliteStore's 0.82-1.77x in four runs of
-    # the same code). So the small stores stay open until then.
-    listings: dict[str, Callable[[int], Any]] = {}
-    kept: Stores | None = None
-    for n in (small, large):
-        # each size in a folder of its own: in one folder, the large phase reopened the
-        # small phase's files and loaded its items on top of them
-        here_folder = os.path.join(folder, f"at{n}")
-        os.makedirs(here_folder, exist_ok=True)
-        stores = Stores(here_folder, common.make_embedder("hashing"))
-        try:
-            stores.open("ours", "chronomem-langgraph", "sqlite")
-            stores.open("SqliteStore", "langgraph-sqlite-kv", "sqlite")
-            stores.open("InMemoryStore", "langgraph-memory", "memory")
-            if n == large:
-                stores.open("SqliteStoreIndexed", "langgraph-sqlite", "sqlite")
-                stores.open("core", "chronomem", "sqlite")
-                stores.open("core-pg", "chronomem", "postgres")
-                stores.open("PostgresStore", "langgraph-postgres", "postgres")
-                stores.open("ours-pg", "chronomem-langgraph", "postgres")
-            d = stores.drivers
-            if "ours" not in d:
-                return [not_run("LangGraph `ChronomemStore`", stores.missing.get("ours", "?"))]
-            extra = cfg.rounds + 2
-            wl = speed.workload(n, extra, max(extra, 20), max(extra, 20))
-            loaded = load_alternating(d, wl.facts)
-            here = [s for s in lg if s in d]
-            for s in here:
-                listings[f"{s}@{n}"] = call(d[s].store.list_namespaces, limit=100)  # type: ignore[attr-defined]
-            if n != large:
-                kept = stores
-                continue
-            listed = alternate(listings, cfg.rounds)
-            for side, ms in listed.items():
-                s, at = side.split("@")
-                ns.setdefault(int(at), {})[s] = ms
-            if kept is not None:
-                kept.close()
-                kept = None
-            per_s = loaded["per_s"]
-            # the like-for-like peer embeds on put, as we do: the targets are on it
-            puts: tuple[tuple[str, float | None, str], ...] = (
-                ("SqliteStoreIndexed", 1.0, label["SqliteStoreIndexed"]),
-                ("SqliteStore", None, label["SqliteStore"] + key_value),
-                ("InMemoryStore", 0.5, label["InMemoryStore"]),
+    n = large  # the small size's stores serve only the listings' growth
+    stores = Stores(_size_folder(folder, n), common.make_embedder("hashing"))
+    try:
+        stores.open("ours", "chronomem-langgraph", "sqlite")
+        stores.open("SqliteStore", "langgraph-sqlite-kv", "sqlite")
+        stores.open("InMemoryStore", "langgraph-memory", "memory")
+        stores.open("SqliteStoreIndexed", "langgraph-sqlite", "sqlite")
+        stores.open("core", "chronomem", "sqlite")
+        stores.open("core-pg", "chronomem", "postgres")
+        stores.open("PostgresStore", "langgraph-postgres", "postgres")
+        stores.open("ours-pg", "chronomem-langgraph", "postgres")
+        d = stores.drivers
+        if "ours" not in d:
+            return [not_run("LangGraph `ChronomemStore`", stores.missing.get("ours", "?"))]
+        extra = cfg.rounds + 2
+        wl = speed.workload(n, extra, max(extra, 20), max(extra, 20))
+        loaded = load_alternating(d, wl.facts)
+        here = [s for s in lg if s in d]
+        ns = _listings_at_both_sizes(folder, small, cfg, {s: d[s] for s in here}, large)
+        per_s = loaded["per_s"]
+        # the like-for-like peer embeds on put, as we do: the targets are on it
+        puts: tuple[tuple[str, float | None, str], ...] = (
+            ("SqliteStoreIndexed", 1.0, label["SqliteStoreIndexed"]),
+            ("SqliteStore", None, label["SqliteStore"] + key_value),
+            ("InMemoryStore", 0.5, label["InMemoryStore"]),
+        )
+        if "SqliteStoreIndexed" not in d:
+            rows.append(
+                not_run(
+                    f"LangGraph batched puts at {k(n)} vs `SqliteStore` with its index",
+                    stores.missing.get("SqliteStoreIndexed", "?"),
+                )
             )
-            if "SqliteStoreIndexed" not in d:
+        for p, tgt, name in puts:
+            if p in d:
                 rows.append(
-                    not_run(
-                        f"LangGraph batched puts at {k(n)} vs `SqliteStore` with its index",
-                        stores.missing.get("SqliteStoreIndexed", "?"),
+                    row(
+                        f"LangGraph batched puts at {k(n)} (SQLite)",
+                        per_s["ours"],
+                        name,
+                        per_s[p],
+                        "items/s",
+                        higher=True,
+                        target=None if tgt is None else (">=", tgt),
                     )
                 )
-            for p, tgt, name in puts:
-                if p in d:
-                    rows.append(
-                        row(
-                            f"LangGraph batched puts at {k(n)} (SQLite)",
-                            per_s["ours"],
-                            name,
-                            per_s[p],
-                            "items/s",
-                            higher=True,
-                            target=None if tgt is None else (">=", tgt),
-                        )
-                    )
-            writers = here[:1] + [s for s in ("SqliteStoreIndexed",) if s in d] + here[1:]
-            single = alternate({s: each(d[s].write_one, wl.singles) for s in writers}, cfg.rounds)
-            rng = random.Random(3)
-            picks = {
-                s: [loaded["handles"][s][rng.randrange(n)] for _ in range(cfg.rounds + 1)]
+        writers = here[:1] + [s for s in ("SqliteStoreIndexed",) if s in d] + here[1:]
+        single = alternate({s: each(d[s].write_one, wl.singles) for s in writers}, cfg.rounds)
+        rng = random.Random(3)
+        picks = {
+            s: [loaded["handles"][s][rng.randrange(n)] for _ in range(cfg.rounds + 1)] for s in here
+        }
+        got = alternate({s: each(d[s].get, picks[s]) for s in here}, cfg.rounds)
+        queries = {s: _ns_items(d[s].store) for s in here}  # type: ignore[attr-defined]
+
+        def ns_search(store: Any, q: list[str], filter_only: bool) -> Callable[[int], Any]:
+            if filter_only:  # SqliteStore has no index here: its filter-only read
+                return lambda i: store.search(("bench", "ns100"), limit=10)
+            return lambda i: store.search(("bench", "ns100"), query=q[i % len(q)], limit=10)
+
+        found = alternate(
+            {
+                s: ns_search(d[s].store, queries[s], s == "SqliteStore")  # type: ignore[attr-defined]
                 for s in here
-            }
-            got = alternate({s: each(d[s].get, picks[s]) for s in here}, cfg.rounds)
-            queries = {s: _ns_items(d[s].store) for s in here}  # type: ignore[attr-defined]
-
-            def ns_search(store: Any, q: list[str], filter_only: bool) -> Callable[[int], Any]:
-                if filter_only:  # SqliteStore has no index here: its filter-only read
-                    return lambda i: store.search(("bench", "ns100"), limit=10)
-                return lambda i: store.search(("bench", "ns100"), query=q[i % len(q)], limit=10)
-
-            found = alternate(
-                {
-                    s: ns_search(d[s].store, queries[s], s == "SqliteStore")  # type: ignore[attr-defined]
-                    for s in here
-                },
+            },
+            cfg.rounds,
+        )
+        for p in writers[1:]:
+            kv = p == "SqliteStore"
+            rows.append(
+                row(
+                    "LangGraph single put",
+                    single["ours"],
+                    label[p] + (key_value if kv else ""),
+                    single[p],
+                    "ms",
+                    target=("<=", 1.0) if p == "SqliteStoreIndexed" else None,
+                )
+            )
+        for p in here[1:]:
+            rows.append(
+                row(
+                    "LangGraph `get`",
+                    got["ours"],
+                    label[p],
+                    got[p],
+                    "ms",
+                    target=("<=", 2.0) if p == "SqliteStore" else None,
+                )
+            )
+        for p in here[1:]:
+            sq = p == "SqliteStore"
+            rows.append(
+                row(
+                    f"LangGraph search inside one namespace of {NS_ITEMS} items",
+                    found["ours"],
+                    label[p] + (" (filter-only read)" if sq else ""),
+                    found[p],
+                    "ms",
+                    target=("<=", 2.0) if sq else None,
+                )
+            )
+        # PostgreSQL 15: LangGraph single put; core writes; core hybrid search
+        if "ours-pg" in d and "PostgresStore" in d:
+            pg_single = alternate(
+                {s: each(d[s].write_one, wl.singles) for s in ("ours-pg", "PostgresStore")},
                 cfg.rounds,
             )
-            for p in writers[1:]:
-                kv = p == "SqliteStore"
-                rows.append(
-                    row(
-                        "LangGraph single put",
-                        single["ours"],
-                        label[p] + (key_value if kv else ""),
-                        single[p],
-                        "ms",
-                        target=("<=", 1.0) if p == "SqliteStoreIndexed" else None,
-                    )
+            rows.append(
+                row(
+                    "LangGraph single put, PostgreSQL 15",
+                    pg_single["ours-pg"],
+                    "`PostgresStore`",
+                    pg_single["PostgresStore"],
+                    "ms",
                 )
-            for p in here[1:]:
-                rows.append(
-                    row(
-                        "LangGraph `get`",
-                        got["ours"],
-                        label[p],
-                        got[p],
-                        "ms",
-                        target=("<=", 2.0) if p == "SqliteStore" else None,
-                    )
-                )
-            for p in here[1:]:
-                sq = p == "SqliteStore"
-                rows.append(
-                    row(
-                        f"LangGraph search inside one namespace of {NS_ITEMS} items",
-                        found["ours"],
-                        label[p] + (" (filter-only read)" if sq else ""),
-                        found[p],
-                        "ms",
-                        target=("<=", 2.0) if sq else None,
-                    )
-                )
-            # PostgreSQL 15: LangGraph single put; core writes; core hybrid search
-            if "ours-pg" in d and "PostgresStore" in d:
-                pg_single = alternate(
-                    {s: each(d[s].write_one, wl.singles) for s in ("ours-pg", "PostgresStore")},
-                    cfg.rounds,
-                )
-                rows.append(
-                    row(
-                        "LangGraph single put, PostgreSQL 15",
-                        pg_single["ours-pg"],
-                        "`PostgresStore`",
-                        pg_single["PostgresStore"],
-                        "ms",
-                    )
-                )
-            else:
-                why = stores.missing.get("ours-pg") or stores.missing.get("PostgresStore", "?")
-                rows.append(not_run("LangGraph single put, PostgreSQL 15", why))
-            core_peers: tuple[tuple[str, str, float | None, str, str], ...] = (
-                ("core", "SqliteStoreIndexed", 1.0, "SQLite", label["SqliteStoreIndexed"]),
-                ("core", "SqliteStore", None, "SQLite", label["SqliteStore"] + key_value),
-                ("core-pg", "PostgresStore", 0.5, "PostgreSQL 15", "`PostgresStore`"),
             )
-            for ours, p, tgt, what, name in core_peers:
-                path = f"core batched writes at {k(n)}, {what}"
-                if ours in d and p in d:
-                    rows.append(
-                        row(
-                            path,
-                            per_s[ours],
-                            name,
-                            per_s[p],
-                            "items/s",
-                            higher=True,
-                            target=None if tgt is None else (">=", tgt),
-                        )
-                    )
-                else:
-                    rows.append(
-                        not_run(path, stores.missing.get(ours) or stores.missing.get(p, "?"))
-                    )
-            path = f"PostgreSQL hybrid search at {k(n)} (core `Memory.search`, k=10)"
-            if "core-pg" in d and "InMemoryStore" in d:
-                srch = alternate(
-                    {s: each(d[s].search, wl.queries) for s in ("core-pg", "InMemoryStore")},
-                    cfg.rounds,
-                    warm=3,
-                )
+        else:
+            why = stores.missing.get("ours-pg") or stores.missing.get("PostgresStore", "?")
+            rows.append(not_run("LangGraph single put, PostgreSQL 15", why))
+        core_peers: tuple[tuple[str, str, float | None, str, str], ...] = (
+            ("core", "SqliteStoreIndexed", 1.0, "SQLite", label["SqliteStoreIndexed"]),
+            ("core", "SqliteStore", None, "SQLite", label["SqliteStore"] + key_value),
+            ("core-pg", "PostgresStore", 0.5, "PostgreSQL 15", "`PostgresStore`"),
+        )
+        for ours, p, tgt, what, name in core_peers:
+            path = f"core batched writes at {k(n)}, {what}"
+            if ours in d and p in d:
                 rows.append(
                     row(
                         path,
-                        srch["core-pg"],
-                        "`InMemoryStore` search",
-                        srch["InMemoryStore"],
-                        "ms",
-                        target=("<=", 0.05),
+                        per_s[ours],
+                        name,
+                        per_s[p],
+                        "items/s",
+                        higher=True,
+                        target=None if tgt is None else (">=", tgt),
                     )
                 )
             else:
-                rows.append(not_run(path, stores.missing.get("core-pg", "?")))
-        finally:
-            if stores is not kept:
-                stores.close()
-    if kept is not None:  # the large phase did not run
-        kept.close()
+                rows.append(not_run(path, stores.missing.get(ours) or stores.missing.get(p, "?")))
+        path = f"PostgreSQL hybrid search at {k(n)} (core `Memory.search`, k=10)"
+        if "core-pg" in d and "InMemoryStore" in d:
+            srch = alternate(
+                {s: each(d[s].search, wl.queries) for s in ("core-pg", "InMemoryStore")},
+                cfg.rounds,
+                warm=3,
+            )
+            rows.append(
+                row(
+                    path,
+                    srch["core-pg"],
+                    "`InMemoryStore` search",
+                    srch["InMemoryStore"],
+                    "ms",
+                    target=("<=", 0.05),
+                )
+            )
+        else:
+            rows.append(not_run(path, stores.missing.get("core-pg", "?")))
+    finally:
+        stores.close()
     lines = []
     for n in (small, large):
         for p in lg[1:]:
