@@ -169,6 +169,19 @@ def _add_i1(columns: str) -> Any:
     )
 
 
+def _extra_picked(extra: tuple[tuple[str, str], ...], flat: bool, rows: str) -> list[str]:
+    """The select list of a set-wise insert's ``extra`` columns (pgvector's
+    ``embedding``), read from the alias ``rows``: each cast from its own ``text[]``
+    element, or (``flat``) a slice of one ``real[]`` by the row's ordinal ``n``."""
+    if not flat:
+        return [f"CAST({rows}.{c} AS {t})" for c, t in extra]
+    return [
+        f"CAST((%(f4_{c})b::real[])[(CAST({rows}.n AS integer) - 1) * %(dim_{c})s + 1 "
+        f": CAST({rows}.n AS integer) * %(dim_{c})s] AS {t})"
+        for c, t in extra
+    ]
+
+
 def _setwise_insert(
     dialect: Any,
     table: Any,
@@ -208,13 +221,7 @@ def _setwise_insert(
         picked = ", ".join(
             [
                 *(f"b.{c}" if c in binary else f"s.{c}" if c in same else f"u.{c}" for c in cols),
-                *(
-                    f"CAST((%(f4_{c})b::real[])[(CAST(b.n AS integer) - 1) * %(dim_{c})s + 1 "
-                    f": CAST(b.n AS integer) * %(dim_{c})s] AS {t})"
-                    if flat
-                    else f"CAST(b.{c} AS {t})"
-                    for c, t in extra
-                ),
+                *_extra_picked(extra, flat, "b"),
             ]
         )
         rows = f"json_populate_recordset(NULL::{table.name}, CAST(:rows AS json))"
@@ -351,13 +358,7 @@ def _array_insert(
         picked = ", ".join(
             [
                 *(f"s.{c}" if c in same else f"u.{c}" for c in cols),
-                *(
-                    f"CAST((%(f4_{c})b::real[])[(CAST(u.n AS integer) - 1) * %(dim_{c})s + 1 "
-                    f": CAST(u.n AS integer) * %(dim_{c})s] AS {t})"
-                    if flat
-                    else f"CAST(u.{c} AS {t})"
-                    for c, t in extra
-                ),
+                *_extra_picked(extra, flat, "u"),
             ]
         )
         arrays = ", ".join(
