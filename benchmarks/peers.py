@@ -507,6 +507,14 @@ def _size_folder(folder: str, n: int) -> str:
     return path
 
 
+# the LangGraph stores whose listings are timed at both sizes: system, backend
+_LISTED = {
+    "ours": ("chronomem-langgraph", "sqlite"),
+    "SqliteStore": ("langgraph-sqlite-kv", "sqlite"),
+    "InMemoryStore": ("langgraph-memory", "memory"),
+}
+
+
 def _listings_at_both_sizes(
     folder: str, small: int, cfg: Config, large_sides: dict[str, speed.Driver], large: int
 ) -> dict[int, dict[str, float]]:
@@ -537,30 +545,22 @@ def _listings_at_both_sizes(
     return ns
 
 
-_LISTED = {
-    "ours": ("chronomem-langgraph", "sqlite"),
-    "SqliteStore": ("langgraph-sqlite-kv", "sqlite"),
-    "InMemoryStore": ("langgraph-memory", "memory"),
-}
-
-
 def langgraph_and_core(cfg: Config, folder: str) -> list[dict[str, Any]]:
     small, large = cfg.sizes
     rows: list[dict[str, Any]] = []
     ns: dict[int, dict[str, float]] = {}
-    lg = ("ours", "SqliteStore", "InMemoryStore")
+    lg = tuple(_LISTED)  # ours, SqliteStore, InMemoryStore
     label = {
         "SqliteStore": "`SqliteStore`",
         "InMemoryStore": "`InMemoryStore`",
         "SqliteStoreIndexed": "`SqliteStore` (sqlite-vec index: embeds on put)",
     }
     key_value = " (no index: a key-value put)"
-    n = large  # the small size's stores serve only the listings' growth
+    n = large  # the small size's stores serve only the listings (_listings_at_both_sizes)
     stores = Stores(_size_folder(folder, n), common.make_embedder("hashing"))
     try:
-        stores.open("ours", "chronomem-langgraph", "sqlite")
-        stores.open("SqliteStore", "langgraph-sqlite-kv", "sqlite")
-        stores.open("InMemoryStore", "langgraph-memory", "memory")
+        for name, how in _LISTED.items():
+            stores.open(name, *how)
         stores.open("SqliteStoreIndexed", "langgraph-sqlite", "sqlite")
         stores.open("core", "chronomem", "sqlite")
         stores.open("core-pg", "chronomem", "postgres")

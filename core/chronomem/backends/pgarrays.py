@@ -126,24 +126,28 @@ def integers(conn: Connection, values: list[Any], elem: int = INT8) -> Any:
     array; the list as it is when one is NULL or out of range, or it is empty."""
     if not values or None in values or not ready(conn):
         return values
-    import numpy as np
-
     kind, size, low, high = _INTS[elem]
     if min(values) < low or max(values) > high:
         return values
-    body = np.empty(len(values), dtype=[("n", ">i4"), ("v", kind)])
-    body["n"] = size
-    body["v"] = values
-    return Array(_ARRAY_OF[elem], _HEAD(1, 0, elem, len(values), 1) + body.tobytes())
+    return _fixed_width(elem, kind, size, values)
 
 
 def float4s(conn: Connection, values: Any) -> Array:
     """Every component of ``values`` (float32), in order, as one ``real[]``."""
     import numpy as np
 
-    ready(conn)
-    flat = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-    body = np.empty(len(flat), dtype=[("n", ">i4"), ("v", ">f4")])
-    body["n"] = 4
-    body["v"] = flat
-    return Array(_ARRAY_OF[FLOAT4], _HEAD(1, 0, FLOAT4, len(flat), 1) + body.tobytes())
+    ready(conn)  # registers the dumper (floats have no client encoding to mind)
+    return _fixed_width(
+        FLOAT4, ">f4", 4, np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+    )
+
+
+def _fixed_width(elem: int, dtype: str, size: int, values: Any) -> Array:
+    """``values`` (none NULL) as an array of ``elem``: each element's length ``size``
+    and its big-endian bytes (numpy ``dtype``), after the header."""
+    import numpy as np
+
+    body = np.empty(len(values), dtype=[("n", ">i4"), ("v", dtype)])
+    body["n"] = size
+    body["v"] = values
+    return Array(_ARRAY_OF[elem], _HEAD(1, 0, elem, len(values), 1) + body.tobytes())
